@@ -1,0 +1,25 @@
+"""libtopomap: topology-aware MPI rank reordering.
+
+Map an MPI job's communication graph onto the machine's physical network, and get back an mpi4py
+communicator whose ranks sit where their messages travel fewer, less loaded links.
+"""
+
+from .commgraph import CommGraph, as_commgraph
+from .errors import CommError, CommGraphError, FormatError, LibTopoMapError, MappingError, TopologyError
+from .formats import read as load, read_buffer, register_format, write as save, write_buffer
+from .generators import concentrate, hypercube, mesh, torus
+from .mapping import Mapping, check_mapping
+from .metrics import (average_dilation, congestion, congestion_estimate, dilation, evaluate, hop_bytes,
+                      link_traffic, max_congestion, max_dilation, properties)
+from .topology import Topology
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Topology", "CommGraph", "as_commgraph", "Mapping", "check_mapping",
+    "load", "save", "read_buffer", "write_buffer", "register_format",
+    "torus", "mesh", "hypercube", "concentrate",
+    "dilation", "average_dilation", "max_dilation", "hop_bytes", "link_traffic", "congestion",
+    "max_congestion", "congestion_estimate", "evaluate", "properties",
+    "LibTopoMapError", "TopologyError", "FormatError", "CommGraphError", "MappingError", "CommError",
+]

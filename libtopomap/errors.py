@@ -1,0 +1,59 @@
+"""The exception tree of libtopomap.
+
+Every error the library raises on purpose derives from :class:`LibTopoMapError`, so an application
+can catch one type.  Errors about user input also derive from :class:`ValueError`.
+"""
+
+__all__ = [
+    "LibTopoMapError",
+    "TopologyError",
+    "FormatError",
+    "CommGraphError",
+    "MappingError",
+    "CommError",
+]
+
+
+class LibTopoMapError(Exception):
+    """Base class of all libtopomap errors."""
+
+
+class TopologyError(LibTopoMapError, ValueError):
+    """A topology is inconsistent (unknown vertex, self-link, bad capacity, disconnected hosts...)."""
+
+
+class FormatError(LibTopoMapError, ValueError):
+    """A file could not be read; the message starts with ``file:line:`` where known.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    path : str, optional
+        The file (or ``<stream>``).
+    line : int, optional
+        1-based line number.
+    """
+
+    def __init__(self, message, *, path=None, line=None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{line}" if line is not None else "") + ": "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)
+
+
+class CommGraphError(LibTopoMapError, ValueError):
+    """A communication graph is invalid (negative or NaN weight, process out of range...)."""
+
+
+class MappingError(LibTopoMapError, ValueError):
+    """A mapping cannot be computed or is invalid (more processes than slots, slot overflow...)."""
+
+
+class CommError(LibTopoMapError, RuntimeError):
+    """An error in the MPI layer; raised on every rank, naming the rank that failed and why."""

@@ -1,0 +1,88 @@
+"""libtopomap's JSON topology format, version 1.
+
+Schema::
+
+    {
+      "format": "libtopomap-topology",
+      "version": 1,
+      "name": "torus-8x8x8" | null,
+      "attrs": {...},                                  # free-form metadata
+      "vertices": [{"name": "n0", "slots": 1, "kind": "host"}, ...],
+      "links": [[u, v, capacity], ...]                 # vertex indices, each link once
+    }
+
+Everything a :class:`~libtopomap.Topology` holds round-trips.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import FormatError, TopologyError
+from ..topology import Topology
+from . import register_format
+
+__all__ = ["read_json", "write_json", "FORMAT_TAG", "VERSION"]
+
+FORMAT_TAG = "libtopomap-topology"
+VERSION = 1
+
+
+def read_json(file, *, path="<stream>"):
+    """Read a topology in libtopomap's JSON format; errors name the file and (for syntax) line."""
+    try:
+        doc = json.load(file)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_TAG:
+        raise FormatError(f"not a libtopomap topology: expected \"format\": \"{FORMAT_TAG}\"", path=path)
+    if doc.get("version") != VERSION:
+        raise FormatError(f"unsupported version {doc.get('version')!r} (this library reads {VERSION})", path=path)
+    verts = doc.get("vertices")
+    links = doc.get("links")
+    if not isinstance(verts, list) or not isinstance(links, list):
+        raise FormatError("'vertices' and 'links' must be lists", path=path)
+    try:
+        names = [v["name"] for v in verts]
+        slots = [int(v.get("slots", 1)) for v in verts]
+        kinds = [v.get("kind") or ("host" if s > 0 else "switch") for v, s in zip(verts, slots)]
+        pairs = []
+        caps = []
+        for k, e in enumerate(links):
+            if not isinstance(e, list) or len(e) not in (2, 3):
+                raise FormatError(f"link {k}: expected [u, v] or [u, v, capacity], got {e!r}", path=path)
+            if not all(isinstance(x, int) for x in e[:2]):
+                raise FormatError(f"link {k}: endpoints must be vertex indices, got {e[:2]!r}", path=path)
+            pairs.append((e[0], e[1]))
+            caps.append(float(e[2]) if len(e) == 3 else 1.0)
+    except (KeyError, TypeError, ValueError) as e:
+        raise FormatError(f"malformed vertex or link entry: {e}", path=path) from None
+    try:
+        return Topology(names, pairs, capacities=caps, slots=slots, kinds=kinds, name=doc.get("name"),
+                        attrs=doc.get("attrs") or {})
+    except TopologyError as e:
+        raise FormatError(str(e), path=path) from None
+
+
+def write_json(topology, file):
+    """Write a topology as JSON (version 1)."""
+    doc = {
+        "format": FORMAT_TAG,
+        "version": VERSION,
+        "name": topology.name,
+        "attrs": topology.attrs,
+        "vertices": [{"name": n, "slots": int(s), "kind": k}
+                     for n, s, k in zip(topology.names, topology.slots.tolist(), topology.kinds)],
+        "links": [[int(u), int(v), float(c)] for u, v, c in
+                  zip(topology.link_u.tolist(), topology.link_v.tolist(), topology.capacity.tolist())],
+    }
+    json.dump(doc, file, separators=(",", ":"))
+    file.write("\n")
+
+
+def _sniff(head):
+    return head.lstrip().startswith("{") and FORMAT_TAG in head[:4096]
+
+
+register_format("json", reader=read_json, writer=write_json, sniff=_sniff, extensions=(".json",),
+                description="libtopomap JSON (versioned, round-trips slots and kinds)")

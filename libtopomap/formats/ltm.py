@@ -1,0 +1,206 @@
+"""LibTopoMap's text topology format (the format of ``TPM_Read_topo`` in LibTopoMap 0.9b).
+
+::
+
+    num: <N> [w]             # a 'w' anywhere on the first line: entries carry capacities
+    <id> <hostname>          # N lines, any order, ids 0..N-1
+    <id> <adj> <adj> ...     # N lines; weighted entries are <adj>(<capacity>), e.g. "3 1(4) 7(1)"
+
+Both directions of every link are listed.  The format has no notion of switches or slots, so the
+reader applies a rule, documented here and in the README:
+
+* a vertex is a **switch** (0 slots) when its name matches ``DEFAULT_SWITCH_PATTERN``
+  (case-insensitive prefixes ``S-`` as in ibnetdiscover GUID names, ``sw``, ``switch``, ``router``,
+  ``rtr``), or when ``switches=`` says so: a regular expression, a collection of names, or a
+  callable ``(name, degree) -> bool``;
+* every other vertex is a **host** with ``slots`` slots (default 1).
+
+The writer names nothing itself: generators give switches ``sw...`` names so files round-trip.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import FormatError, TopologyError
+from ..topology import HOST, SWITCH, Topology
+from . import register_format
+
+__all__ = ["read_ltm", "write_ltm", "DEFAULT_SWITCH_PATTERN"]
+
+DEFAULT_SWITCH_PATTERN = r"^(S-|sw|switch|router|rtr)"
+_ENTRY = re.compile(r"^(-?\d+)(?:\(([^()]*)\))?$")
+
+
+def _switch_rule(switches):
+    if switches is None:
+        rx = re.compile(DEFAULT_SWITCH_PATTERN, re.IGNORECASE)
+        return lambda name, deg: bool(rx.search(name))
+    if isinstance(switches, str):
+        rx = re.compile(switches)
+        return lambda name, deg: bool(rx.search(name))
+    if callable(switches):
+        return switches
+    names = set(switches)
+    return lambda name, deg: name in names
+
+
+def read_ltm(file, *, path="<stream>", switches=None, slots=1):
+    """Read a LibTopoMap topology from a text stream.
+
+    Parameters
+    ----------
+    file : text stream
+    path : str
+        Used in error messages.
+    switches : str, collection of str, or callable, optional
+        Which vertices are switches (see module docstring).
+    slots : int
+        Slots of every host vertex.
+
+    Returns
+    -------
+    Topology
+
+    Raises
+    ------
+    FormatError
+        ``path:line: message`` on a bad header, wrong counts, ids out of range or repeated,
+        adjacency to unknown ids, a link listed in one direction only, bad capacities, or
+        trailing garbage.
+    """
+    lines = []
+    for lineno, raw in enumerate(file, 1):
+        s = raw.strip().lstrip("\ufeff")
+        if s:
+            lines.append((lineno, s))
+    if not lines:
+        raise FormatError("empty file: expected 'num: <N>'", path=path, line=1)
+    lineno, head = lines[0]
+    m = re.match(r"^num:\s*(\S+)(.*)$", head)
+    if not m:
+        raise FormatError(f"bad header {head[:40]!r}: expected 'num: <N> [w]'", path=path, line=lineno)
+    try:
+        n = int(m.group(1))
+    except ValueError:
+        raise FormatError(f"bad vertex count {m.group(1)!r}", path=path, line=lineno) from None
+    if n <= 0:
+        raise FormatError(f"vertex count must be positive, got {n}", path=path, line=lineno)
+    weighted = "w" in head[len("num:"):]
+    body = lines[1:]
+    if len(body) < 2 * n:
+        where = body[-1][0] + 1 if body else lineno + 1
+        raise FormatError(f"header says {n} vertices: expected {2 * n} lines of names and adjacency, "
+                          f"found {len(body)}", path=path, line=where)
+    if len(body) > 2 * n:
+        raise FormatError(f"trailing garbage after {2 * n} vertex lines: {body[2 * n][1][:40]!r}",
+                          path=path, line=body[2 * n][0])
+    names = [None] * n
+    for lineno, s in body[:n]:
+        parts = s.split()
+        if len(parts) != 2:
+            raise FormatError(f"expected '<id> <hostname>', got {s[:60]!r}", path=path, line=lineno)
+        vid = _parse_id(parts[0], n, path, lineno)
+        if names[vid] is not None:
+            raise FormatError(f"vertex {vid} named twice", path=path, line=lineno)
+        names[vid] = parts[1]
+    seen_adj = [None] * n
+    arcs = {}  # (u, v) -> (capacity, line)
+    for lineno, s in body[n:]:
+        parts = s.split()
+        u = _parse_id(parts[0], n, path, lineno)
+        if seen_adj[u] is not None:
+            raise FormatError(f"adjacency of vertex {u} given twice (first on line {seen_adj[u]})", path=path, line=lineno)
+        seen_adj[u] = lineno
+        for tok in parts[1:]:
+            em = _ENTRY.match(tok)
+            if not em:
+                raise FormatError(f"bad adjacency entry {tok!r}", path=path, line=lineno)
+            v = _parse_id(em.group(1), n, path, lineno)
+            if v == u:
+                raise FormatError(f"vertex {u} lists itself as a neighbour", path=path, line=lineno)
+            cap = 1.0
+            if em.group(2) is not None:
+                if not weighted:
+                    raise FormatError(f"entry {tok!r} has a capacity but the header has no 'w'", path=path, line=lineno)
+                try:
+                    cap = float(em.group(2))
+                except ValueError:
+                    raise FormatError(f"bad capacity in {tok!r}", path=path, line=lineno) from None
+                if not np.isfinite(cap) or cap <= 0:
+                    raise FormatError(f"capacity in {tok!r} must be positive", path=path, line=lineno)
+            elif weighted:
+                raise FormatError(f"entry {tok!r} has no capacity but the header says weighted ('w')",
+                                  path=path, line=lineno)
+            old = arcs.get((u, v))
+            arcs[(u, v)] = ((old[0] if old else 0.0) + cap, lineno)
+    missing_names = [i for i, x in enumerate(names) if x is None]
+    if missing_names:
+        raise FormatError(f"no name line for vertex {missing_names[0]}", path=path, line=body[n - 1][0])
+    missing_adj = [i for i, x in enumerate(seen_adj) if x is None]
+    if missing_adj:
+        raise FormatError(f"no adjacency line for vertex {missing_adj[0]}", path=path, line=body[-1][0])
+    links, caps = [], []
+    for (u, v), (cap, lineno) in arcs.items():
+        back = arcs.get((v, u))
+        if back is None:
+            raise FormatError(f"link {u}-{v} is listed by vertex {u} but not by vertex {v}", path=path, line=lineno)
+        if abs(back[0] - cap) > 1e-9 * max(cap, back[0]):
+            raise FormatError(f"link {u}-{v} has capacity {cap:g} here but {back[0]:g} on line {back[1]}",
+                              path=path, line=lineno)
+        if u < v:
+            links.append((u, v))
+            caps.append(cap)
+    deg = np.zeros(n, dtype=np.int64)
+    for u, v in links:
+        deg[u] += 1
+        deg[v] += 1
+    is_switch = _switch_rule(switches)
+    kinds = [SWITCH if is_switch(names[i], int(deg[i])) else HOST for i in range(n)]
+    sl = [0 if k == SWITCH else int(slots) for k in kinds]
+    try:
+        return Topology(names, np.array(links, dtype=np.int64).reshape(-1, 2), capacities=caps, slots=sl,
+                        kinds=kinds, attrs={"source": str(path)})
+    except TopologyError as e:
+        raise FormatError(str(e), path=path) from None
+
+
+def _parse_id(tok, n, path, lineno):
+    try:
+        v = int(tok)
+    except ValueError:
+        raise FormatError(f"bad vertex id {tok!r}", path=path, line=lineno) from None
+    if not 0 <= v < n:
+        raise FormatError(f"vertex id {v} out of range 0..{n - 1}", path=path, line=lineno)
+    return v
+
+
+def write_ltm(topology, file):
+    """Write a topology in LibTopoMap's format (weighted when any capacity differs from 1).
+
+    Slots and kinds are not part of the format; see the module docstring for how they are read
+    back.
+    """
+    weighted = bool(np.any(topology.capacity != 1.0))
+    n = topology.n_vertices
+    file.write(f"num: {n}{' w' if weighted else ''}\n")
+    for i, nm in enumerate(topology.names):
+        file.write(f"{i} {nm}\n")
+    indptr, indices, cap = topology.indptr, topology.indices, topology.arc_capacity
+    for v in range(n):
+        lo, hi = indptr[v], indptr[v + 1]
+        if weighted:
+            ents = " ".join(f"{w}({c:g})" for w, c in zip(indices[lo:hi].tolist(), cap[lo:hi].tolist()))
+        else:
+            ents = " ".join(map(str, indices[lo:hi].tolist()))
+        file.write(f"{v} {ents}\n".replace(" \n", "\n"))
+
+
+def _sniff(head):
+    return head.lstrip().startswith("num:")
+
+
+register_format("ltm", reader=read_ltm, writer=write_ltm, sniff=_sniff, extensions=(".topo", ".ltm", ".txt"),
+                description="LibTopoMap text format (num: N [w], names, adjacency)")

@@ -1,0 +1,251 @@
+"""Quality of a mapping: dilation, hop-bytes and congestion; properties of a topology.
+
+All functions are pure: they take a :class:`~libtopomap.Topology`, a communication graph (anything
+:func:`~libtopomap.as_commgraph` accepts) and a mapping (a :class:`~libtopomap.Mapping` or an array
+``process -> vertex index``) and return numbers or numpy arrays.
+
+Model (Hoefler & Snir, ICS'11, section 2): links are full duplex, so each direction of a link (an
+*arc*) carries its own traffic with the link's capacity.  Under the restricted routing of section
+2.5, traffic from ``u`` to ``v`` is split evenly over all shortest paths; the congestion of an arc is
+its traffic divided by its capacity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+from .commgraph import as_commgraph
+from .errors import MappingError, TopologyError
+from .mapping import Mapping, check_mapping
+
+__all__ = [
+    "dilation",
+    "average_dilation",
+    "max_dilation",
+    "hop_bytes",
+    "link_traffic",
+    "congestion",
+    "max_congestion",
+    "congestion_estimate",
+    "evaluate",
+    "properties",
+    "pair_distances",
+]
+
+# Below this many slot vertices the full host distance matrix is cheap (<= 400 MB as uint8).
+_DENSE_HOSTS = 20000
+
+
+def _prepare(topology, graph, mapping):
+    g = as_commgraph(graph)
+    if isinstance(mapping, Mapping):
+        if mapping.topology is not topology and mapping.topology != topology:
+            raise MappingError("the mapping was made for a different topology")
+        vert = mapping.vertices
+    else:
+        vert = check_mapping(topology, mapping)
+    if vert.size != g.n:
+        raise MappingError(f"mapping covers {vert.size} processes but the communication graph has {g.n}")
+    return g, vert
+
+
+def pair_distances(topology, a, b):
+    """Hop distances between vertex arrays ``a[i]`` and ``b[i]`` (slot vertices), as ``int64``."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    pos = topology.host_position
+    pa, pb = pos[a], pos[b]
+    if a.size and (pa.min() < 0 or pb.min() < 0):
+        raise MappingError("distances are only kept between slot vertices")
+    if topology.hosts.size <= _DENSE_HOSTS or "host_distances" in topology.__dict__:
+        return topology.host_distances[pa, pb].astype(np.int64)
+    # Huge machine, few pairs: BFS only from the sources that occur.
+    us, inv = np.unique(a, return_inverse=True)
+    d = topology.hop_distances(us)
+    return d[inv, b].astype(np.int64)
+
+
+def dilation(topology, graph, mapping):
+    """Hops of each communication edge under the mapping (CSR edge order of the graph).
+
+    Returns
+    -------
+    numpy.ndarray of int64, one entry per edge of ``as_commgraph(graph)``.
+    """
+    g, vert = _prepare(topology, graph, mapping)
+    return pair_distances(topology, vert[g.src], vert[g.dst])
+
+
+def average_dilation(topology, graph, mapping):
+    """Weighted average dilation ``sum(w * hops) / sum(w)`` (0 for an empty graph)."""
+    g, vert = _prepare(topology, graph, mapping)
+    if g.n_edges == 0:
+        return 0.0
+    h = pair_distances(topology, vert[g.src], vert[g.dst])
+    return float(np.dot(g.weights, h) / g.weights.sum())
+
+
+def max_dilation(topology, graph, mapping):
+    """Largest number of hops any communication edge travels."""
+    d = dilation(topology, graph, mapping)
+    return int(d.max()) if d.size else 0
+
+
+def hop_bytes(topology, graph, mapping):
+    """Sum over edges of ``weight x hops`` (volume times distance)."""
+    g, vert = _prepare(topology, graph, mapping)
+    return float(np.dot(g.weights, pair_distances(topology, vert[g.src], vert[g.dst])))
+
+
+def _demands(g, vert):
+    """Aggregate process-level traffic into vertex-level demands grouped by source vertex."""
+    s = vert[g.src].astype(np.int64)
+    t = vert[g.dst].astype(np.int64)
+    keep = s != t
+    s, t, w = s[keep], t[keep], g.weights[keep]
+    order = np.lexsort((t, s))
+    s, t, w = s[order], t[order], w[order]
+    sources, start = np.unique(s, return_index=True)
+    ptr = np.append(start, s.size).astype(np.int64)
+    return sources.astype(np.int64), ptr, t, w
+
+
+def link_traffic(topology, graph, mapping):
+    """Traffic on each arc under ECMP routing (equal split over all shortest paths).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph or anything :func:`as_commgraph` accepts
+    mapping : Mapping or array_like of int
+
+    Returns
+    -------
+    numpy.ndarray of float64, one entry per arc (CSR order of ``topology.indices``).  The arc from
+    ``topology.arc_source[a]`` to ``topology.indices[a]`` belongs to link ``topology.arc_link[a]``.
+
+    Notes
+    -----
+    One breadth-first search per source vertex counts shortest paths and stops at the farthest
+    target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no path is
+    ever enumerated.  Work is ``O(sources x reached arcs)`` instead of the ``O(|V|^2 |E|)`` of the
+    path-counting recurrence in section 2.5, with the same result.
+
+    References
+    ----------
+    T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
+    Architectures", ICS'11, section 2.5.
+    U. Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol. 25(2), 2001.
+    """
+    g, vert = _prepare(topology, graph, mapping)
+    sources, ptr, t, w = _demands(g, vert)
+    traffic = _kernels.ecmp_traffic(topology.indptr, topology.indices, topology.arc_reverse, topology.n_vertices,
+                                    sources, ptr, t, w)
+    if traffic.size and np.isnan(traffic[0]):
+        raise TopologyError("a communicating pair of vertices is not connected")
+    return traffic
+
+
+def congestion(topology, graph, mapping):
+    """Per-arc congestion ``traffic / capacity`` under ECMP routing (see :func:`link_traffic`)."""
+    return link_traffic(topology, graph, mapping) / topology.arc_capacity
+
+
+def max_congestion(topology, graph, mapping):
+    """Worst-case congestion: ``max_e traffic(e) / c(e)`` (0 when nothing crosses a link)."""
+    c = congestion(topology, graph, mapping)
+    return float(c.max()) if c.size else 0.0
+
+
+def congestion_estimate(topology, graph, mapping):
+    """Per-arc congestion by LibTopoMap's fast heuristic (Hoefler & Snir, Algorithm 3).
+
+    Each communication edge is routed on one shortest path found by Dijkstra with arc weights
+    ``rho``; ``rho`` starts at ``max(w) * |V_H|^2`` so a path with fewer hops always wins, and every
+    routed edge adds ``w / c`` to the arcs it uses, so later edges avoid loaded arcs among the
+    shortest paths.
+
+    Returns
+    -------
+    numpy.ndarray of float64 per arc (CSR order), already divided by capacity.
+
+    References
+    ----------
+    T. Hoefler and M. Snir, ICS'11, Algorithm 3 ("Determine Congestion") and Theorem 5.
+    """
+    g, vert = _prepare(topology, graph, mapping)
+    if g.n_edges == 0:
+        return np.zeros(topology.n_arcs)
+    omega_hat = float(g.weights.max()) * float(topology.n_vertices) ** 2
+    esrc = vert[g.src].astype(np.int64)
+    edst = vert[g.dst].astype(np.int64)
+    rho = _kernels.alg3_traffic(topology.indptr, topology.indices, topology.arc_source.astype(np.int64),
+                                topology.arc_capacity, topology.n_vertices, esrc, edst, g.weights, omega_hat)
+    if rho.size and np.isnan(rho[0]):
+        raise TopologyError("a communicating pair of vertices is not connected")
+    return np.maximum(rho, 0.0)
+
+
+def evaluate(topology, graph, mapping, *, routing="ecmp"):
+    """All quality numbers of a mapping in one dict.
+
+    Parameters
+    ----------
+    routing : {"ecmp", "alg3"}
+        ECMP equal split (section 2.5) or LibTopoMap's estimate (Algorithm 3).
+
+    Returns
+    -------
+    dict with keys ``max_congestion, avg_congestion`` (mean over all arcs), ``avg_dilation``
+    (weighted), ``max_dilation, hop_bytes``.
+    """
+    g, vert = _prepare(topology, graph, mapping)
+    if routing == "ecmp":
+        c = congestion(topology, g, vert)
+    elif routing == "alg3":
+        c = congestion_estimate(topology, g, vert)
+    else:
+        raise ValueError(f"routing must be 'ecmp' or 'alg3', got {routing!r}")
+    h = pair_distances(topology, vert[g.src], vert[g.dst])
+    total = g.weights.sum()
+    return {
+        "max_congestion": float(c.max()) if c.size else 0.0,
+        "avg_congestion": float(c.mean()) if c.size else 0.0,
+        "avg_dilation": float(np.dot(g.weights, h) / total) if total > 0 else 0.0,
+        "max_dilation": int(h.max()) if h.size else 0,
+        "hop_bytes": float(np.dot(g.weights, h)),
+    }
+
+
+def properties(topology):
+    """Size and distance properties of a topology.
+
+    Returns
+    -------
+    dict with keys ``vertices, hosts, slots, switches, links, degree_min, degree_max`` (distinct
+    neighbours over all vertices), ``diameter`` and ``aspl`` (max and mean hop distance over
+    distinct pairs of slot vertices; 0 with a single slot vertex).
+    """
+    d = topology.host_distances
+    h = d.shape[0]
+    if h > 1:
+        diameter = int(d.max())
+        # sum in chunks to avoid a huge int64 temporary
+        total = sum(int(d[i:i + 4096].sum(dtype=np.int64)) for i in range(0, h, 4096))
+        aspl = total / (h * (h - 1))
+    else:
+        diameter, aspl = 0, 0.0
+    deg = topology.degree
+    return {
+        "name": topology.name,
+        "vertices": topology.n_vertices,
+        "hosts": int(h),
+        "slots": topology.total_slots,
+        "switches": int(sum(1 for k in topology.kinds if k == "switch")),
+        "links": topology.n_links,
+        "degree_min": int(deg.min()),
+        "degree_max": int(deg.max()),
+        "diameter": diameter,
+        "aspl": float(aspl),
+    }
