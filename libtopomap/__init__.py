@@ -15,6 +15,23 @@ from .topology import Topology
 
 __version__ = "0.1.0"
 
+# The MPI layer imports mpi4py; it is loaded on first use so the core stays MPI-free.
+_MPI_NAMES = {
+    "Create_dist_graph_adjacent": "libtopomap.mpi",
+    "Create_dist_graph": "libtopomap.mpi",
+    "topomap": "libtopomap.mpi",
+    "reorder_for_collective": "libtopomap.mpi",
+}
+
+
+def __getattr__(name):
+    mod = _MPI_NAMES.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'libtopomap' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(mod), name)
+
 __all__ = [
     "Topology", "CommGraph", "as_commgraph", "Mapping", "check_mapping",
     "load", "save", "read_buffer", "write_buffer", "register_format",
