@@ -1,0 +1,162 @@
+"""Collective helpers for the parallel mapping portfolio (Hoefler & Snir, ICS'11, section 4.2, Figure 4).
+
+Two building blocks that every rank calls together:
+
+* :func:`collective_call` runs a local computation on every rank and agrees on failure with one
+  ``Allgather``, so an exception on one rank becomes a :class:`~libtopomap.CommError` on *all* ranks
+  (naming the failing ranks and their messages) instead of a hang in the next collective.
+* :func:`select_best` picks the best candidate over all ranks by ``MINLOC`` on ``(value, tiebreak,
+  rank)`` with ``Allreduce`` and lets the winner broadcast its mapping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from ..errors import CommError
+
+__all__ = ["collective_call", "select_best", "format_failures"]
+
+# Longest per-rank message kept in a CommError (the full text stays on the failing rank's __cause__).
+_MAX_MESSAGE = 2000
+
+
+def format_failures(what, failures, size):
+    """One message for the failures ``[(rank, message), ...]`` of a collective step.
+
+    Examples
+    --------
+    >>> format_failures("mapping", [(3, "ValueError: bad")], 8)
+    'mapping failed on rank 3 of 8: ValueError: bad'
+    """
+    ranks = [r for r, _ in failures]
+    if len(ranks) == 1:
+        head = f"{what} failed on rank {ranks[0]} of {size}"
+    else:
+        head = f"{what} failed on ranks {', '.join(map(str, ranks))} of {size}"
+    msgs = {}
+    for r, m in failures:
+        msgs.setdefault(m, []).append(r)
+    if len(msgs) == 1:
+        return f"{head}: {failures[0][1]}"
+    parts = [f"rank {rs[0]}: {m}" if len(rs) == 1 else f"ranks {','.join(map(str, rs))}: {m}"
+             for m, rs in msgs.items()]
+    return f"{head}; " + "; ".join(parts)
+
+
+def collective_call(comm, fn, *args, what="mapping", **kw):
+    """Run ``fn(*args, **kw)`` on every rank and agree on failure before anyone proceeds.
+
+    Every rank calls ``fn`` locally, then all ranks exchange one small error flag/message with
+    ``Allgather``.  If any rank raised, every rank raises the same :class:`~libtopomap.CommError`
+    naming the failing rank(s) and their messages, so no rank is left waiting in a later collective.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        All its processes must call this function.
+    fn : callable
+        Local computation; it must not itself call collectives that could deadlock when another rank
+        raised before reaching them.
+    *args, **kw
+        Passed to ``fn``.
+    what : str, optional
+        What is being done, used in the error message (default ``"mapping"``).
+
+    Returns
+    -------
+    object
+        ``fn``'s result on this rank.
+
+    Raises
+    ------
+    CommError
+        On all ranks if ``fn`` raised on any rank.  The error has ``failures``, a list of
+        ``(rank, message)``; on a failing rank its ``__cause__`` is the original exception.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> collective_call(MPI.COMM_SELF, sum, [1, 2, 3])
+    6
+    """
+    local_exc = None
+    result = None
+    try:
+        result = fn(*args, **kw)
+        message = None
+    except Exception as e:  # noqa: BLE001 - every error must reach the other ranks
+        local_exc = e
+        message = f"{type(e).__name__}: {e}"[:_MAX_MESSAGE]
+    messages = comm.allgather(message)
+    failures = [(r, m) for r, m in enumerate(messages) if m is not None]
+    if failures:
+        err = CommError(format_failures(what, failures, comm.Get_size()))
+        err.failures = failures
+        raise err from local_exc
+    return result
+
+
+def select_best(comm, value, vertices, *, tiebreak=0.0):
+    """Choose the best candidate over all ranks and broadcast its mapping.
+
+    The order is lexicographic on ``(value, tiebreak, rank)``: first ``Allreduce(MIN)`` on the value,
+    then ``Allreduce(MINLOC)`` on the tie-break of the ranks that reached the minimum (``MINLOC``
+    returns the lowest rank among equal keys).  The winner broadcasts its ``vertices``.  NaN counts
+    as ``+inf``; a rank without a candidate passes ``value=inf`` (its ``vertices`` are ignored unless
+    every rank does so, when rank 0 wins).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+    value : float
+        Objective of this rank's candidate (lower is better).
+    vertices : array_like of int
+        This rank's candidate mapping (logical vertex -> topology vertex).
+    tiebreak : float, optional
+        Secondary objective (e.g. hop-bytes) for candidates with equal ``value``.
+
+    Returns
+    -------
+    best_vertices : numpy.ndarray of int64
+    winner_rank : int
+    best_value : float
+
+    Notes
+    -----
+    This is the selection step of LibTopoMap's flow (Hoefler & Snir, ICS'11, section 4.2 and
+    Figure 4: "the permutation with the lowest congestion is chosen at the end").
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> v, rank, val = select_best(MPI.COMM_SELF, 2.5, [1, 0])
+    >>> v.tolist(), rank, val
+    ([1, 0], 0, 2.5)
+    """
+    value = float(value)
+    if not np.isfinite(value):
+        value = np.inf
+    tiebreak = float(tiebreak)
+    if not np.isfinite(tiebreak):
+        tiebreak = np.inf
+    vmin = np.array([value], dtype=np.float64)
+    comm.Allreduce(MPI.IN_PLACE, vmin, op=MPI.MIN)
+    best_value = float(vmin[0])
+    pair = np.zeros(1, dtype=np.dtype([("key", np.float64), ("rank", np.int32)], align=True))
+    pair["key"] = tiebreak if value == best_value else np.inf
+    pair["rank"] = comm.Get_rank()
+    out = np.empty_like(pair)
+    comm.Allreduce([pair, 1, MPI.DOUBLE_INT], [out, 1, MPI.DOUBLE_INT], op=MPI.MINLOC)
+    winner = int(out["rank"][0])
+    if comm.Get_rank() == winner:
+        buf = np.ascontiguousarray(vertices, dtype=np.int64).reshape(-1)
+        n = np.array([buf.size], dtype=np.int64)
+    else:
+        n = np.zeros(1, dtype=np.int64)
+    comm.Bcast(n, root=winner)
+    if comm.Get_rank() != winner:
+        buf = np.empty(int(n[0]), dtype=np.int64)
+    comm.Bcast(buf, root=winner)
+    return buf, winner, best_value
