@@ -21,10 +21,6 @@ __all__ = ["Topology", "HOST", "SWITCH"]
 HOST = "host"
 SWITCH = "switch"
 
-# Rows of host distances computed per BFS batch: bounds the float64 scratch to ~256 MiB at 32k hosts.
-_BFS_BATCH = 1024
-
-
 def _small_uint(maxval):
     for dt in (np.uint8, np.uint16, np.uint32):
         if maxval < np.iinfo(dt).max:
@@ -81,7 +77,14 @@ class Topology:
                 raise TopologyError(f"duplicate vertex name {nm!r} (vertices {index[nm]} and {i})")
             index[nm] = i
 
-        links = np.asarray(links, dtype=np.int64).reshape(-1, 2) if len(links) else np.zeros((0, 2), np.int64)
+        links = np.asarray(links) if len(links) else np.zeros((0, 2), np.int64)
+        if links.size and not np.issubdtype(links.dtype, np.integer):
+            as_float = np.asarray(links, dtype=np.float64)
+            if not np.all(as_float == np.round(as_float)):
+                raise TopologyError("link endpoints must be integer vertex indices")
+        if links.size % 2:
+            raise TopologyError(f"links must be pairs of vertex indices, got shape {links.shape}")
+        links = links.astype(np.int64).reshape(-1, 2)
         m = links.shape[0]
         if capacities is None:
             cap = np.ones(m, dtype=np.float64)
@@ -242,6 +245,8 @@ class Topology:
         (default ``str(node)``) and ``kind``; edge attribute ``capacity`` (default 1).  Multigraph
         parallel edges add capacity.
         """
+        if graph.is_directed():
+            raise TopologyError("a topology is undirected: pass graph.to_undirected() instead of a directed graph")
         nodes = list(graph.nodes)
         pos = {v: i for i, v in enumerate(nodes)}
         names, slots, kinds = [], [], []
@@ -256,7 +261,7 @@ class Topology:
             links.append((pos[u], pos[v]))
             caps.append(d.get("capacity", 1.0))
         return cls(names, np.array(links, dtype=np.int64).reshape(-1, 2), capacities=caps, slots=slots, kinds=kinds,
-                   name=name if name is not None else graph.graph.get("name"))
+                   name=name if name is not None else graph.graph.get("name"), attrs=graph.graph.get("attrs"))
 
     @classmethod
     def from_scipy(cls, matrix, *, names=None, slots=None, kinds=None, name=None):
@@ -280,7 +285,7 @@ class Topology:
         attribute ``capacity``; nodes are vertex indices."""
         import networkx as nx
 
-        g = nx.Graph(name=self.name)
+        g = nx.Graph(name=self.name, attrs=dict(self.attrs))
         for i in range(self.n_vertices):
             g.add_node(i, name=self._names[i], slots=int(self._slots[i]), kind=self._kinds[i])
         g.add_weighted_edges_from(zip(self.link_u.tolist(), self.link_v.tolist(), self.capacity.tolist()),
@@ -380,38 +385,43 @@ class Topology:
     def hop_distances(self, sources):
         """Hop distances from ``sources`` (vertex indices) to every vertex, shape ``(len(sources), n)``.
 
-        BFS on the unweighted graph (scipy.sparse.csgraph); unreachable vertices get -1.  Values are
-        the smallest unsigned dtype that holds them (``-1`` is then its max value); use
-        :meth:`host_distances` for the cached slot-vertex matrix.
+        Unweighted BFS (compiled, parallel over sources), returned as ``int32`` with ``-1`` for
+        unreachable vertices.  Use :attr:`host_distances` for the cached slot-vertex matrix.
+
+        Raises
+        ------
+        TopologyError
+            A source outside ``0..n-1``.
         """
-        sources = np.atleast_1d(np.asarray(sources, dtype=np.int64))
-        out = None
-        for lo in range(0, sources.size, _BFS_BATCH):
-            d = csgraph.shortest_path(self.adjacency, method="D", unweighted=True, indices=sources[lo:lo + _BFS_BATCH])
-            d[~np.isfinite(d)] = -1
-            if out is None:
-                out = np.empty((sources.size, self.n_vertices), dtype=np.int32)
-            out[lo:lo + d.shape[0]] = d
-        return out if out is not None else np.zeros((0, self.n_vertices), np.int32)
+        from . import _kernels
+
+        sources = np.atleast_1d(np.asarray(sources, dtype=np.int64)).reshape(-1)
+        if sources.size and (sources.min() < 0 or sources.max() >= self.n_vertices):
+            bad = sources[(sources < 0) | (sources >= self.n_vertices)][0]
+            raise TopologyError(f"unknown vertex index {bad} (n = {self.n_vertices})")
+        out = np.full((sources.size, self.n_vertices), -1, dtype=np.int32)
+        if sources.size:
+            column = np.arange(self.n_vertices, dtype=np.int64)
+            _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, sources, column, out)
+        return out
 
     @cached_property
     def host_distances(self):
-        """Hop distances between slot vertices, shape ``(H, H)`` in :attr:`hosts` order.
+        """Hop distances between slot vertices, shape ``(H, H)`` in :attr:`hosts` order (read-only).
 
-        Stored as the smallest unsigned integer type that holds the diameter (``uint8`` below 255
-        hops), so a 32x32x32 torus needs 1 GiB rather than 8.  Computed by batched BFS.
+        Stored as the smallest unsigned integer type that holds twice the eccentricity of the first
+        host (an upper bound of the diameter): ``uint8`` below 255 hops, so a 32x32x32 torus needs
+        1 GiB rather than 8.  Computed by a compiled BFS per host that writes the small integers
+        directly (see ``benchmarks/bench_core.py`` for timings).
         """
-        hosts = self.hosts
+        from . import _kernels
+
+        hosts = self.hosts.astype(np.int64)
         h = hosts.size
-        out = np.empty((h, h), dtype=np.uint8)
-        for lo in range(0, h, _BFS_BATCH):
-            d = csgraph.shortest_path(self.adjacency, method="D", unweighted=True, indices=hosts[lo:lo + _BFS_BATCH])
-            d = d[:, hosts]
-            mx = d.max()
-            dt = _small_uint(mx)
-            if np.dtype(dt).itemsize > out.dtype.itemsize:
-                out = out.astype(dt)
-            out[lo:lo + d.shape[0]] = d
+        column = self.host_position
+        ecc = int(self.hop_distances(hosts[:1]).max())
+        out = np.empty((h, h), dtype=_small_uint(2 * ecc))
+        _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, hosts, column, out)
         out.setflags(write=False)
         return out
 
