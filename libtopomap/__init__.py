@@ -7,7 +7,8 @@ communicator whose ranks sit where their messages travel fewer, less loaded link
 from .commgraph import CommGraph, as_commgraph
 from .errors import CommError, CommGraphError, FormatError, LibTopoMapError, MappingError, TopologyError
 from .formats import read as load, read_buffer, register_format, write as save, write_buffer
-from .generators import concentrate, hypercube, mesh, torus
+from .generators import (circulant, concentrate, dragonfly, fattree, hypercube, ldr, mesh, percs,
+                         random_shortcut_ring, rt, rtt, torus)
 from .mapping import Mapping, check_mapping
 from .metrics import (average_dilation, congestion, congestion_estimate, dilation, evaluate, hop_bytes,
                       link_traffic, max_congestion, max_dilation, properties)
@@ -35,7 +36,8 @@ def __getattr__(name):
 __all__ = [
     "Topology", "CommGraph", "as_commgraph", "Mapping", "check_mapping",
     "load", "save", "read_buffer", "write_buffer", "register_format",
-    "torus", "mesh", "hypercube", "concentrate",
+    "torus", "mesh", "hypercube", "concentrate", "fattree", "dragonfly", "percs", "ldr", "rt", "rtt",
+    "random_shortcut_ring", "circulant",
     "dilation", "average_dilation", "max_dilation", "hop_bytes", "link_traffic", "congestion",
     "max_congestion", "congestion_estimate", "evaluate", "properties",
     "LibTopoMapError", "TopologyError", "FormatError", "CommGraphError", "MappingError", "CommError",
