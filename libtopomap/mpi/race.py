@@ -20,6 +20,8 @@ __all__ = ["collective_call", "select_best", "format_failures"]
 
 # Longest per-rank message kept in a CommError (the full text stays on the failing rank's __cause__).
 _MAX_MESSAGE = 2000
+# Ranks listed by name in a CommError before abbreviating.
+_MAX_RANKS = 10
 
 
 def format_failures(what, failures, size):
@@ -33,15 +35,19 @@ def format_failures(what, failures, size):
     ranks = [r for r, _ in failures]
     if len(ranks) == 1:
         head = f"{what} failed on rank {ranks[0]} of {size}"
+    elif len(ranks) == size:
+        head = f"{what} failed on all {size} ranks"
     else:
-        head = f"{what} failed on ranks {', '.join(map(str, ranks))} of {size}"
+        shown = ", ".join(map(str, ranks[:_MAX_RANKS]))
+        more = f" and {len(ranks) - _MAX_RANKS} more" if len(ranks) > _MAX_RANKS else ""
+        head = f"{what} failed on ranks {shown}{more} of {size}"
     msgs = {}
     for r, m in failures:
         msgs.setdefault(m, []).append(r)
     if len(msgs) == 1:
         return f"{head}: {failures[0][1]}"
-    parts = [f"rank {rs[0]}: {m}" if len(rs) == 1 else f"ranks {','.join(map(str, rs))}: {m}"
-             for m, rs in msgs.items()]
+    parts = [f"rank {rs[0]}: {m}" if len(rs) == 1 else f"ranks {','.join(map(str, rs[:_MAX_RANKS]))}: {m}"
+             for m, rs in list(msgs.items())[:_MAX_RANKS]]
     return f"{head}; " + "; ".join(parts)
 
 

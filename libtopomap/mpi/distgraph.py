@@ -1,0 +1,606 @@
+"""Distributed-graph communicators that really reorder ranks onto the physical network.
+
+MPICH ignores ``reorder`` for distributed graphs, and Open MPI's treematch leaves the neighbour lists
+in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjacent` and
+:func:`Create_dist_graph` are drop-in replacements for mpi4py's methods that, given a topology,
+
+1. locate every process on the topology (:func:`~libtopomap.mpi.locate.locate`);
+2. gather the whole process graph on every rank with one ``Allgatherv`` of edge lists;
+3. run a *portfolio* of mapping strategies, rank ``r`` running strategy ``r mod S`` with its own
+   seed and start vertex (Hoefler & Snir, ICS'11, section 4.2 and Figure 4);
+4. select the best mapping with ``Allreduce(MINLOC)``; the winner broadcasts it; the current
+   placement (identity) is always a candidate, so the result is never worse on the objective;
+5. build the communicator with ``comm.Split(0, key=newrank)`` and
+   ``Create_dist_graph_adjacent(..., reorder=False)``, new rank ``k`` passing the lists that old rank
+   ``k`` passed: in the result, rank ``k`` plays logical vertex ``k`` and sits on the vertex the
+   mapping chose for it.
+
+Errors on any rank during steps 1-4 raise :class:`~libtopomap.CommError` on all ranks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from mpi4py import MPI
+
+from ..commgraph import CommGraph
+from ..errors import CommGraphError, MappingError
+from ..mapping import check_mapping
+from .locate import locate
+from .race import collective_call, select_best
+
+__all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
+           "TopomapDistgraphcomm", "last_report", "DEFAULT_STRATEGIES"]
+
+# The strategies raced by default, in rank order (those installed); the current placement (identity) is
+# always a candidate on top, so it needs no rank of its own.
+DEFAULT_STRATEGIES = ("greedy", "recursive", "scotch", "rcm", "random")
+
+
+def _default_strategies():
+    from ..mappers import STRATEGIES
+
+    return tuple(s for s in DEFAULT_STRATEGIES if s in STRATEGIES)
+
+# How a rank passed its weights, so its new owner passes them the same way.
+_W_NONE, _W_UNWEIGHTED, _W_EMPTY, _W_LIST = 0, 1, 2, 3
+
+
+@dataclass
+class TopomapReport:
+    """What a reordering did; the same on every rank except ``old_rank``, ``new_rank`` and ``timings``.
+
+    Attributes
+    ----------
+    strategy : str
+        The winning strategy; ``"identity"`` when the current placement was kept.
+    winner_rank : int or None
+        Rank (in the input communicator) whose candidate won; ``None`` when the current placement
+        was kept because no candidate beat it.
+    objective : str
+        ``"congestion"``, ``"dilation"`` or ``"hopbytes"``.
+    before, after : dict
+        Metrics of the current and the chosen placement: ``objective`` plus the keys of
+        :func:`libtopomap.evaluate` (``max_congestion, avg_congestion, avg_dilation, max_dilation,
+        hop_bytes``).
+    improved : bool
+        Whether the chosen placement is strictly better than the current one.
+    old_rank, new_rank : int
+        This process's rank before and after.
+    new_rank_of : numpy.ndarray
+        ``new_rank_of[r]``: the new rank of old rank ``r``.
+    vertices_before, vertices_after : numpy.ndarray
+        Topology vertex of each logical vertex (= rank of the input communicator) before, and of
+        each new rank after.
+    candidates : list of dict
+        Per rank: ``rank, strategy, seed, value, tiebreak, seconds``.
+    timings : dict
+        Seconds on this rank: ``locate, gather, strategies, selection, build, total``.
+    seed : int
+        The base seed (per-rank seeds derive from it), for reproducing the run.
+    """
+
+    strategy: str
+    winner_rank: int | None
+    objective: str
+    before: dict
+    after: dict
+    improved: bool
+    old_rank: int
+    new_rank: int
+    new_rank_of: np.ndarray
+    vertices_before: np.ndarray
+    vertices_after: np.ndarray
+    candidates: list
+    timings: dict
+    seed: int
+    n_processes: int = 0
+    topology: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def summary(self):
+        """A few human-readable lines (what the demo prints)."""
+        who = "current placement kept" if self.winner_rank is None else f"found on rank {self.winner_rank}"
+        b, a = self.before, self.after
+        lines = [
+            f"strategy: {self.strategy} ({who}); objective {self.objective}: "
+            f"{b['objective']:.4g} -> {a['objective']:.4g}",
+            f"max congestion {b['max_congestion']:.4g} -> {a['max_congestion']:.4g}, "
+            f"avg dilation {b['avg_dilation']:.4g} -> {a['avg_dilation']:.4g}, "
+            f"max dilation {b['max_dilation']} -> {a['max_dilation']}",
+            "timings (s): " + ", ".join(f"{k} {v:.4f}" for k, v in self.timings.items()),
+        ]
+        return "\n".join(lines)
+
+
+class TopomapDistgraphcomm(MPI.Distgraphcomm):
+    """A real :class:`mpi4py.MPI.Distgraphcomm` that also carries the :class:`TopomapReport`.
+
+    Attributes
+    ----------
+    report : TopomapReport
+    """
+
+    report: TopomapReport
+
+
+_keyval = None
+
+
+def _report_keyval():
+    global _keyval
+    if _keyval is None:
+        _keyval = MPI.Comm.Create_keyval()
+    return _keyval
+
+
+def last_report(comm):
+    """The :class:`TopomapReport` attached to a communicator by this module, or ``None``.
+
+    Works for the communicator returned by :func:`Create_dist_graph_adjacent` /
+    :func:`Create_dist_graph` and for the input of :func:`topomap`.
+    """
+    rep = getattr(comm, "report", None)
+    if isinstance(rep, TopomapReport):
+        return rep
+    if _keyval is None:
+        return None
+    return comm.Get_attr(_keyval)
+
+
+def _attach(comm, report):
+    comm.Set_attr(_report_keyval(), report)
+
+
+# ----------------------------------------------------------------------------------- adjacency lists
+def _weights_code(w):
+    if w is None:
+        return _W_NONE, None
+    if w is MPI.UNWEIGHTED:
+        return _W_UNWEIGHTED, None
+    if w is MPI.WEIGHTS_EMPTY:
+        return _W_EMPTY, None
+    return _W_LIST, w
+
+
+def _local_lists(size, sources, destinations, sourceweights, destweights):
+    """Validate this rank's lists; return (src int64, dst int64, sw, dw, codes)."""
+    out = []
+    for arr, what in ((sources, "sources"), (destinations, "destinations")):
+        a = np.asarray(list(arr) if not isinstance(arr, np.ndarray) else arr).reshape(-1)
+        if a.size and not np.issubdtype(a.dtype, np.integer):
+            raise CommGraphError(f"{what} must be integers, got {a.dtype}")
+        a = a.astype(np.int64)
+        bad = np.flatnonzero((a < 0) | (a >= size))
+        if bad.size:
+            raise CommGraphError(f"{what}[{bad[0]}] = {a[bad[0]]} is not a rank of a communicator of size {size}")
+        out.append(a)
+    src, dst = out
+    codes = []
+    weights = []
+    for w, lst, what in ((sourceweights, src, "sourceweights"), (destweights, dst, "destweights")):
+        code, vals = _weights_code(w)
+        if code == _W_LIST:
+            a = np.asarray(list(vals) if not isinstance(vals, np.ndarray) else vals).reshape(-1)
+            if a.size != lst.size:
+                raise CommGraphError(f"{what} has {a.size} entries for {lst.size} neighbours")
+            if a.size and (not np.issubdtype(a.dtype, np.integer) or a.min() < 0):
+                raise CommGraphError(f"{what} must be non-negative integers")
+            a = a.astype(np.int64)
+        elif code == _W_EMPTY and lst.size:
+            raise CommGraphError(f"{what} is MPI.WEIGHTS_EMPTY but there are {lst.size} neighbours")
+        else:
+            a = np.zeros(0, np.int64)
+        codes.append(code)
+        weights.append(a)
+    return src, dst, weights[0], weights[1], codes
+
+
+class _GatheredGraph:
+    """Every rank's adjacency lists, gathered with one Allgather of counts and one Allgatherv."""
+
+    def __init__(self, comm, lists):
+        src, dst, sw, dw, codes = lists
+        size = comm.Get_size()
+        head = np.array([src.size, dst.size, sw.size, dw.size, codes[0], codes[1]], dtype=np.int64)
+        heads = np.empty((size, 6), dtype=np.int64)
+        comm.Allgather(head, heads)
+        payload = np.concatenate([src, dst, sw, dw])
+        counts = heads[:, :4].sum(axis=1)
+        displs = np.zeros(size, dtype=np.int64)
+        np.cumsum(counts[:-1], out=displs[1:])
+        allp = np.empty(int(counts.sum()), dtype=np.int64)
+        comm.Allgatherv(payload, [allp, counts, displs, MPI.INT64_T])
+        self.size = size
+        self.heads = heads
+        self.payload = allp
+        self.displs = displs
+
+    def lists(self, k):
+        """Exactly what rank ``k`` passed: (sources, destinations, sourceweights, destweights)."""
+        ns, nd, nsw, ndw, cs, cd = self.heads[k].tolist()
+        o = int(self.displs[k])
+        p = self.payload
+        s = p[o:o + ns].tolist()
+        d = p[o + ns:o + ns + nd].tolist()
+        sw_vals = p[o + ns + nd:o + ns + nd + nsw].tolist()
+        dw_vals = p[o + ns + nd + nsw:o + ns + nd + nsw + ndw].tolist()
+        return s, d, _weights_back(cs, sw_vals), _weights_back(cd, dw_vals)
+
+    def _segments(self, col):
+        """Concatenated column ``col`` (0 src, 1 dst, 2 sw, 3 dw) of all ranks and the owner of each entry."""
+        h = self.heads
+        starts = self.displs + h[:, :col].sum(axis=1)
+        lens = h[:, col]
+        owner = np.repeat(np.arange(self.size, dtype=np.int64), lens)
+        # index of each entry in the payload: start of its owner's block + position inside it
+        pos = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        return self.payload[np.repeat(starts, lens) + pos], owner
+
+    def commgraph(self):
+        """The process graph (edge ``r -> d`` for every destination ``d`` of ``r``) after checking that
+        every edge is listed by both its ends with the same weight."""
+        dst, out_owner = self._segments(1)
+        src, in_owner = self._segments(0)
+        weighted_out = np.isin(self.heads[:, 5], (_W_LIST, _W_EMPTY))
+        weighted_in = np.isin(self.heads[:, 4], (_W_LIST, _W_EMPTY))
+        dw, _ = self._segments(3)
+        sw, _ = self._segments(2)
+        w_out = np.ones(dst.size, dtype=np.int64)
+        mask = weighted_out[out_owner]
+        w_out[mask] = dw
+        w_in = np.ones(src.size, dtype=np.int64)
+        mask = weighted_in[in_owner]
+        w_in[mask] = sw
+        out_edges = np.stack([out_owner, dst, w_out], 1)      # as listed by the source
+        in_edges = np.stack([src, in_owner, w_in], 1)         # as listed by the destination
+        _check_same_edges(out_edges, in_edges)
+        return CommGraph(self.size, out_owner, dst, w_out.astype(np.float64))
+
+
+def _weights_back(code, vals):
+    if code == _W_NONE:
+        return None
+    if code == _W_UNWEIGHTED:
+        return MPI.UNWEIGHTED
+    if code == _W_EMPTY:
+        return MPI.WEIGHTS_EMPTY
+    return vals
+
+
+def _check_same_edges(out_edges, in_edges):
+    """Raise CommGraphError naming the first edge listed by one end but not the other."""
+    a = np.unique(out_edges, axis=0, return_counts=True)
+    b = np.unique(in_edges, axis=0, return_counts=True)
+    if a[0].shape == b[0].shape and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]):
+        return
+    for (rows, counts), (orows, ocounts), lister, other in ((a, b, "destinations", "sources"),
+                                                             (b, a, "sources", "destinations")):
+        lookup = {tuple(r): c for r, c in zip(orows.tolist(), ocounts.tolist())}
+        for r, c in zip(rows.tolist(), counts.tolist()):
+            if lookup.get(tuple(r), 0) < c:
+                u, v, w = r
+                by, at = (u, v) if lister == "destinations" else (v, u)
+                raise CommGraphError(
+                    f"inconsistent graph: edge {u} -> {v} (weight {w}) is listed {c} time(s) in rank {by}'s "
+                    f"{lister} but {lookup.get(tuple(r), 0)} time(s) in rank {at}'s {other}")
+    raise CommGraphError("inconsistent graph: the sources and destinations lists do not match")
+
+
+# ----------------------------------------------------------------------------------- the portfolio
+def _rank_seed(base, rank):
+    return int(np.random.SeedSequence([base, rank]).generate_state(1, dtype=np.uint32)[0])
+
+
+def _tiebreak_value(topology, graph, vertices, objective):
+    from ..mappers import objective_value
+
+    return objective_value(topology, graph, vertices, "congestion" if objective == "hopbytes" else "hopbytes")
+
+
+def _metrics(topology, graph, vertices, objective):
+    from ..mappers import objective_value
+    from ..metrics import evaluate
+
+    m = {"objective": float(objective_value(topology, graph, vertices, objective))}
+    m.update(evaluate(topology, graph, vertices))
+    return m
+
+
+def _assign_new_ranks(current, chosen):
+    """New rank of each process: processes whose host already hosts their own logical vertex keep it;
+    the others take the remaining logical vertices of their host in rank order."""
+    p = current.size
+    new_rank_of = np.empty(p, dtype=np.int64)
+    fixed = chosen == current
+    new_rank_of[fixed] = np.flatnonzero(fixed)
+    free_old = np.flatnonzero(~fixed)
+    free_logical = np.flatnonzero(~fixed)
+    old_sorted = free_old[np.lexsort((free_old, current[free_old]))]
+    log_sorted = free_logical[np.lexsort((free_logical, chosen[free_logical]))]
+    if not np.array_equal(current[old_sorted], chosen[log_sorted]):
+        raise MappingError("the chosen mapping does not use the same slots as the current placement")
+    new_rank_of[old_sorted] = log_sorted
+    return new_rank_of
+
+
+def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
+             fake_names, placement):
+    """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph)."""
+    from ..formats import read as load
+
+    t_start = time.perf_counter()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    timings = {}
+
+    # 0. Inputs (same on all ranks): the topology and options, checked before any collective data.
+    def prepare():
+        topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
+        from ..mappers import STRATEGIES
+        from ..mappers.objectives import check_objective
+
+        strats = _default_strategies() if strategies is None else (
+            (strategies,) if isinstance(strategies, str) else tuple(strategies))
+        if not strats:
+            raise MappingError("strategies is empty")
+        unknown = [s for s in strats if s not in STRATEGIES]
+        if unknown:
+            raise MappingError(f"unknown strategy {unknown[0]!r}; expected some of {', '.join(STRATEGIES)}")
+        check_objective(objective)
+        return topo, strats
+    topo, strats = collective_call(comm, prepare, what="preparing the topology")
+
+    # 1. Where is every process?
+    t = time.perf_counter()
+    current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
+    timings["locate"] = time.perf_counter() - t
+
+    # 2. The whole process graph on every rank (Allgatherv of edge lists).
+    t = time.perf_counter()
+    local = collective_call(comm, _local_lists, size, *lists, what="checking the neighbour lists")
+    gathered = _GatheredGraph(comm, local)
+    graph = collective_call(comm, gathered.commgraph, what="gathering the process graph")
+    timings["gather"] = time.perf_counter() - t
+
+    # 3. Portfolio: rank r runs strategy r mod S with its own seed and start vertex.
+    t = time.perf_counter()
+    if seed is None:
+        base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
+    else:
+        base = int(seed)
+    my_strategy = strats[rank % len(strats)]
+    my_seed = _rank_seed(base, rank)
+    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int32)
+    job_hosts = np.flatnonzero(job_slots)
+    my_start = int(job_hosts[(rank // len(strats)) % job_hosts.size])
+
+    def run_strategy():
+        from ..mappers import map_processes
+
+        t0 = time.perf_counter()
+        before = _metrics(topo, graph, current, objective)
+        if graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
+            verts, label = current.copy(), my_strategy
+        else:
+            m = map_processes(topo, graph, strategy=my_strategy, slots=job_slots, current=current,
+                              objective=objective, refine=refine, seed=my_seed, start=my_start,
+                              time_budget=time_budget, iterations=iterations)
+            verts, label = np.asarray(m.vertices, dtype=np.int64), (m.strategy or my_strategy)
+        check_mapping(topo, verts, size, slots=job_slots)
+        value = float(before["objective"]) if np.array_equal(verts, current) else None
+        if value is None:
+            from ..mappers import objective_value
+            value = float(objective_value(topo, graph, verts, objective))
+        tb = float(_tiebreak_value(topo, graph, verts, objective))
+        return verts, label, value, tb, before, time.perf_counter() - t0
+    verts, label, value, tb, before, seconds = collective_call(
+        comm, run_strategy, what=f"mapping (strategy {my_strategy!r})")
+    timings["strategies"] = time.perf_counter() - t
+
+    # 4. Selection: MINLOC over (value, tie-break, rank); identity (current placement) always competes.
+    t = time.perf_counter()
+    best, winner, best_value = select_best(comm, value, verts, tiebreak=tb)
+    infos = comm.allgather((label, my_seed, value, tb, seconds))
+    base_tb = float(_tiebreak_value(topo, graph, current, objective))
+    best_tb = infos[winner][3]
+    base_value = before["objective"]
+
+    def check_winner():
+        check_mapping(topo, best, size, slots=job_slots)
+        return _assign_new_ranks(current, best)
+    if (best_value, best_tb) < (base_value, base_tb):
+        chosen, strategy, winner_rank = best, infos[winner][0], winner
+        new_rank_of = collective_call(comm, check_winner, what="checking the chosen mapping")
+        after = _metrics(topo, graph, chosen, objective)
+    else:
+        chosen, strategy, winner_rank = current.copy(), "identity", None
+        new_rank_of = np.arange(size, dtype=np.int64)
+        after = dict(before)
+    timings["selection"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t_start
+
+    report = TopomapReport(
+        strategy=strategy, winner_rank=winner_rank, objective=objective, before=before, after=after,
+        improved=winner_rank is not None, old_rank=rank, new_rank=int(new_rank_of[rank]),
+        new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
+        candidates=[{"rank": r, "strategy": s, "seed": sd, "value": v, "tiebreak": b, "seconds": sec}
+                    for r, (s, sd, v, b, sec) in enumerate(infos)],
+        timings=timings, seed=base, n_processes=size, topology=getattr(topo, "name", None))
+    return report, gathered
+
+
+def _build(comm, report, gathered, info):
+    """Step 5: Split by new rank, then each process passes the lists of the logical vertex it now plays."""
+    t = time.perf_counter()
+    split = comm.Split(0, key=report.new_rank)
+    try:
+        k = split.Get_rank()
+        if k != report.new_rank:  # pragma: no cover - MPI_Comm_split orders by key
+            raise MappingError(f"Split gave rank {k}, expected {report.new_rank}")
+        s, d, sw, dw = gathered.lists(k)
+        dcomm = split.Create_dist_graph_adjacent(s, d, sw, dw, info=info, reorder=False)
+    finally:
+        split.Free()
+    result = TopomapDistgraphcomm(dcomm)
+    report.timings["build"] = time.perf_counter() - t
+    report.timings["total"] += report.timings["build"]
+    result.report = report
+    _attach(result, report)
+    return result
+
+
+# ----------------------------------------------------------------------------------- public API
+def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, destweights=None,
+                               info=MPI.INFO_NULL, reorder=True, topology=None, *,
+                               strategies=None, objective="congestion", seed=None,
+                               time_budget=None, iterations=None, refine=None, fake_names=None,
+                               placement=None):
+    """``comm.Create_dist_graph_adjacent`` that really reorders ranks onto ``topology``.
+
+    A one-line change in an mpi4py application: replace ``comm.Create_dist_graph_adjacent(...)`` by
+    ``ltm.Create_dist_graph_adjacent(comm, ..., topology=topo)``.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+        Collective over all its processes.
+    sources, destinations, sourceweights, destweights, info
+        As for mpi4py (``None`` or ``MPI.UNWEIGHTED``: unweighted; ``MPI.WEIGHTS_EMPTY`` for a
+        zero-degree rank of a weighted graph).  Weights are message volumes.
+    reorder : bool
+        With ``False``, or without a topology, this is exactly mpi4py's call.
+    topology : Topology or path, optional
+        The physical network (a path is loaded on every rank).
+    strategies : sequence of str, optional
+        Raced over the ranks, rank ``r`` running ``strategies[r % len(strategies)]``; the current
+        placement is always a candidate as well.  Default: those of :data:`DEFAULT_STRATEGIES` that
+        are installed.
+    objective : {"congestion", "dilation", "hopbytes"}
+    seed : int, optional
+        Base seed; the same seed gives the same mapping (with ``time_budget=None``).  Default: drawn
+        on rank 0 and reported in ``report.seed``.
+    time_budget : float, optional
+        Seconds per rank for a strategy and its refinement (makes results timing-dependent).
+    iterations, refine
+        Passed to :func:`libtopomap.mappers.map_processes` (refinement iterations and kind).
+    fake_names, placement
+        Where the processes are (see :func:`libtopomap.mpi.locate.locate`); default: hostnames, or
+        the file named by ``LIBTOPOMAP_FAKE_NAMES``.
+
+    Returns
+    -------
+    TopomapDistgraphcomm or mpi4py.MPI.Distgraphcomm
+        A real distributed-graph communicator in which rank ``k`` plays logical vertex ``k``:
+        ``Get_dist_neighbors()`` at new rank ``k`` returns what old rank ``k`` passed.  Its ``report``
+        attribute (also :func:`last_report`) says what happened.  Without reordering, mpi4py's result.
+
+    Raises
+    ------
+    CommError
+        On every rank when any rank failed while mapping (bad topology, strategy error, inconsistent
+        graph, host missing from the topology...), naming the rank(s) and cause.
+
+    Notes
+    -----
+    Steps: locate, ``Allgatherv`` of edge lists, portfolio of strategies (rank ``r`` runs strategy
+    ``r mod S`` with its own seed and start vertex, optionally refined), ``Allreduce(MINLOC)`` on
+    ``(objective, tie-break)``, broadcast of the winning mapping, bijection check on every rank,
+    ``Split(0, key=newrank)`` and ``Create_dist_graph_adjacent(reorder=False)``.
+
+    References
+    ----------
+    T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
+    Architectures", ICS'11, section 4.2 and Figure 4.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> import libtopomap as ltm
+    >>> c = ltm.Create_dist_graph_adjacent(MPI.COMM_SELF, [], [], topology=ltm.torus("2"),
+    ...                                    placement=[0], seed=1)
+    >>> c.Get_dist_neighbors(), c.report.strategy
+    (([], [], None), 'identity')
+    """
+    if not reorder or topology is None:
+        return comm.Create_dist_graph_adjacent(sources, destinations, sourceweights, destweights,
+                                               info=info, reorder=reorder)
+    report, gathered = _reorder(comm, topology, (sources, destinations, sourceweights, destweights),
+                                strategies=strategies, objective=objective, seed=seed,
+                                time_budget=time_budget, iterations=iterations, refine=refine,
+                                fake_names=fake_names, placement=placement)
+    return _build(comm, report, gathered, info)
+
+
+def _own_lists(dcomm):
+    """This rank's lists of a distributed-graph communicator, in the form Create_dist_graph_adjacent takes."""
+    s, d, w = dcomm.Get_dist_neighbors()
+    if w is None:
+        return list(s), list(d), None, None
+    sw, dw = w
+    sw = MPI.WEIGHTS_EMPTY if len(s) == 0 else list(sw)
+    dw = MPI.WEIGHTS_EMPTY if len(d) == 0 else list(dw)
+    return list(s), list(d), sw, dw
+
+
+def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=MPI.INFO_NULL,
+                      reorder=True, topology=None, *, strategies=None, objective="congestion",
+                      seed=None, time_budget=None, iterations=None, refine=None, fake_names=None,
+                      placement=None):
+    """``comm.Create_dist_graph`` that really reorders ranks onto ``topology``.
+
+    The general form (any rank may give any edge) is first built by MPI without reordering; each rank's
+    resulting neighbour lists then go through :func:`Create_dist_graph_adjacent`, so new rank ``k``
+    sees exactly the lists old rank ``k`` would have seen.  Parameters, return value and errors as in
+    :func:`Create_dist_graph_adjacent`.
+    """
+    if not reorder or topology is None:
+        return comm.Create_dist_graph(sources, degrees, destinations, weights, info=info, reorder=reorder)
+    plain = comm.Create_dist_graph(sources, degrees, destinations, weights, info=info, reorder=False)
+    try:
+        lists = _own_lists(plain)
+    finally:
+        plain.Free()
+    report, gathered = _reorder(comm, topology, lists, strategies=strategies, objective=objective,
+                                seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
+                                fake_names=fake_names, placement=placement)
+    return _build(comm, report, gathered, info)
+
+
+def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion", seed=None,
+            time_budget=None, iterations=None, refine=None, fake_names=None, placement=None):
+    """The new rank of this process for a distributed-graph communicator (like ``TPM_Topomap``).
+
+    Low level: the caller splits (``comm.Split(0, key=newrank)``) and moves the neighbour lists
+    itself.  The :class:`TopomapReport` is attached to ``distgraph_comm`` (see :func:`last_report`).
+
+    Parameters
+    ----------
+    distgraph_comm : mpi4py.MPI.Distgraphcomm
+    topology : Topology or path
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement
+        As for :func:`Create_dist_graph_adjacent`.
+
+    Returns
+    -------
+    int
+        This process's new rank.
+
+    Raises
+    ------
+    CommError
+        On every rank when any rank failed.
+
+    References
+    ----------
+    T. Hoefler and M. Snir, ICS'11, section 4 (LibTopoMap's ``TPM_Topomap``).
+    """
+    lists = _own_lists(distgraph_comm)
+    report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
+                         seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
+                         fake_names=fake_names, placement=placement)
+    _attach(distgraph_comm, report)
+    return report.new_rank
