@@ -1,0 +1,59 @@
+"""Adapters that read real fabric descriptions into :class:`~libtopomap.Topology` objects.
+
+Importing this package registers its formats with :func:`libtopomap.formats.register_format`, so
+``libtopomap.load(path)`` and every CLI command accept these files directly (sniffed, or named with
+``format=``):
+
+* ``ibnetdiscover``: classic ibnetdiscover output (``-g``, ``-f``), ibdiagnet's ``.ibnetdiscover``,
+  ibsim net files (:mod:`adapters.ibnetdiscover`);
+* ``ibnetdiscover-ports``: ``ibnetdiscover -p`` / ``-s -p`` reports (:mod:`adapters.ibnetdiscover_ports`);
+* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`adapters.slurm`).
+
+Reader options (all formats): ``strict=`` (raise FormatError at the first problem), ``slots=``
+(per host, default 1); InfiniBand formats also take ``hostmap=`` (GUID -> hostname file or dict),
+``unknown_capacity=`` and ``rates=``.  The warnings and the CAs left out are in the topology's
+``attrs["warnings"]`` and ``attrs["excluded"]``; :func:`ingest_report` turns them into an
+:class:`IngestReport`, :func:`ingest` reads a file and returns both.
+"""
+
+from __future__ import annotations
+
+from libtopomap.formats import read as _read
+
+from . import ibnetdiscover, ibnetdiscover_ports, slurm  # noqa: F401  (register the formats)
+from ._fabric import (LANE_RATES, LANE_RATES_EFFECTIVE, LANE_RATES_SIGNAL, IngestReport, hostname_from_description,
+                      ingest_report, link_capacity, read_hostmap)
+
+__all__ = ["ingest", "ingest_report", "IngestReport", "link_capacity", "hostname_from_description", "read_hostmap",
+           "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "FORMATS"]
+
+FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+
+
+def ingest(path, format=None, **options):
+    """Read a fabric description and report what was read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    format : {"ibnetdiscover", "ibnetdiscover-ports", "slurm"}, optional
+        Sniffed from the content when omitted.
+    **options
+        Reader options (``strict``, ``slots``, ``hostmap``, ``unknown_capacity``, ``rates``).
+
+    Returns
+    -------
+    (Topology, IngestReport)
+
+    Raises
+    ------
+    FormatError
+        Unreadable input, nothing usable in it, or (``strict=True``) the first problem.
+
+    Examples
+    --------
+    >>> topo, report = ingest("topology_files/small_fabric.ibnetdiscover")  # doctest: +SKIP
+    >>> print(report.summary())  # doctest: +SKIP
+    """
+    topo = _read(path, format=format, **options)
+    return topo, ingest_report(topo)

@@ -1,0 +1,149 @@
+"""``ibnetdiscover -p`` (and ``-s -p``) ports reports.
+
+::
+
+    CA   182  1 0x001175000077d284 4x QDR - SW    18 18 0x00066a00ec002dd9 ( 'node179 HCA-1' - 'QLogic 12800-180 ... L112' )
+    SW   142 35 0x0008f10500108c9e 4x ???                                    'Voltaire 4036 # 4036-8C9E'
+
+One line per port: type, LID, port, port GUID, width, speed, then either the far end (type, LID,
+port, port GUID and both descriptions) or, for an unconnected port, the local description alone.
+Switches are keyed by their port-0 GUID (``S-<guid>``), CAs by the port GUID (``H-<portguid>``; the
+report has no node GUID, so the ports of one HCA are grouped through the hostname).  Unconnected
+ports are skipped; ``DR path`` progress lines (``-s``) too.  The model is that of
+:mod:`adapters._fabric`; ``shared/notes/ibnetdiscover_format.md`` section 8 has the grammar.
+"""
+
+from __future__ import annotations
+
+import re
+
+from libtopomap.errors import FormatError
+from libtopomap.formats import register_format
+
+from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
+
+__all__ = ["read_ibnetdiscover_ports", "sniff_ibnetdiscover_ports", "parse_ports_lines"]
+
+_TYPES = {"SW": "switch", "CA": "ca", "RT": ROUTER}
+_PREFIX = {"SW": "S-", "CA": "H-", "RT": "rtr-"}
+_END = r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})"
+_PORT = re.compile(r"^\s*" + _END + r"\s+(\S+)\s+(\S+)(.*)$")
+_REMOTE = re.compile(r"^\s*-\s+" + _END + r"\s*\(\s?'(.*)'\s?\)\s*$")
+_UNCONNECTED = re.compile(r"^\s*'(.*)'\s*$")
+_WIDTH = re.compile(r"^(1|2|4|8|12|\?\?)[xX]$")
+_SPEED = re.compile(r"^(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)$")
+_LINE_START = re.compile(r"^\s*(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s", re.MULTILINE)
+_MAX_PORT = 255
+_MAX_LID = 0xFFFF
+
+
+def _looks_like_ports(lines):
+    return any(_LINE_START.match(s) for s in lines)
+
+
+def parse_ports_lines(lines, fab):
+    """Feed the lines of a ports report into ``fab``; returns the number of port lines read."""
+    diag = fab.diag
+    n_ports = 0
+    for lineno, raw in enumerate(lines, 1):
+        s = raw.strip()
+        if not s or s.startswith("DR path") or s.startswith("#"):
+            continue
+        m = _PORT.match(s)
+        if not m:
+            diag.warn(lineno, f"unrecognised line ignored: {s[:80]!r}")
+            continue
+        typ, lid, port, guid, width, speed, rest = m.groups()
+        n_ports += 1
+        wm, sm = _WIDTH.match(width), _SPEED.match(speed)
+        if wm is None or sm is None:
+            diag.warn(lineno, f"bad width/speed {width} {speed!r}; speed taken as unknown")
+        w = wm.group(1) if wm else None
+        sp = sm.group(1) if sm else None
+        port, lid = int(port), int(lid)
+        if rest.strip().startswith("'") or not rest.strip():
+            um = _UNCONNECTED.match(rest)
+            if rest.strip() and um is None:
+                diag.warn(lineno, f"malformed description ignored: {rest.strip()[:60]!r}")
+            continue  # an unconnected port
+        rm = _REMOTE.match(rest)
+        if rm is None:
+            diag.warn(lineno, f"malformed remote end ignored: {rest.strip()[:80]!r}")
+            continue
+        rtyp, rlid, rport, rguid, descs = rm.groups()
+        rport, rlid = int(rport), int(rlid)
+        if not 0 < port <= _MAX_PORT or not 0 < rport <= _MAX_PORT:
+            diag.warn(lineno, f"port number out of range 1..{_MAX_PORT} ignored")
+            continue
+        if lid > _MAX_LID or rlid > _MAX_LID:
+            diag.warn(lineno, f"LID out of range 0..{_MAX_LID}")
+        # "'local' - 'remote'": the quote is never escaped, so split at the last "' - '".
+        k = descs.rfind("' - '")
+        if k < 0:
+            diag.warn(lineno, "descriptions not in the form ( 'local' - 'remote' ); link ignored")
+            continue
+        ldesc, rdesc = descs[:k], descs[k + 5:]
+        a = _endpoint(fab, typ, guid, port, ldesc, lineno, define=True)
+        b = _endpoint(fab, rtyp, rguid, rport, rdesc, lineno, define=False)
+        if typ == "CA" or typ == "RT":
+            fab.lid(lid, a, lineno)
+        fab.half_link(a, port, b, rport, w, sp, lineno)
+    return n_ports
+
+
+def _endpoint(fab, typ, guid_hex, port, desc, lineno, *, define):
+    guid = int(guid_hex, 16)
+    key = f"{_PREFIX[typ]}{guid:016x}"
+    kind = _TYPES[typ]
+    n = fab.nodes.get(key)
+    if n is None:
+        n = fab.node(key, kind, guid, desc=desc, line=lineno, define=False)
+    if define and not n.defined:
+        n.defined, n.desc, n.line = True, desc, lineno
+    elif n.desc is None:
+        n.desc = desc
+    if kind == "ca":
+        n.port_guids.setdefault(port, guid)
+    return key
+
+
+def read_ibnetdiscover_ports(file, *, path="<stream>", strict=False, hostmap=None, slots=1, unknown_capacity=None,
+                             rates="linux", name=None):
+    """Read an ``ibnetdiscover -p`` / ``-s -p`` ports report.
+
+    Parameters and return value are those of :func:`adapters.ibnetdiscover.read_ibnetdiscover`.
+    The hostmap is looked up with the port GUID and with ``port GUID - port number`` (the node GUID
+    of ConnectX-3 and older HCAs).
+
+    Raises
+    ------
+    FormatError
+        Nothing usable (no host), or any problem when ``strict``.
+    """
+    from .ibnetdiscover import _finish, parse_ibnetdiscover_lines
+
+    diag = Diagnostics(path, strict)
+    hm = read_hostmap(hostmap, diag=diag) if hostmap is not None else None
+    fab = Fabric(diag, hostmap=hm, slots=slots, unknown_capacity=unknown_capacity, rates=rates)
+    lines = read_text(file)
+    if not _looks_like_ports(lines):
+        # -s output is sniffed from its 'DR path' lines alone; they also precede classic output.
+        if parse_ibnetdiscover_lines(lines, fab):
+            return _finish(fab, path, name, "ibnetdiscover")
+        raise FormatError("no port line ('SW|CA|RT <lid> <port> 0x<guid> ...') found: not an ibnetdiscover "
+                          "ports report", path=path, line=1)
+    parse_ports_lines(lines, fab)
+    return _finish(fab, path, name, "ibnetdiscover-ports")
+
+
+def sniff_ibnetdiscover_ports(head):
+    """True for a ports report, or a head made only of ``-s`` progress lines (``DR path ...``)."""
+    if _LINE_START.search(head):
+        return True
+    lines = [s for s in head.splitlines()[:-1] if s.strip()]  # the last line may be cut
+    return bool(lines) and all(s.startswith("DR path") for s in lines)
+
+
+register_format("ibnetdiscover-ports", reader=read_ibnetdiscover_ports, sniff=sniff_ibnetdiscover_ports,
+                extensions=(".ports", ".ports.txt"),
+                description="InfiniBand 'ibnetdiscover -p' / '-s -p' ports report")
