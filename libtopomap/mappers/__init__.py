@@ -1,0 +1,132 @@
+"""Mapping strategies: place the processes of a communication graph onto a topology's slots.
+
+Every strategy is a pure function ``map_<name>(topology, graph, *, slots=None, seed=None, ...)``
+returning a :class:`~libtopomap.Mapping` that is a bijection from processes into usable slots.
+:func:`map_processes` composes them as in Hoefler & Snir (ICS'11), section 4.2 / Figure 4: optional
+multicore partitioning, one construction, optional refinement.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MappingError
+from ..mapping import Mapping
+from ._common import check_slots, prepare
+from .baselines import map_identity, map_random
+from .greedy import map_greedy
+from .multicore import map_multicore, multicore_slots
+from .objectives import OBJECTIVES, check_objective, objective_value
+from .rcm import map_rcm
+from .recursive import map_recursive
+from .scotch import HAVE_SCOTCH, map_scotch
+from .threshold_accepting import refine_threshold_accepting
+from .two_opt import refine_two_opt
+
+__all__ = [
+    "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
+    "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multicore", "map_scotch",
+    "refine_two_opt", "refine_threshold_accepting",
+]
+
+STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive") + (("scotch",) if HAVE_SCOTCH else ())
+REFINEMENTS = ("two-opt", "ta")
+
+_CONSTRUCT = {
+    "identity": map_identity,
+    "random": map_random,
+    "greedy": map_greedy,
+    "rcm": map_rcm,
+    "recursive": map_recursive,
+    "scotch": map_scotch,
+}
+
+
+def map_processes(topology, graph, *, strategy="greedy", slots=None, current=None, objective="congestion",
+                  refine=None, seed=None, start=None, time_budget=None, iterations=None, multicore=None):
+    """Map the processes of ``graph`` onto ``topology`` with one strategy (and optional refinement).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
+    strategy : {"identity", "random", "greedy", "rcm", "recursive", "scotch"}
+    slots : array_like of int, optional
+        Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
+    current : array_like of int, optional
+        Current placement (process -> vertex); what ``identity`` returns.  Default: fill the usable
+        slots in vertex order.
+    objective : {"congestion", "dilation", "hopbytes"}
+        What the refinement minimises (and what a refinement must beat to replace the construction).
+    refine : {None, "two-opt", "ta"}
+        Refinement after the construction.
+    seed : int, optional
+        For ``random``, greedy's default start vertex, the partitioners and the refinements.
+    start : int or str, optional
+        Greedy's start vertex.
+    time_budget : float, optional
+        Seconds for the refinement.
+    iterations : int, optional
+        Moves for the refinement.
+    multicore : bool, optional
+        The section 3.4 step (partition G into groups of ``p`` processes, map the quotient graph,
+        one group per host).  ``None`` applies it when every usable host has the same ``p >= 2``
+        slots and ``p`` divides the number of processes; ``False`` never; ``True`` requires it.
+        Not used by ``identity``, ``random`` and ``scotch``.
+
+    Returns
+    -------
+    Mapping
+        ``mapping.strategy`` names the construction (and refinement, e.g. ``"greedy+ta"``).
+
+    Raises
+    ------
+    MappingError
+        Unknown strategy/objective/refinement, more processes than slots, an empty graph, or
+        ``multicore=True`` where hosts differ in slots.
+    CommGraphError
+        Negative, NaN or infinite weights.
+
+    Examples
+    --------
+    >>> from libtopomap import torus
+    >>> from libtopomap.patterns import scrambled_torus
+    >>> m = map_processes(torus("4x4"), scrambled_torus("4x4", seed=1), strategy="greedy")
+    >>> len(m)
+    16
+
+    References
+    ----------
+    T. Hoefler and M. Snir, ICS'11, sections 3 and 4.2 (Figure 4).
+    """
+    if strategy not in _CONSTRUCT:
+        raise MappingError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    if strategy == "scotch" and not HAVE_SCOTCH:
+        raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
+    check_objective(objective)
+    if refine not in (None,) + REFINEMENTS:
+        raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
+    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    if strategy == "identity":
+        m = map_identity(topology, g, slots=slots, current=current)
+    elif strategy in ("random", "scotch"):
+        m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
+    else:
+        p = multicore_slots(slots, g.n)
+        if multicore is True and p is None:
+            raise MappingError("multicore=True needs every usable host to have the same p >= 2 slots, "
+                               "with p dividing the number of processes")
+        kw = {"start": start} if strategy == "greedy" else {}
+        if p is not None and multicore is not False:
+            m = map_multicore(topology, g, slots=slots, seed=seed, inner=strategy, **kw)
+        else:
+            m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed, **kw)
+    if refine is not None:
+        fn = refine_two_opt if refine == "two-opt" else refine_threshold_accepting
+        r = fn(topology, g, m, slots=slots, seed=seed, objective=objective, time_budget=time_budget,
+               iterations=iterations)
+        label = f"{m.strategy}+{refine}"
+        if objective_value(topology, g, r, objective) <= objective_value(topology, g, m, objective):
+            m = r
+        m = Mapping(topology, m.vertices, strategy=label, slots=slots)
+    return m

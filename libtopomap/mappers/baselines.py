@@ -1,0 +1,57 @@
+"""The baselines: the current placement (identity) and a uniformly random placement."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mapping import check_mapping
+from ._common import finish, prepare, slot_list
+
+__all__ = ["map_identity", "map_random", "default_placement"]
+
+
+def default_placement(slots, n_processes):
+    """Fill the usable slots in vertex order: process ``p`` goes to the ``p``-th slot."""
+    return slot_list(slots)[:n_processes]
+
+
+def map_identity(topology, graph, *, slots=None, seed=None, current=None):
+    """The current placement, unchanged: the baseline every other strategy must beat.
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
+    slots : array_like of int, optional
+        Usable slots per vertex (default ``topology.slots``).
+    seed : ignored
+    current : array_like of int, optional
+        Current vertex of each process; default fills the usable slots in vertex order.
+
+    Returns
+    -------
+    Mapping
+
+    Raises
+    ------
+    MappingError
+        ``current`` has the wrong length or overfills a vertex.
+    """
+    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    if current is None:
+        vert = default_placement(slots, g.n)
+    else:
+        vert = check_mapping(topology, current, g.n, slots=slots)
+    return finish(topology, vert, slots, "identity")
+
+
+def map_random(topology, graph, *, slots=None, seed=None):
+    """A uniformly random placement of the processes into the usable slots.
+
+    Returns
+    -------
+    Mapping
+    """
+    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    sl = slot_list(slots)
+    return finish(topology, sl[rng.permutation(sl.size)[:g.n]], slots, "random")

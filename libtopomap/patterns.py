@@ -1,0 +1,212 @@
+"""Communication-graph sources: files (edge lists, Matrix Market) and generated patterns.
+
+:func:`load_graph` takes one spec string:
+
+* ``stencil:16x16x16`` -- periodic 3D 7-point stencil (``stencil:64x64``: 2D 5-point; any number of
+  dimensions), every process exchanging one unit with each neighbour in both directions;
+* ``torus-scrambled:8x8:SEED`` -- the same pattern with process labels shuffled (the mapping has to
+  find the torus again);
+* ``random:P:DEGREE:SEED`` -- a random graph with ``P`` processes and about ``DEGREE`` neighbours each;
+* a path to an edge-list file (``src dst [weight]`` per line, 0-based, ``#`` comments);
+* a path to a Matrix Market file (``.mtx``): the nonzero pattern of a sparse matrix as the
+  communication of a row-distributed SpMV, one process per row (``A[i, j] != 0``: ``j`` sends to ``i``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .commgraph import CommGraph
+from .errors import CommGraphError, FormatError
+from .generators.grid import parse_dims
+
+__all__ = ["load_graph", "stencil", "scrambled_torus", "random_graph", "read_edge_list", "read_matrix_market"]
+
+
+def stencil(dims, periodic=True):
+    """Nearest-neighbour stencil over a process grid (2D 5-point, 3D 7-point, ...).
+
+    Parameters
+    ----------
+    dims : str or sequence of int
+        Grid size, e.g. ``"16x16x16"``; process ``i`` sits at ``np.unravel_index(i, dims)``.
+    periodic : bool
+        Wrap around in every dimension (a dimension of size 2 has one neighbour, not two).
+
+    Returns
+    -------
+    CommGraph
+        Unit weight in both directions of every neighbour pair.
+
+    Examples
+    --------
+    >>> stencil("4x4").n_edges
+    64
+    """
+    try:
+        dims = parse_dims(dims)
+    except Exception as e:
+        raise CommGraphError(str(e)) from None
+    n = int(np.prod(dims))
+    idx = np.arange(n).reshape(dims)
+    pairs = []
+    for ax, k in enumerate(dims):
+        if k == 1:
+            continue
+        a = idx.take(range(k - 1), axis=ax).ravel()
+        b = idx.take(range(1, k), axis=ax).ravel()
+        pairs.append(np.stack([a, b], 1))
+        if periodic and k > 2:
+            pairs.append(np.stack([idx.take([k - 1], axis=ax).ravel(), idx.take([0], axis=ax).ravel()], 1))
+    p = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+    return CommGraph(n, np.concatenate([p[:, 0], p[:, 1]]), np.concatenate([p[:, 1], p[:, 0]]))
+
+
+def scrambled_torus(dims, seed=None):
+    """A periodic stencil whose process labels are a random permutation (``seed``).
+
+    Mapped onto a torus of the same ``dims``, the optimum puts every pair on neighbouring vertices:
+    total hops (each undirected pair once) = number of torus links.
+    """
+    g = stencil(dims, periodic=True)
+    perm = np.random.default_rng(seed).permutation(g.n)
+    return CommGraph(g.n, perm[g.src], perm[g.dst], g.weights)
+
+
+def random_graph(P, degree, seed=None):
+    """A random symmetric communication graph: every process picks ``ceil(degree / 2)`` random
+    partners (no self-edges), unit volume both ways, so the mean degree is about ``degree``."""
+    P, degree = int(P), int(degree)
+    if P < 1:
+        raise CommGraphError(f"random graph needs P >= 1, got {P}")
+    if degree < 0:
+        raise CommGraphError(f"random graph needs degree >= 0, got {degree}")
+    rng = np.random.default_rng(seed)
+    if P == 1 or degree == 0:
+        return CommGraph(P, [], [])
+    k = (degree + 1) // 2
+    src = np.repeat(np.arange(P), k)
+    dst = (src + rng.integers(1, P, size=src.size)) % P
+    return CommGraph(P, np.concatenate([src, dst]), np.concatenate([dst, src]))
+
+
+def read_edge_list(path):
+    """Read ``src dst [weight]`` lines (0-based; blank lines and ``#`` comments skipped).
+
+    Raises
+    ------
+    FormatError
+        ``file:line:`` and what is wrong (too few/many fields, non-integer id, bad weight).
+    """
+    src, dst, w = [], [], []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) not in (2, 3):
+                raise FormatError(f"expected 'src dst [weight]', got {len(parts)} fields", path=path, line=lineno)
+            try:
+                u, v = int(parts[0]), int(parts[1])
+            except ValueError:
+                raise FormatError(f"process ids must be integers, got {parts[0]!r} {parts[1]!r}",
+                                  path=path, line=lineno) from None
+            if u < 0 or v < 0:
+                raise FormatError(f"process ids are 0-based and non-negative, got {u} {v}", path=path, line=lineno)
+            x = 1.0
+            if len(parts) == 3:
+                try:
+                    x = float(parts[2])
+                except ValueError:
+                    raise FormatError(f"weight must be a number, got {parts[2]!r}", path=path, line=lineno) from None
+                if not np.isfinite(x) or x < 0:
+                    raise FormatError(f"weight must be finite and >= 0, got {parts[2]!r}", path=path, line=lineno)
+            src.append(u), dst.append(v), w.append(x)
+    if not src:
+        raise FormatError("no edges in the file", path=path)
+    n = max(max(src), max(dst)) + 1
+    return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(w))
+
+
+def read_matrix_market(path):
+    """The SpMV pattern of a Matrix Market matrix: ``A[i, j] != 0`` (i != j) means process ``j`` sends
+    one unit (its vector entry) to process ``i``.
+
+    Raises
+    ------
+    FormatError
+        Not a readable square Matrix Market file.
+    """
+    import scipy.io
+    import scipy.sparse as sp
+
+    try:
+        a = scipy.io.mmread(path)
+    except (ValueError, IndexError, TypeError) as e:
+        raise FormatError(f"not a Matrix Market file: {e}", path=path) from None
+    a = sp.coo_matrix(a)
+    if a.shape[0] != a.shape[1]:
+        raise FormatError(f"SpMV pattern needs a square matrix, got {a.shape[0]}x{a.shape[1]}", path=path)
+    keep = (a.row != a.col) & (a.data != 0)
+    return CommGraph(a.shape[0], a.col[keep], a.row[keep])
+
+
+def _int(text, what, spec):
+    try:
+        return int(text)
+    except ValueError:
+        raise CommGraphError(f"graph spec {spec!r}: {what} must be an integer, got {text!r}") from None
+
+
+def load_graph(spec):
+    """A communication graph from a spec string (see the module docstring) or a file path.
+
+    Parameters
+    ----------
+    spec : str or os.PathLike
+
+    Returns
+    -------
+    CommGraph
+
+    Raises
+    ------
+    CommGraphError
+        A malformed generated-pattern spec.
+    FormatError
+        A bad file (the message starts with ``file:line:``).
+    FileNotFoundError
+        Neither a pattern nor an existing file.
+
+    Examples
+    --------
+    >>> load_graph("stencil:4x4x4").n
+    64
+    """
+    s = os.fspath(spec)
+    head, _, rest = s.partition(":")
+    if not os.path.exists(s) and head in ("stencil", "torus-scrambled", "random"):
+        fields = rest.split(":") if rest else []
+        if head == "stencil":
+            if len(fields) != 1:
+                raise CommGraphError(f"graph spec {s!r}: expected stencil:DIMS, e.g. stencil:16x16x16")
+            return stencil(fields[0], periodic=True)
+        if head == "torus-scrambled":
+            if len(fields) not in (1, 2):
+                raise CommGraphError(f"graph spec {s!r}: expected torus-scrambled:DIMS[:SEED]")
+            seed = _int(fields[1], "SEED", s) if len(fields) == 2 else 0
+            return scrambled_torus(fields[0], seed)
+        if len(fields) not in (2, 3):
+            raise CommGraphError(f"graph spec {s!r}: expected random:P:DEGREE[:SEED]")
+        seed = _int(fields[2], "SEED", s) if len(fields) == 3 else 0
+        return random_graph(_int(fields[0], "P", s), _int(fields[1], "DEGREE", s), seed)
+    if not os.path.exists(s):
+        raise FileNotFoundError(2, "no such file (and not a pattern such as stencil:8x8x8)", s)
+    with open(s, "rb") as f:
+        first = f.read(14)
+    if first.startswith(b"%%MatrixMarket") or s.endswith(".mtx"):
+        return read_matrix_market(s)
+    return read_edge_list(s)
