@@ -42,3 +42,13 @@ __all__ = [
     "max_congestion", "congestion_estimate", "evaluate", "properties",
     "LibTopoMapError", "TopologyError", "FormatError", "CommGraphError", "MappingError", "CommError",
 ]
+
+# Mapping strategies and communication-graph sources (mapping issue).
+from .mappers import (OBJECTIVES, STRATEGIES, map_greedy, map_identity, map_multicore, map_processes,  # noqa: E402
+                      map_random, map_rcm, map_recursive, map_scotch, objective_value,
+                      refine_threshold_accepting, refine_two_opt)
+from .patterns import load_graph, random_graph, scrambled_torus, stencil  # noqa: E402
+
+__all__ += ["map_processes", "objective_value", "STRATEGIES", "OBJECTIVES", "map_identity", "map_random",
+            "map_greedy", "map_rcm", "map_recursive", "map_multicore", "map_scotch", "refine_two_opt",
+            "refine_threshold_accepting", "load_graph", "stencil", "scrambled_torus", "random_graph"]
