@@ -178,7 +178,8 @@ class Topology:
         if hosts.size <= 1:
             return
         ncomp, labels = csgraph.connected_components(self.adjacency, directed=False)
-        if ncomp > 1:
+        # several components are fine as long as every slot vertex is in the same one
+        if ncomp > 1 and np.unique(labels[hosts]).size > 1:
             comp_hosts = labels[hosts]
             main = np.bincount(comp_hosts).argmax()
             stray = hosts[comp_hosts != main]

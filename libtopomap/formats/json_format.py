@@ -42,6 +42,9 @@ def read_json(file, *, path="<stream>"):
     links = doc.get("links")
     if not isinstance(verts, list) or not isinstance(links, list):
         raise FormatError("'vertices' and 'links' must be lists", path=path)
+    for k, v in enumerate(verts):
+        if not isinstance(v, dict) or not isinstance(v.get("name"), str):
+            raise FormatError(f"vertex {k}: expected an object with a string \"name\", got {v!r:.60}", path=path)
     try:
         names = [v["name"] for v in verts]
         slots = [int(v.get("slots", 1)) for v in verts]
@@ -53,9 +56,11 @@ def read_json(file, *, path="<stream>"):
                 raise FormatError(f"link {k}: expected [u, v] or [u, v, capacity], got {e!r}", path=path)
             if not all(isinstance(x, int) for x in e[:2]):
                 raise FormatError(f"link {k}: endpoints must be vertex indices, got {e[:2]!r}", path=path)
+            if not all(0 <= x < len(names) for x in e[:2]):
+                raise FormatError(f"link {k}: vertex index out of range 0..{len(names) - 1} in {e!r}", path=path)
             pairs.append((e[0], e[1]))
             caps.append(float(e[2]) if len(e) == 3 else 1.0)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise FormatError(f"malformed vertex or link entry: {e}", path=path) from None
     try:
         return Topology(names, pairs, capacities=caps, slots=slots, kinds=kinds, name=doc.get("name"),
@@ -76,8 +81,15 @@ def write_json(topology, file):
         "links": [[int(u), int(v), float(c)] for u, v, c in
                   zip(topology.link_u.tolist(), topology.link_v.tolist(), topology.capacity.tolist())],
     }
-    json.dump(doc, file, separators=(",", ":"))
+    json.dump(doc, file, separators=(",", ":"), default=_plain)
     file.write("\n")
+
+
+def _plain(x):
+    """numpy scalars and arrays in ``attrs`` as plain JSON values."""
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    raise TypeError(f"attrs value {x!r} is not JSON serialisable")
 
 
 def _sniff(head):

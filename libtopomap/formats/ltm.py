@@ -20,6 +20,7 @@ The writer names nothing itself: generators give switches ``sw...`` names so fil
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -79,16 +80,18 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
     if not lines:
         raise FormatError("empty file: expected 'num: <N>'", path=path, line=1)
     lineno, head = lines[0]
-    m = re.match(r"^num:\s*(\S+)(.*)$", head)
+    m = re.match(r"^num:\s*(\S*)", head)
     if not m:
         raise FormatError(f"bad header {head[:40]!r}: expected 'num: <N> [w]'", path=path, line=lineno)
-    try:
-        n = int(m.group(1))
-    except ValueError:
-        raise FormatError(f"bad vertex count {m.group(1)!r}", path=path, line=lineno) from None
+    # Like topoparser.cpp: the count is the leading integer; a 'w' anywhere after it means weighted.
+    cm = re.match(r"^(-?\d+)(.*)$", m.group(1))
+    if not cm:
+        raise FormatError(f"bad vertex count {m.group(1)[:20]!r} in header {head[:40]!r}: expected 'num: <N> [w]'",
+                          path=path, line=lineno)
+    n = int(cm.group(1))
     if n <= 0:
         raise FormatError(f"vertex count must be positive, got {n}", path=path, line=lineno)
-    weighted = "w" in head[len("num:"):]
+    weighted = "w" in head[m.start(1) + len(cm.group(1)):].lower()
     body = lines[1:]
     if len(body) < 2 * n:
         where = body[-1][0] + 1 if body else lineno + 1
@@ -162,9 +165,18 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
     sl = [0 if k == SWITCH else int(slots) for k in kinds]
     try:
         return Topology(names, np.array(links, dtype=np.int64).reshape(-1, 2), capacities=caps, slots=sl,
-                        kinds=kinds, attrs={"source": str(path)})
+                        kinds=kinds, name=_name_from_path(path), attrs={"source": str(path)})
     except TopologyError as e:
         raise FormatError(str(e), path=path) from None
+
+
+def _name_from_path(path):
+    """The file's base name without its extension (``None`` for streams)."""
+    if path is None or str(path).startswith("<"):
+        return None
+    base = os.path.basename(str(path))
+    stem, ext = os.path.splitext(base)
+    return stem or base
 
 
 def _parse_id(tok, n, path, lineno):
