@@ -32,7 +32,7 @@ from libtopomap.errors import FormatError, TopologyError
 from libtopomap.topology import HOST, SWITCH, Topology
 
 __all__ = [
-    "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "WIDTH_LANES", "RATE_TOKEN",
+    "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "WIDTH_LANES", "RATE_TOKEN", "parse_rate_token",
     "link_capacity", "hostname_from_description", "read_hostmap", "Diagnostics", "Fabric",
     "IngestReport", "ingest_report", "ROUTER",
 ]
@@ -52,8 +52,17 @@ _RATE_TABLES = {"linux": LANE_RATES, "signal": LANE_RATES_SIGNAL, "effective": L
 WIDTH_LANES = {"1": 1, "2": 2, "4": 4, "8": 8, "12": 12}
 
 #: Width x speed token, ``4xQDR`` (classic) or ``4x QDR`` (``-p`` report); ``??``/``???`` unknown.
-RATE_TOKEN = re.compile(r"(?<![0-9A-Za-z])(1|2|4|8|12|\?\?)[xX] ?(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)"
-                        r"(?![0-9A-Za-z])")
+#: An unknown width prints as ``??`` with no ``x`` (``??QDR``, ``?????``).
+RATE_TOKEN = re.compile(r"(?<![0-9A-Za-z?])(?:(1|2|4|8|12)[xX]|(\?\?)[xX]?) ?"
+                        r"(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)(?![0-9A-Za-z?])")
+
+
+def parse_rate_token(text):
+    """``(width, speed)`` of the first width/speed token in ``text``, or ``(None, None)``."""
+    m = RATE_TOKEN.search(text)
+    if m is None:
+        return None, None
+    return m.group(1) or m.group(2), m.group(3)
 
 _HOST_DEV = re.compile(r"^(?P<host>\S+)\s+(?P<dev>HCA-\d+|mlx\d+_\d+|mthca\d+|qib\d+|hfi\d+_\d+|bnxt_re\d+|"
                        r"irdma\d+|rxe\d+|ehca\d+|ipath\d+|cxgb\d+|siw\d+)\s*$")
@@ -188,7 +197,7 @@ class Diagnostics:
 
     def warn(self, line, message):
         if self.strict:
-            raise FormatError(message, path=self.path, line=line)
+            raise FormatError("strict mode: " + message, path=self.path, line=line)
         self.warnings.append(str(FormatError(message, path=self.path, line=line)))
 
     def child(self, path):
@@ -206,6 +215,7 @@ class _Node:
     defined: bool = False
     port_guids: dict = field(default_factory=dict)  # port -> port GUID (CAs)
     host: str | None = None  # hostname given by the format itself (Slurm)
+    guid_is_port: bool = False  # the key GUID is a port GUID (-p reports)
 
 
 @dataclass
@@ -336,10 +346,10 @@ class Fabric:
         if n.sysimg is not None and n.sysimg in self._switch_sysimg:
             return None, f"part of switch system {self._switch_sysimg[n.sysimg]} (same sysimgguid)"
         candidates = [n.guid] if n.guid is not None else []
-        for port, pg in sorted(n.port_guids.items()):
-            candidates.append(pg)
-            if n.guid is not None and n.guid == pg and port:
-                candidates.append(pg - port)  # -p reports: node GUID = port GUID - port (ConnectX-3)
+        candidates += [pg for _, pg in sorted(n.port_guids.items())]
+        if n.guid_is_port:
+            # -p reports give only port GUIDs; ConnectX-3 and older have node GUID = port GUID - port.
+            candidates += [pg - port for port, pg in sorted(n.port_guids.items()) if pg > port]
         for g in candidates:
             h = self.hostmap.get(g)
             if h is not None:
@@ -490,7 +500,7 @@ def _split_token(tok):
     m = RATE_TOKEN.fullmatch(tok or "")
     if not m:
         return None, None
-    return m.group(1), m.group(2)
+    return m.group(1) or m.group(2), m.group(3)
 
 
 @dataclass
@@ -522,7 +532,8 @@ class IngestReport:
         lines = [
             f"source        {self.source} ({self.format})",
             f"switches      {self.switches}" + (f" (+{self.routers} routers)" if self.routers else ""),
-            f"hosts         {self.hosts} ({self.cas} CAs" + (f", {self.unnamed_cas} named by GUID" if self.unnamed_cas else "") + ")",
+            f"hosts         {self.hosts}" + ("" if self.format == "slurm" else f" ({self.cas} CAs" + (
+                f", {self.unnamed_cas} named by GUID" if self.unnamed_cas else "") + ")"),
             f"cables        {self.cables} (distinct links {self.links}; self-loops dropped {self.self_loops})",
         ]
         speeds = ", ".join(f"{k}: {v}" for k, v in self.link_speeds.items()) or "-"

@@ -30,7 +30,7 @@ import re
 from libtopomap.errors import FormatError
 from libtopomap.formats import register_format
 
-from ._fabric import RATE_TOKEN, ROUTER, Diagnostics, Fabric, read_hostmap, read_text
+from ._fabric import ROUTER, Diagnostics, Fabric, parse_rate_token, read_hostmap, read_text
 
 __all__ = ["read_ibnetdiscover", "sniff_ibnetdiscover", "parse_ibnetdiscover_lines"]
 
@@ -140,8 +140,7 @@ def parse_ibnetdiscover_lines(lines, fab):
                 pm = _HEX.match(rparen.strip())
                 if pm is None:
                     diag.warn(lineno, f"bad port GUID ({rparen}) of {rkey}[{rport}]")
-            tm = RATE_TOKEN.search(after)
-            width, speed = (tm.group(1), tm.group(2)) if tm else (None, None)
+            width, speed = parse_rate_token(after)
             if rkind is None:
                 existing = fab.nodes.get(rkey)
                 rkind = existing.kind if existing is not None else "?"

@@ -30,7 +30,7 @@ _END = r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})"
 _PORT = re.compile(r"^\s*" + _END + r"\s+(\S+)\s+(\S+)(.*)$")
 _REMOTE = re.compile(r"^\s*-\s+" + _END + r"\s*\(\s?'(.*)'\s?\)\s*$")
 _UNCONNECTED = re.compile(r"^\s*'(.*)'\s*$")
-_WIDTH = re.compile(r"^(1|2|4|8|12|\?\?)[xX]$")
+_WIDTH = re.compile(r"^(?:(1|2|4|8|12)[xX]|(\?\?)[xX]?)$")
 _SPEED = re.compile(r"^(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)$")
 _LINE_START = re.compile(r"^\s*(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s", re.MULTILINE)
 _MAX_PORT = 255
@@ -58,7 +58,7 @@ def parse_ports_lines(lines, fab):
         wm, sm = _WIDTH.match(width), _SPEED.match(speed)
         if wm is None or sm is None:
             diag.warn(lineno, f"bad width/speed {width} {speed!r}; speed taken as unknown")
-        w = wm.group(1) if wm else None
+        w = (wm.group(1) or wm.group(2)) if wm else None
         sp = sm.group(1) if sm else None
         port, lid = int(port), int(lid)
         if rest.strip().startswith("'") or not rest.strip():
@@ -103,6 +103,7 @@ def _endpoint(fab, typ, guid_hex, port, desc, lineno, *, define):
     elif n.desc is None:
         n.desc = desc
     if kind == "ca":
+        n.guid_is_port = True
         n.port_guids.setdefault(port, guid)
     return key
 

@@ -10,7 +10,8 @@
 Each ``SwitchName`` (or ``BlockName``) line is a switch vertex (0 slots) linked to every switch in
 its ``Switches=`` list and every node in its ``Nodes=`` list; nodes are hosts.  Names are hostlist
 expressions (``node[01-16]``, ``n[1-3,5]``, ``rack[1-2]-n[1-4]``; zero padding follows the lower
-bound).  Parameter names are case-insensitive, a trailing ``\\`` continues a line.  The file says
+bound).  Parameter names are case-insensitive; a trailing ``\\`` joins the next line (its leading
+blanks removed).  The file says
 nothing about bandwidth, so every link has capacity 1 (``LinkSpeed`` is ignored), and a pair of
 vertices listed more than once (``s1 Switches=s2`` and ``s2 Switches=s1``) is one link.
 """
@@ -159,8 +160,10 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
         s = raw.split("#", 1)[0].rstrip()
         if start is None:
             start = lineno
+        else:
+            s = s.lstrip()  # a continued line joins the previous one directly
         if s.endswith("\\"):
-            pending += s[:-1] + " "
+            pending += s[:-1]
             continue
         text = (pending + s).strip()
         if text:

@@ -1,0 +1,66 @@
+"""``libtopomap ingest FILE [--format F] [--hostmap MAP] [--slots N] [--strict] -o OUT [--format-out ltm|json]``.
+
+Reads a real fabric description (ibnetdiscover, ibnetdiscover -p, Slurm topology.conf), writes it
+as a libtopomap topology and prints what was read: switches, hosts, CAs left out and why, cables and
+links, the link-speed histogram and every warning (``file:line: message``).
+"""
+
+import re
+import sys
+
+from ..errors import FormatError
+from ..formats import read, sniff, write
+from ..formats.ltm import DEFAULT_SWITCH_PATTERN
+
+_IN_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+
+
+def add_parser(sub):
+    p = sub.add_parser("ingest", help="convert an ibnetdiscover / ibnetdiscover -p / Slurm topology.conf file",
+                       description="Read a real fabric description, write it as a libtopomap topology and "
+                                   "print a summary (switches, hosts, excluded CAs, links, speeds, warnings).")
+    p.add_argument("file", help="fabric description")
+    p.add_argument("--format", choices=_IN_FORMATS, help="input format (default: sniffed from the content)")
+    p.add_argument("--hostmap", metavar="MAP", help="GUID -> hostname map ('H-<guid> host' or '0x<guid> host' lines)")
+    p.add_argument("--slots", type=int, default=1, metavar="N", help="slots (processes) per host (default 1)")
+    p.add_argument("--unknown-capacity", type=float, metavar="GBPS",
+                   help="capacity of cables of unknown speed (default: the fabric's most common capacity)")
+    p.add_argument("--rates", choices=("linux", "signal", "effective"), default="linux",
+                   help="per-lane rate table: Linux/ibstat (default), signalling, or payload after encoding")
+    p.add_argument("--strict", action="store_true", help="fail at the first problem instead of warning")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output topology file")
+    p.add_argument("--format-out", choices=("ltm", "json"), help="output format (default: from OUT's extension, "
+                                                                  "json for .json, else ltm)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    return p
+
+
+def run(args):
+    import adapters  # noqa: F401  (registers the formats)
+    from adapters import ingest_report
+
+    if args.slots < 1:
+        raise FormatError(f"--slots must be a positive integer, got {args.slots}")
+    fmt = args.format
+    if fmt is None:
+        with open(args.file, encoding="utf-8", errors="replace") as fh:
+            fmt = sniff(fh.read(65536), args.file)
+        if fmt not in _IN_FORMATS:
+            raise FormatError(f"not a fabric description (looks like {fmt!r}); name the input format with --format",
+                              path=args.file)
+    topo = read(args.file, format=fmt, strict=args.strict, slots=args.slots, hostmap=args.hostmap,
+                unknown_capacity=args.unknown_capacity, rates=args.rates)
+    report = ingest_report(topo)
+    fmt_out = args.format_out or ("json" if args.output.lower().endswith(".json") else "ltm")
+    write(args.output, topo, format=fmt_out)
+    if not args.quiet:
+        print(report.summary())
+        print(f"wrote         {args.output} ({fmt_out}: {topo.n_vertices} vertices, {topo.n_links} links)")
+        if fmt_out == "ltm":
+            rx = re.compile(DEFAULT_SWITCH_PATTERN, re.IGNORECASE)
+            odd = [n for n, k in zip(topo.names, topo.kinds) if k != "host" and not rx.search(n)]
+            if odd:
+                print(f"note          {len(odd)} switch names (e.g. {odd[0]!r}) do not match the LTM switch rule "
+                      f"{DEFAULT_SWITCH_PATTERN!r}: read {args.output} back with switches=, or use --format-out json",
+                      file=sys.stderr)
+    return 0
