@@ -218,13 +218,13 @@ class _Node:
     guid_is_port: bool = False  # the key GUID is a port GUID (-p reports)
 
 
-@dataclass
 class _Cable:
-    a: tuple
-    b: tuple
-    line: int
-    halves: int = 1
-    caps: list = field(default_factory=list)  # (capacity or None, token)
+    """One cable: its two ends ``(node key, port)``, first line, halves seen, per-half (capacity, token)."""
+
+    __slots__ = ("a", "b", "line", "halves", "caps")
+
+    def __init__(self, a, b, line, halves, caps):
+        self.a, self.b, self.line, self.halves, self.caps = a, b, line, halves, caps
 
 
 class Fabric:
@@ -271,6 +271,7 @@ class Fabric:
         self.loops: set = set()
         self.lids: dict[int, tuple] = {}
         self.excluded: list = []
+        self._rate_cache: dict = {}
 
     # ------------------------------------------------------------------ input
     def node(self, key, kind, guid, *, desc=None, line=None, sysimg=None, define=True):
@@ -307,34 +308,37 @@ class Fabric:
 
     def half_link(self, a, pa, b, pb, width, speed, line):
         """One end's view of a cable ``a[pa] -- b[pb]``; width/speed tokens may be None."""
-        cap = link_capacity(width, speed, self.rates) if width is not None else None
-        token = f"{width}x{speed}" if width is not None and speed is not None else None
+        rate = self._rate_cache.get((width, speed))
+        if rate is None:
+            rate = self._rate_cache[(width, speed)] = (
+                link_capacity(width, speed, self.rates) if width is not None else None,
+                f"{width}x{speed}" if width is not None and speed is not None else None)
         ea, eb = (a, pa), (b, pb)
         key = (ea, eb) if ea <= eb else (eb, ea)
+        c = self.cables.get(key)
+        if c is not None:
+            c.halves += 1
+            c.caps.append(rate)
+            if c.halves > 2:
+                self.diag.warn(line, f"cable {a}[{pa}] -- {b}[{pb}] listed more than twice")
+            return
         if a == b:
             if key not in self.loops:
                 self.loops.add(key)
                 self.diag.warn(line, f"self-loop cable {a}[{pa}] -- [{pb}] dropped")
             return
-        c = self.cables.get(key)
-        if c is not None:
-            c.halves += 1
-            c.caps.append((cap, token))
-            if c.halves > 2:
-                self.diag.warn(line, f"cable {a}[{pa}] -- {b}[{pb}] listed more than twice")
-            return
+        port_owner = self.port_owner
         for end, other in ((ea, eb), (eb, ea)):
-            owner = self.port_owner.get(end)
-            if owner is not None and owner != key:
+            owner = port_owner.get(end)
+            if owner is not None:  # never this cable: it is not in self.cables yet
                 c0 = self.cables[owner]
                 far = c0.b if c0.a == end else c0.a
                 self.diag.warn(line, f"port {end[0]}[{end[1]}] is already cabled to {far[0]}[{far[1]}] "
                                      f"(line {c0.line}); link to {other[0]}[{other[1]}] ignored")
                 return
-        c = _Cable(key[0], key[1], line, 1, [(cap, token)])
-        self.cables[key] = c
-        self.port_owner[ea] = key
-        self.port_owner[eb] = key
+        self.cables[key] = _Cable(key[0], key[1], line, 1, [rate])
+        port_owner[ea] = key
+        port_owner[eb] = key
 
     # ------------------------------------------------------------------ output
     def _host_of(self, n):
@@ -428,6 +432,7 @@ class Fabric:
             fill = Counter(known_caps).most_common(1)[0][0]
         else:
             fill = 1.0
+        unknown_mask = np.array([c is None for c in caps], dtype=bool)
         caps = np.array([fill if c is None else c for c in caps], dtype=np.float64)
 
         # Keep the connected component with the most hosts; isolated vertices go.
@@ -489,18 +494,11 @@ class Fabric:
             "excluded": self.excluded,
             "warnings": diag.warnings,
         }
-        attrs["unknown_speed_cables"] = int(sum(1 for t in tokens if link_capacity(*_split_token(t), self.rates) is None))
+        attrs["unknown_speed_cables"] = int(unknown_mask[lk].sum()) if u.size else 0
         try:
             return Topology(names, links, capacities=caps, slots=slots, kinds=kinds_list, name=name, attrs=attrs)
         except TopologyError as e:  # defensive: the checks above should make this unreachable
             raise FormatError(str(e), path=diag.path) from None
-
-
-def _split_token(tok):
-    m = RATE_TOKEN.fullmatch(tok or "")
-    if not m:
-        return None, None
-    return m.group(1) or m.group(2), m.group(3)
 
 
 @dataclass

@@ -46,6 +46,10 @@ _OWN_LID = re.compile(r"^\s*lid\s+(\S*)\s+lmc\s+(\S*)")
 _KINDS = {"Switch": "switch", "Ca": "ca", "Hca": "ca", "Rt": ROUTER}
 _PREFIX_KIND = {"S": "switch", "H": "ca", "R": ROUTER, "?": "?"}
 _MAX_PORT = 255
+# Every width x speed word the classic writer prints, for a dictionary lookup before the regex.
+_TOKENS = {f"{w}{x}{sp}": (w.rstrip("x"), sp)
+           for w in ("1", "2", "4", "8", "12", "??") for x in (("x",) if w != "??" else ("", "x"))
+           for sp in ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR", "???")}
 _MAX_LID = 0xBFFF  # unicast LIDs are 1..0xBFFF
 
 
@@ -97,14 +101,14 @@ def parse_ibnetdiscover_lines(lines, fab):
         Number of node lines seen (0 means this was not classic ibnetdiscover output).
     """
     diag = fab.diag
+    nodes = fab.nodes
     ids = {}
     current = None  # (key, kind, numports) of the block being read
     n_nodes = 0
+    key_cache = {}  # remote id -> _node_key(id): ids repeat on every port line
     for lineno, raw in enumerate(lines, 1):
         s = raw.strip()
         if not s:
-            continue
-        if _SKIP.match(s):
             continue
         if s[0] == "[":
             m = _PORT_LINE.match(s)
@@ -122,34 +126,45 @@ def parse_ibnetdiscover_lines(lines, fab):
                 continue
             if numports and lport > numports:
                 diag.warn(lineno, f"port {lport} of {key} is beyond its {numports} ports")
-            rkey, rkind, rguid = _node_key(rid)
             if not rid:
                 diag.warn(lineno, "empty remote node id; link ignored")
                 continue
+            rk = key_cache.get(rid)
+            if rk is None:
+                rk = key_cache[rid] = _node_key(rid)
+            rkey, rkind, rguid = rk
             before, rdesc, after = _split_comment(rest)
             if kind != "switch" and lparen is not None:
                 pm = _HEX.match(lparen.strip())
                 if pm is None:
                     diag.warn(lineno, f"bad port GUID ({lparen}) of {key}[{lport}]")
                 else:
-                    fab.nodes[key].port_guids[lport] = int(pm.group(1), 16)
+                    nodes[key].port_guids[lport] = int(pm.group(1), 16)
                 om = _OWN_LID.match(before)
                 if om:
                     _lid(om.group(1), fab, key, lineno)
-            if rparen is not None and rkind == "ca":
+            width = speed = None
+            for word in reversed(after.split()):
+                t = _TOKENS.get(word)
+                if t is not None:
+                    width, speed = t
+                    break
+            else:
+                width, speed = parse_rate_token(after)
+            rnode = nodes.get(rkey)
+            if rnode is None:
+                rnode = fab.node(rkey, rkind or "?", rguid, desc=rdesc, line=lineno, define=False)
+            elif rnode.kind == "?" and rkind is not None:
+                rnode.kind = rkind
+            if rparen is not None and rnode.kind == "ca":
                 pm = _HEX.match(rparen.strip())
                 if pm is None:
                     diag.warn(lineno, f"bad port GUID ({rparen}) of {rkey}[{rport}]")
-            width, speed = parse_rate_token(after)
-            if rkind is None:
-                existing = fab.nodes.get(rkey)
-                rkind = existing.kind if existing is not None else "?"
-            rnode = fab.node(rkey, rkind, rguid, desc=rdesc, line=lineno, define=False)
-            if rparen is not None and rnode.kind == "ca":
-                pm = _HEX.match(rparen.strip())
-                if pm is not None:
+                else:
                     rnode.port_guids.setdefault(rport, int(pm.group(1), 16))
             fab.half_link(key, lport, rkey, rport, width, speed, lineno)
+            continue
+        if s[0] == "#" or _SKIP.match(s):
             continue
         m = _ID_LINE.match(s)
         if m:
