@@ -435,7 +435,7 @@ def plot_hops(topology, messages, placements, *, weighted=False, title=None):
 
 
 # ------------------------------------------------------------------------------------------ times
-def plot_times(sizes, times, *, title=None, speedup_of=None):
+def plot_times(sizes, times, *, title=None, speedup_of=None, notes=None):
     """Simulated time against message size (log-log), one line per placement, and the speed-up.
 
     Parameters
@@ -447,6 +447,8 @@ def plot_times(sizes, times, *, title=None, speedup_of=None):
     title : str, optional
     speedup_of : (str, str), optional
         ``(baseline, improved)`` labels for the speed-up panel (default: the first two entries).
+    notes : dict of str -> str, optional
+        Longer descriptions of the series (how each placement was made), printed under the plot.
 
     Returns
     -------
@@ -490,8 +492,18 @@ def plot_times(sizes, times, *, title=None, speedup_of=None):
         ax2.set_xticks(x)
         ax2.set_xticklabels([format_bytes(s) for s in sizes], rotation=30 if len(sizes) > 5 else 0)
         ax2.set_xlabel("message size")
-        ax2.set_ylabel(f"speed-up ({pair[0]} time / {pair[1]} time)")
+        ax2.set_ylabel("speed-up (x)")
         ax2.set_ylim(0, max(1.2, float(np.nanmax(sp_)) * 1.18))
-        ax2.set_title(f"Speed-up of {pair[1]} over {pair[0]}", fontsize=10)
-    fig.suptitle(title or "SimGrid-simulated time against message size", fontsize=12)
+        ax2.set_title(_wrap(f"Speed-up = {pair[0]} time / {pair[1]} time", 60), fontsize=10)
+    fig.suptitle(_wrap(title or "SimGrid-simulated time against message size", 90), fontsize=12)
+    if notes:
+        text = "\n".join(_wrap(f"{k}: {v}", 150) for k, v in notes.items())
+        fig.text(0.01, 0.0, text, fontsize=8, color="#333333", ha="left", va="bottom")
+        fig.get_layout_engine().set(rect=(0, 0.045 * (1 + text.count("\n")), 1, 1 - 0.045 * (1 + text.count("\n"))))
     return fig
+
+
+def _wrap(text, width):
+    import textwrap
+
+    return "\n".join(textwrap.wrap(str(text), width)) or str(text)
