@@ -52,3 +52,8 @@ from .patterns import load_graph, random_graph, scrambled_torus, stencil  # noqa
 __all__ += ["map_processes", "objective_value", "STRATEGIES", "OBJECTIVES", "map_identity", "map_random",
             "map_greedy", "map_rcm", "map_recursive", "map_multicore", "map_scotch", "refine_two_opt",
             "refine_threshold_accepting", "load_graph", "stencil", "scrambled_torus", "random_graph"]
+
+# Collective-aware rank placement (collective issue, Cui 2024).
+from .collectives import CollectivePlacement, collective_placement  # noqa: E402
+
+__all__ += ["collective_placement", "CollectivePlacement"]

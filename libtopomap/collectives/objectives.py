@@ -1,0 +1,226 @@
+"""Costs of a collective schedule under a rank placement (Cui 2024, sections 3.3 and 3.4).
+
+A *placement* is ``vertices[r]``, the topology vertex that runs rank ``r``.  Three objectives:
+
+``hops``
+    Total hops: the sum over all messages of the hop distance between sender and receiver (the
+    thesis' "total hops", Tables 3.1-3.6 and 4.1).  Every message counts, so a recursive-doubling
+    exchange costs twice its distance and a Bruck step ``P`` messages.
+``contention``
+    Messages of one step that share a link direction (the thesis' "two-opt for contentions"): with
+    ``load(t, a)`` the number of step-``t`` messages whose route crosses arc ``a``, the sum over steps
+    and arcs of ``max(0, load(t, a) - 1)``.
+``step``
+    A step model (ours, beyond the thesis): the sum over steps of the step's largest arc load, i.e.
+    the time of a bulk-synchronous schedule in which a link carries one message per time unit.
+
+Routes are deterministic single shortest paths (at every vertex the next hop is the lowest-index
+neighbour one hop closer to the destination), like the Floyd minimal-path routing of the thesis'
+SimGrid model (Table 3.3).  Arcs are link directions: full-duplex links, opposite messages do not
+contend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..errors import MappingError
+
+__all__ = ["OBJECTIVES", "total_hops", "contention", "step_model", "evaluate_schedule", "job_distances",
+           "next_hop_arcs", "route"]
+
+OBJECTIVES = ("hops", "contention", "step")
+
+# Largest next-hop table (destinations x vertices) built for the path-based objectives.
+_MAX_TABLE = 1 << 28
+
+
+def _placement(topology, vertices):
+    v = np.asarray(vertices if hasattr(vertices, "__len__") else list(vertices))
+    if v.ndim != 1 or (v.size and not np.issubdtype(v.dtype, np.integer)):
+        raise MappingError(f"a placement is a 1-D integer array of vertices, got shape {v.shape} dtype {v.dtype}")
+    v = v.astype(np.int64)
+    bad = np.flatnonzero((v < 0) | (v >= topology.n_vertices))
+    if bad.size:
+        raise MappingError(f"rank {bad[0]} is placed on vertex {v[bad[0]]}, outside 0..{topology.n_vertices - 1}")
+    return v
+
+
+def job_distances(topology, nodes):
+    """Hop distances between the job's nodes, ``(m, m)`` ``int32`` (``nodes`` may repeat a vertex)."""
+    nodes = _placement(topology, nodes)
+    uniq, inv = np.unique(nodes, return_inverse=True)
+    hp = topology.host_position[uniq]
+    if np.all(hp >= 0):
+        d = np.asarray(topology.host_distances[np.ix_(hp, hp)], dtype=np.int32)
+    else:
+        d = topology.hop_distances(uniq)[:, uniq].astype(np.int32)
+    return np.ascontiguousarray(d[np.ix_(inv, inv)])
+
+
+@njit(cache=True)
+def _next_hop_kernel(indptr, indices, dist, out):
+    m, n = dist.shape
+    for t in range(m):
+        for v in range(n):
+            out[t, v] = -1
+            dv = dist[t, v]
+            if dv <= 0:
+                continue
+            for a in range(indptr[v], indptr[v + 1]):
+                if dist[t, indices[a]] == dv - 1:
+                    out[t, v] = a
+                    break
+
+
+def next_hop_arcs(topology, destinations):
+    """``out[t, v]``: CSR arc leaving vertex ``v`` on the route towards ``destinations[t]`` (-1 at it).
+
+    The next hop is the lowest-index neighbour one hop closer (a deterministic minimal route).
+
+    Raises
+    ------
+    MappingError
+        When the table would exceed 2**28 entries (use the ``hops`` objective on such sizes).
+    """
+    dest = np.asarray(destinations, dtype=np.int64)
+    if dest.size * topology.n_vertices > _MAX_TABLE:
+        raise MappingError(f"a route table for {dest.size} destinations on {topology.n_vertices} vertices is "
+                           "too large; use the 'hops' objective")
+    dist = topology.hop_distances(dest)
+    out = np.empty(dist.shape, dtype=np.int32)
+    _next_hop_kernel(topology.indptr, topology.indices, dist, out)
+    return out
+
+
+def route(topology, src, dst, table=None):
+    """The CSR arcs of the deterministic route from vertex ``src`` to vertex ``dst`` (a list)."""
+    table = next_hop_arcs(topology, [dst]) if table is None else table
+    arcs, v = [], int(src)
+    while v != dst:
+        a = int(table[0, v])
+        arcs.append(a)
+        v = int(topology.indices[a])
+    return arcs
+
+
+@njit(cache=True)
+def _path_costs(msrc, mdst, mstep, sweight, n_steps, pos, nodes, table, heads, n_arcs):
+    """(contention, step sum) of messages sorted by step; one arc-load array reused per step."""
+    load = np.zeros(n_arcs, dtype=np.int64)
+    cont = 0
+    stepsum = 0
+    k = 0
+    buf = np.empty(max(n_arcs, 1), dtype=np.int64)
+    for t in range(n_steps):
+        nt = 0
+        mx = 0
+        c = 0
+        while k < msrc.size and mstep[k] == t:
+            ps = pos[msrc[k]]
+            pd = pos[mdst[k]]
+            v = nodes[ps]
+            target = nodes[pd]
+            while v != target:
+                a = table[pd, v]
+                if load[a] == 0:
+                    buf[nt] = a
+                    nt += 1
+                else:
+                    c += 1
+                load[a] += 1
+                if load[a] > mx:
+                    mx = load[a]
+                v = heads[a]
+            k += 1
+        for i in range(nt):
+            load[buf[i]] = 0
+        cont += c * sweight[t]
+        stepsum += mx * sweight[t]
+    return cont, stepsum
+
+
+def _dedupe_steps(steps):
+    """Merge identical steps: (unique steps, multiplicity of each)."""
+    keys, uniq, weight = {}, [], []
+    for s in steps:
+        key = (s.shape[0], s.tobytes())
+        if key in keys:
+            weight[keys[key]] += 1
+        else:
+            keys[key] = len(uniq)
+            uniq.append(s)
+            weight.append(1)
+    return uniq, np.array(weight, dtype=np.int64)
+
+
+def _flatten(steps):
+    if not steps:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    sizes = [len(s) for s in steps]
+    pairs = np.concatenate(steps) if sum(sizes) else np.zeros((0, 2), np.int64)
+    stepid = np.repeat(np.arange(len(steps), dtype=np.int64), sizes)
+    return pairs[:, 0].copy(), pairs[:, 1].copy(), stepid
+
+
+def total_hops(topology, steps, vertices):
+    """Sum over all messages of the hop distance between the two ranks' vertices.
+
+    Examples
+    --------
+    >>> from libtopomap.generators.circulant import circulant
+    >>> from libtopomap.collectives.schedules import schedule
+    >>> total_hops(circulant(16), schedule("allreduce", 16), range(16))
+    64
+    """
+    v = _placement(topology, vertices)
+    src, dst, _ = _flatten(steps)
+    if src.size == 0:
+        return 0
+    _check_ranks(src, dst, v.size)
+    d = job_distances(topology, v)
+    return int(d[src, dst].sum())
+
+
+def _path_eval(topology, steps, v):
+    usteps, sw = _dedupe_steps(steps)
+    src, dst, stepid = _flatten(usteps)
+    if src.size == 0:
+        return 0, 0
+    _check_ranks(src, dst, v.size)
+    uniq, inv = np.unique(v, return_inverse=True)
+    table = next_hop_arcs(topology, uniq)
+    c, s = _path_costs(src, dst, stepid, sw, len(usteps), inv.astype(np.int64), uniq.astype(np.int64), table,
+                       topology.indices.astype(np.int64), topology.n_arcs)
+    return int(c), int(s)
+
+
+def contention(topology, steps, vertices):
+    """Sum over steps and arcs of ``max(0, load - 1)``: messages of a step sharing a link direction."""
+    return _path_eval(topology, steps, _placement(topology, vertices))[0]
+
+
+def step_model(topology, steps, vertices):
+    """Sum over steps of the step's largest arc load (bulk-synchronous link-time model)."""
+    return _path_eval(topology, steps, _placement(topology, vertices))[1]
+
+
+def evaluate_schedule(topology, steps, vertices, *, paths=True):
+    """All objectives of a placement: ``{"hops", "contention", "step"}`` (the last two ``None`` when
+    ``paths`` is false or the route table would be too large)."""
+    v = _placement(topology, vertices)
+    out = {"hops": total_hops(topology, steps, v), "contention": None, "step": None}
+    if paths:
+        try:
+            out["contention"], out["step"] = _path_eval(topology, steps, v)
+        except MappingError:
+            pass
+    return out
+
+
+def _check_ranks(src, dst, p):
+    hi = max(int(src.max()), int(dst.max()))
+    if hi >= p:
+        raise MappingError(f"the schedule names rank {hi} but the placement has only {p} ranks")
