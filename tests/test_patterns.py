@@ -1,0 +1,86 @@
+"""Communication-graph sources: generated patterns, edge lists, Matrix Market, error messages."""
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from libtopomap import CommGraphError, FormatError
+from libtopomap.patterns import load_graph, random_graph, scrambled_torus, stencil
+
+
+def test_stencil_3d_degree_and_size():
+    g = load_graph("stencil:4x4x4")
+    assert g.n == 64
+    assert np.all(np.diff(g.indptr) == 6)  # 7-point: 6 neighbours, periodic
+    assert g.n_edges == 64 * 6
+
+
+def test_stencil_2d_nonperiodic():
+    g = stencil("3x3", periodic=False)
+    assert g.n_edges == 2 * 12  # 12 mesh links, both directions
+    assert sorted(np.diff(g.indptr).tolist()) == [2, 2, 2, 2, 3, 3, 3, 3, 4]
+
+
+def test_stencil_size_two_dimension_has_one_neighbour():
+    assert np.all(np.diff(stencil("2x5").indptr) == 3)
+
+
+def test_scrambled_torus_is_a_relabelled_stencil():
+    a = stencil("4x4").to_scipy()
+    g = load_graph("torus-scrambled:4x4:9")
+    assert g == scrambled_torus("4x4", 9)
+    assert g != stencil("4x4")
+    perm = np.random.default_rng(9).permutation(16)
+    b = g.to_scipy()[perm][:, perm]
+    assert (a != b).nnz == 0
+
+
+def test_random_graph_spec():
+    g = load_graph("random:50:4:2")
+    assert g.n == 50 and g == random_graph(50, 4, 2)
+    assert np.all(g.src != g.dst)
+    assert (g.to_scipy() != g.to_scipy().T).nnz == 0
+
+
+def test_edge_list(tmp_path):
+    p = tmp_path / "g.txt"
+    p.write_text("# comment\n0 1 2.5\n1 2\n\n2 0 1 # trailing\n")
+    g = load_graph(str(p))
+    assert g.n == 3 and g.n_edges == 3
+    assert g.weights.tolist() == [2.5, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("text,msg,line", [
+    ("0 1\n1\n", "expected 'src dst", 2),
+    ("0 1\n0 x\n", "integers", 2),
+    ("0 1 -3\n", "finite and >= 0", 1),
+    ("0 1 nan\n", "finite and >= 0", 1),
+    ("0 -1\n", "non-negative", 1),
+])
+def test_edge_list_errors_name_file_and_line(tmp_path, text, msg, line):
+    p = tmp_path / "bad.txt"
+    p.write_text(text)
+    with pytest.raises(FormatError, match=msg) as e:
+        load_graph(str(p))
+    assert str(e.value).startswith(f"{p}:{line}:")
+
+
+def test_matrix_market_spmv_pattern(tmp_path):
+    a = sp.coo_matrix(([1.0, 2.0, 3.0, 4.0], ([0, 0, 1, 2], [0, 2, 0, 1])), shape=(3, 3))
+    p = tmp_path / "m.mtx"
+    scipy.io.mmwrite(str(p), a)
+    g = load_graph(str(p))
+    # A[0,2] != 0: process 2 sends x_2 to row owner 0; A[1,0]: 0 -> 1; A[2,1]: 1 -> 2; diagonal ignored
+    assert sorted(zip(g.src.tolist(), g.dst.tolist())) == [(0, 1), (1, 2), (2, 0)]
+
+
+def test_bad_specs():
+    with pytest.raises(CommGraphError, match="stencil:DIMS"):
+        load_graph("stencil:")
+    with pytest.raises(CommGraphError, match="SEED must be an integer"):
+        load_graph("torus-scrambled:4x4:x")
+    with pytest.raises(CommGraphError, match="random:P:DEGREE"):
+        load_graph("random:5")
+    with pytest.raises(FileNotFoundError):
+        load_graph("/nonexistent/graph.txt")
