@@ -107,14 +107,16 @@ def hostname_from_description(desc):
 
 
 def _parse_guid(tok):
+    """GUID of ``H-<hex>``, ``0x<hex>`` or 16 bare hex digits; None otherwise (``bad`` is no GUID)."""
     t = tok.strip().strip('"')
+    prefixed = False
     for prefix in ("H-", "S-", "R-", "h-", "s-", "r-"):
         if t.startswith(prefix):
-            t = t[2:]
+            t, prefixed = t[2:], True
             break
     if t[:2] in ("0x", "0X"):
-        t = t[2:]
-    if not t or len(t) > 16 or not re.fullmatch(r"[0-9a-fA-F]+", t):
+        t, prefixed = t[2:], True
+    if not t or len(t) > 16 or not re.fullmatch(r"[0-9a-fA-F]+", t) or (not prefixed and len(t) != 16):
         return None
     return int(t, 16)
 
