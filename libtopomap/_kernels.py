@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import njit
 
-__all__ = ["ecmp_traffic", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows"]
+__all__ = ["ecmp_traffic", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows", "alg3_levels"]
 
 
 @njit(cache=True)
@@ -224,3 +224,67 @@ def _bfs_rows(indptr, indices, n, sources, column, out, nchunks):
                             if cw >= 0:
                                 out[i, cw] = level
     return out
+
+
+@njit(cache=True)
+def alg3_levels(indptr, indices, arc_source, arc_capacity, n, esrc, edst, ew):
+    """Algorithm 3 of Hoefler & Snir without a priority queue.
+
+    With ``rho = omega_hat + load`` and ``omega_hat`` larger than any path load, Dijkstra on ``rho``
+    minimises (hops, load) lexicographically.  A breadth-first search from the source that keeps,
+    per vertex, the least-loaded predecessor arc among those one level up computes the same
+    optimum exactly (no float cancellation against ``omega_hat``) in ``O(reached arcs)``; the
+    search stops once the level holding the target is complete.  Returns the per-arc load (sum of
+    ``w / c`` over the edges routed through each arc); ``load[0] = NaN`` flags an unreachable target.
+    """
+    load = np.zeros(indices.size, dtype=np.float64)
+    dist = np.full(n, -1, dtype=np.int64)
+    best = np.zeros(n, dtype=np.float64)
+    pred_arc = np.full(n, -1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    for e in range(esrc.size):
+        s = esrc[e]
+        t = edst[e]
+        if s == t:
+            continue
+        dist[s] = 0
+        best[s] = 0.0
+        order[0] = s
+        head = 0
+        tail = 1
+        found = False
+        while head < tail and not found:
+            level_end = tail
+            while head < level_end:
+                v = order[head]
+                head += 1
+                dv = dist[v]
+                bv = best[v]
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if dist[w] < 0:
+                        dist[w] = dv + 1
+                        best[w] = bv + load[a]
+                        pred_arc[w] = a
+                        order[tail] = w
+                        tail += 1
+                        if w == t:
+                            found = True
+                    elif dist[w] == dv + 1:
+                        c = bv + load[a]
+                        if c < best[w]:
+                            best[w] = c
+                            pred_arc[w] = a
+        if not found:
+            load[0] = np.nan
+        else:
+            x = t
+            while x != s:
+                a = pred_arc[x]
+                load[a] += ew[e] / arc_capacity[a]
+                x = arc_source[a]
+        for j in range(tail):
+            v = order[j]
+            dist[v] = -1
+            pred_arc[v] = -1
+    return load

@@ -161,30 +161,37 @@ def max_congestion(topology, graph, mapping):
 def congestion_estimate(topology, graph, mapping):
     """Per-arc congestion by LibTopoMap's fast heuristic (Hoefler & Snir, Algorithm 3).
 
-    Each communication edge is routed on one shortest path found by Dijkstra with arc weights
-    ``rho``; ``rho`` starts at ``max(w) * |V_H|^2`` so a path with fewer hops always wins, and every
-    routed edge adds ``w / c`` to the arcs it uses, so later edges avoid loaded arcs among the
-    shortest paths.
+    Communication edges are routed one after another (CSR order of the communication graph), each
+    on a single path.  In the seed, Dijkstra runs on arc weights ``rho`` that start at
+    ``omega_hat = max(w) * |V_H|**2`` (so a path with fewer hops always wins) and grow by ``w / c``
+    along every routed path, so later edges avoid loaded arcs among the shortest paths.  Here the
+    same choice -- the shortest path (in hops) of least accumulated load -- is computed exactly by a
+    level-synchronous BFS that keeps the least-loaded predecessor of each vertex, without a heap
+    and without adding loads to the huge ``omega_hat`` (ties may be broken differently).
 
     Returns
     -------
-    numpy.ndarray of float64 per arc (CSR order), already divided by capacity.
+    numpy.ndarray of float64 per arc (CSR order): the accumulated ``w / c``, i.e. congestion.
+
+    Raises
+    ------
+    TopologyError
+        If a communicating pair of vertices is not connected.
 
     References
     ----------
-    T. Hoefler and M. Snir, ICS'11, Algorithm 3 ("Determine Congestion") and Theorem 5.
+    T. Hoefler and M. Snir, ICS'11, section 5.1, Algorithm 3 ("Determine Congestion") and Theorem 5.
     """
     g, vert = _prepare(topology, graph, mapping)
     if g.n_edges == 0:
         return np.zeros(topology.n_arcs)
-    omega_hat = float(g.weights.max()) * float(topology.n_vertices) ** 2
     esrc = vert[g.src].astype(np.int64)
     edst = vert[g.dst].astype(np.int64)
-    rho = _kernels.alg3_traffic(topology.indptr, topology.indices, topology.arc_source.astype(np.int64),
-                                topology.arc_capacity, topology.n_vertices, esrc, edst, g.weights, omega_hat)
-    if rho.size and np.isnan(rho[0]):
+    load = _kernels.alg3_levels(topology.indptr, topology.indices, topology.arc_source.astype(np.int64),
+                                topology.arc_capacity, topology.n_vertices, esrc, edst, g.weights)
+    if load.size and np.isnan(load[0]):
         raise TopologyError("a communicating pair of vertices is not connected")
-    return np.maximum(rho, 0.0)
+    return load
 
 
 def evaluate(topology, graph, mapping, *, routing="ecmp"):

@@ -227,3 +227,43 @@ def test_properties_keys_and_fattree_aspl():
     assert (p["hosts"], p["switches"], p["vertices"]) == (k ** n, n * k ** (n - 1), k ** n + n * k ** (n - 1))
     total = sum((k - 1) * k ** (n - 1 - i) * 2 * (n - i) for i in range(n))
     assert p["diameter"] == 2 * n and p["aspl"] == pytest.approx(total / (k ** n - 1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_alg3_each_edge_takes_a_least_loaded_shortest_path(seed):
+    """Algorithm 3's rule, checked edge by edge against all shortest paths enumerated by networkx."""
+    from libtopomap import _kernels
+
+    topo, comm, vert = random_case(seed)
+    es = np.asarray(vert)[comm.src].astype(np.int64)
+    ed = np.asarray(vert)[comm.dst].astype(np.int64)
+    nxg = topo.to_networkx()
+    args = (topo.indptr, topo.indices, topo.arc_source.astype(np.int64), topo.arc_capacity, topo.n_vertices)
+    before = np.zeros(topo.n_arcs)
+    for k in range(es.size):
+        after = _kernels.alg3_levels(*args, es[:k + 1], ed[:k + 1], comm.weights[:k + 1])
+        if es[k] == ed[k]:
+            np.testing.assert_allclose(after, before)
+            continue
+        used = np.flatnonzero(~np.isclose(after, before))
+        paths = list(nx.all_shortest_paths(nxg, int(es[k]), int(ed[k])))
+        costs = [sum(before[arc_index(topo, x, y)] for x, y in zip(p, p[1:])) for p in paths]
+        assert used.size == len(paths[0]) - 1  # one shortest path
+        assert before[used].sum() == pytest.approx(min(costs), abs=1e-9)
+        np.testing.assert_allclose(after[used] - before[used], comm.weights[k] / topo.arc_capacity[used])
+        before = after
+
+
+def test_alg3_matches_seed_dijkstra_formulation_on_unique_tie_free_case():
+    from libtopomap import _kernels
+
+    topo = torus("5x5")
+    rng = np.random.default_rng(3)
+    es = rng.integers(0, 25, 40).astype(np.int64)
+    ed = rng.integers(0, 25, 40).astype(np.int64)
+    w = rng.uniform(1, 2, 40)  # distinct weights: load ties are unlikely
+    args = (topo.indptr, topo.indices, topo.arc_source.astype(np.int64), topo.arc_capacity, topo.n_vertices)
+    ours = _kernels.alg3_levels(*args, es, ed, w)
+    seed_version = _kernels.alg3_traffic(*args, es, ed, w, float(w.max()) * 25 ** 2)
+    assert ours.sum() == pytest.approx(seed_version.sum())
+    assert ours.max() == pytest.approx(seed_version.max(), rel=0.35)
