@@ -152,3 +152,19 @@ def test_sniffing_and_unknown_format(tmp_path):
         load(p, format="nope")
     with pytest.raises(FormatError, match="cannot open"):
         load(tmp_path / "missing.ltm")
+
+
+def test_shipped_examples_match_their_generators():
+    import pathlib
+
+    import libtopomap as L
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
+    expected = {"torus-4x4": L.torus("4x4"), "torus-8x8x8": L.torus("8x8x8"), "fattree-k4-n3": L.fattree(4, 3),
+                "dragonfly-g9-a4-p2-h2": L.dragonfly(9, 4, 2, 2), "percs-s4-d3": L.percs(4, 3, seed=1),
+                "rtt-8": L.rtt(8)}
+    for name, topo in expected.items():
+        for ext in ("ltm", "json"):
+            t = load(root / f"{name}.{ext}")
+            assert t == topo, f"{name}.{ext}"
+            assert t.name == name
