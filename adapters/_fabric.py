@@ -353,14 +353,20 @@ class Fabric:
             return None, f"part of switch system {self._switch_sysimg[n.sysimg]} (same sysimgguid)"
         candidates = [n.guid] if n.guid is not None else []
         candidates += [pg for _, pg in sorted(n.port_guids.items())]
-        if n.guid_is_port:
-            # -p reports give only port GUIDs; ConnectX-3 and older have node GUID = port GUID - port.
-            candidates += [pg - port for port, pg in sorted(n.port_guids.items()) if pg > port]
         for g in candidates:
             h = self.hostmap.get(g)
             if h is not None:
                 return h, None
-        return hostname_from_description(n.desc), None
+        h = hostname_from_description(n.desc)
+        if h is None and n.guid_is_port:
+            # -p reports give only port GUIDs; ConnectX-3 and older have node GUID = port GUID - port.
+            # Only a fallback for CAs whose description names no host: a neighbouring device's GUID
+            # could match too.
+            for port, pg in sorted(n.port_guids.items()):
+                h = self.hostmap.get(pg - port)
+                if h is not None:
+                    break
+        return h, None
 
     def build(self, *, name=None, fmt=None):
         """Make the Topology (see the class docstring); raises FormatError when no host remains."""

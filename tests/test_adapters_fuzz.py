@@ -1,0 +1,95 @@
+"""Fuzz the fabric adapters with mutations of real dumps: only FormatError may escape.
+
+Inputs are windows of the shared dumps and of ``topology_files/`` mutated by truncation, line swaps,
+line deletion/duplication and random bytes; each is read with every adapter (strict and not) and by
+sniffing.  A bounded budget keeps this in CI; ``benchmarks/fuzz_ingest.py`` runs the long version.
+"""
+
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from libtopomap.errors import FormatError
+from libtopomap.formats import read_buffer, sniff
+from libtopomap.topology import Topology
+
+from conftest import SHARED
+
+FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
+TOPO = SHARED / "topologies"
+FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+
+
+def _corpus():
+    paths = sorted(FILES.glob("small_fabric*"))
+    if TOPO.is_dir():
+        paths += sorted(TOPO.glob("*.txt")) + sorted(TOPO.glob("extras/*.txt"))
+    return [p.read_text(encoding="utf-8", errors="replace") for p in paths]
+
+
+CORPUS = _corpus()
+
+
+@st.composite
+def mutated(draw):
+    text = draw(st.sampled_from(CORPUS))
+    lines = text.splitlines(keepends=True)
+    # a window keeps inputs small (the big dumps have thousands of lines)
+    start = draw(st.integers(0, max(0, len(lines) - 1)))
+    lines = lines[start:start + draw(st.integers(1, 120))]
+    for _ in range(draw(st.integers(0, 4))):
+        op = draw(st.sampled_from(["swap", "delete", "dup", "bytes", "truncate", "insert"]))
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        if op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "delete":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "bytes":
+            s = lines[i]
+            k = draw(st.integers(0, len(s)))
+            junk = draw(st.binary(min_size=1, max_size=8)).decode("latin-1")
+            lines[i] = s[:k] + junk + s[k + draw(st.integers(0, 3)):]
+        elif op == "truncate":
+            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
+            del lines[i + 1:]
+        else:
+            lines.insert(i, draw(st.text(max_size=40)) + "\n")
+    return "".join(lines)
+
+
+def _check(text):
+    try:
+        fmt = sniff(text[:65536])
+    except FormatError:
+        fmt = None
+    for name in FORMATS + ((fmt,) if fmt and fmt not in FORMATS else ()):
+        for strict in (False, True):
+            try:
+                opts = {"strict": strict} if name in FORMATS else {}
+                t = read_buffer(text, name, path="fuzz", **opts)
+            except FormatError as e:
+                assert str(e)  # documented error type, with a message
+            else:
+                assert isinstance(t, Topology) and t.hosts.size >= 1
+                if name in FORMATS:
+                    assert isinstance(t.attrs["warnings"], list) and isinstance(t.attrs["excluded"], list)
+
+
+@pytest.mark.skipif(not CORPUS, reason="no corpus")
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutated())
+def test_only_format_error_escapes(text):
+    _check(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=300))
+def test_random_text_only_format_error(text):
+    _check(text)
