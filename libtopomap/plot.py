@@ -154,12 +154,13 @@ def _grid_coords(dims):
     return np.column_stack([px * (k + 1.5) + c[:, 2], -(py * (b + 1.5) + c[:, 1])])
 
 
-def layout(topology):
+def layout(topology, dims=None):
     """Plot positions ``(n_vertices, 2)`` and a description of how they were chosen.
 
     Grid networks (``attrs["dims"]`` with 1 to 3 dimensions, possibly concentrated) get their grid;
     ring-based networks (``random_shortcut_ring``, ``circulant``) a circle in vertex order; networks
-    with switches layers by distance from the hosts; anything else networkx's force layout.
+    with switches layers by distance from the hosts; anything else networkx's force layout.  ``dims``
+    (e.g. ``(8, 8)``) forces a grid layout for a grid network read from a file without its attributes.
 
     Returns
     -------
@@ -169,7 +170,12 @@ def layout(topology):
 
     n = topology.n_vertices
     attrs = topology.attrs or {}
-    dims = attrs.get("dims")
+    if dims is not None:
+        from .generators.grid import parse_dims
+
+        dims = list(parse_dims(dims))
+    else:
+        dims = attrs.get("dims")
     gen = attrs.get("generator")
     if dims and 1 <= len(dims) <= 3 and n >= int(np.prod(dims)):
         m = int(np.prod(dims))
@@ -222,7 +228,7 @@ def _layered(topology):
     return np.column_stack([x, y])
 
 
-def _link_segments(topology, pos, how):
+def _link_segments(topology, pos, how, dims):
     """Line segments of the links; grid wrap-around and between-plane links become short stubs."""
     u = topology.link_u.astype(np.int64)
     v = topology.link_v.astype(np.int64)
@@ -233,7 +239,6 @@ def _link_segments(topology, pos, how):
         return np.concatenate(segs), np.concatenate(owner), 0
     d = np.linalg.norm(pv - pu, axis=1)
     far = d > 1.05
-    dims = topology.attrs["dims"]
     if len(dims) == 1 or not far.any():
         return np.concatenate(segs), np.concatenate(owner), 0
     near = ~far
@@ -279,7 +284,7 @@ def _per_link(topology, arc_values):
     return out
 
 
-def plot_link_loads(topology, loads, *, titles=None, placements=None, label="link load", title=None):
+def plot_link_loads(topology, loads, *, titles=None, placements=None, label="link load", title=None, dims=None):
     """Per-link load of one or more placements drawn on the network, one colour scale for all.
 
     Parameters
@@ -297,6 +302,8 @@ def plot_link_loads(topology, loads, *, titles=None, placements=None, label="lin
         Colour bar label (say what the load is and its unit).
     title : str, optional
         Figure title.
+    dims : str or sequence of int, optional
+        Grid dimensions for the layout when ``topology.attrs`` has none (see :func:`layout`).
 
     Returns
     -------
@@ -311,8 +318,12 @@ def plot_link_loads(topology, loads, *, titles=None, placements=None, label="lin
     per_link = [_per_link(topology, x) for x in loads]
     k = len(per_link)
     titles = list(titles) if titles is not None else [f"placement {i + 1}" for i in range(k)]
-    pos, how = layout(topology)
-    segs, owner, n_stub = _link_segments(topology, pos, how)
+    pos, how = layout(topology, dims)
+    if how == "grid":
+        from .generators.grid import parse_dims
+
+        dims = list(parse_dims(dims)) if dims is not None else topology.attrs["dims"]
+    segs, owner, n_stub = _link_segments(topology, pos, how, dims)
     vmax = max(float(x.max()) if x.size else 0.0 for x in per_link) or 1.0
     norm = Normalize(vmin=0.0, vmax=vmax)
     cmap = colormaps["YlOrRd"]
@@ -347,8 +358,7 @@ def plot_link_loads(topology, loads, *, titles=None, placements=None, label="lin
         ax.scatter(pos[idle, 0], pos[idle, 1], s=ms, c="white", edgecolors="#555555", linewidths=0.5, zorder=3)
         ax.scatter(pos[used, 0], pos[used, 1], s=ms, c="#1f3b73", zorder=4, linewidths=0)
         ax.set_title(f"{titles[i]}\nmax {val.max():.4g}" if val.size else titles[i], fontsize=10)
-        dims = (topology.attrs or {}).get("dims")
-        if how == "grid" and dims and len(dims) == 3:
+        if how == "grid" and len(dims) == 3:
             m = int(np.prod(dims))
             for a in range(dims[0]):
                 block = pos[a * dims[1] * dims[2]:(a + 1) * dims[1] * dims[2]]

@@ -1,0 +1,146 @@
+"""``libtopomap plot KIND ...``: draw a mapping as PNG and SVG.
+
+Kinds:
+
+* ``adjacency`` -- adjacency matrices of the communication graph and of the network before and after
+  RCM ordering (Hoefler & Snir, ICS'11, Figure 3);
+* ``loads`` -- per-link load of the original and the mapped placement drawn on the network;
+* ``hops`` -- histograms of the hops per message, original vs mapped;
+* ``times`` -- simulated time against message size, original vs mapped (from ``simulate --json``
+  output with ``--from``, or simulated now).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..errors import LibTopoMapError, MappingError
+from ._simulate import resolve_workload
+
+KINDS = ("adjacency", "loads", "hops", "times")
+
+
+def add_parser(sub):
+    p = sub.add_parser("plot", help="draw adjacency matrices, link loads, hop histograms or simulated times",
+                       description="Draw a picture of a mapping and write it as STEM.png and STEM.svg. "
+                                   "Needs matplotlib (the 'plot' extra).")
+    p.add_argument("kind", choices=KINDS,
+                   help="adjacency: matrices before/after RCM; loads: link loads on the network; hops: hop "
+                        "histograms; times: simulated time vs message size")
+    p.add_argument("-o", "--output", metavar="STEM", help="output file stem (default: libtopomap-KIND)")
+    p.add_argument("--topology", metavar="FILE", help="topology file")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--graph", metavar="GRAPH", help="communication graph (stencil:16x16, a file, ...)")
+    what.add_argument("--collective", choices=("bcast", "allreduce", "alltoall", "allgather"),
+                      help="a collective's schedule instead of a graph")
+    p.add_argument("--procs", type=int, metavar="P", help="number of ranks of the collective")
+    p.add_argument("--root", type=int, default=0, help="root of bcast")
+    p.add_argument("--placement", metavar="HOW", help="original placement (see 'libtopomap simulate --help')")
+    mapped = p.add_mutually_exclusive_group()
+    mapped.add_argument("--mapping", metavar="FILE", help="mapped placement from a file")
+    mapped.add_argument("--strategy", metavar="S", help="mapped placement computed by this strategy")
+    p.add_argument("--seed", type=int, default=0, help="seed of random placements and searches")
+    p.add_argument("--iterations", type=int, default=200_000, help="swaps of two-opt/anneal rank placement")
+    p.add_argument("--load", choices=("ecmp", "simgrid"), default="ecmp",
+                   help="loads: ECMP model (default) or SimGrid's single shortest paths (needs SimGrid)")
+    p.add_argument("--weighted", action="store_true", help="hops: count volume instead of messages")
+    p.add_argument("--from", dest="from_json", metavar="JSON",
+                   help="times: read 'libtopomap simulate --json' output instead of simulating")
+    p.add_argument("--sizes", default="1K,64K,1M", help="times: message sizes (default 1K,64K,1M)")
+    p.add_argument("--bandwidth", default="100Gbps", help="times/loads: link bandwidth (default 100Gbps)")
+    p.add_argument("--latency", default="100ns", help="times/loads: link latency (default 100ns)")
+    p.add_argument("--dims", help="loads: draw the network as this grid, e.g. 8x8 (for a torus/mesh file "
+                                  "without its generator attributes)")
+    p.add_argument("--title", help="figure title")
+    return p
+
+
+def _require(args, *names):
+    missing = [f"--{n}" for n in names if getattr(args, n) is None]
+    if missing:
+        raise MappingError(f"plot {args.kind} needs {' and '.join(missing)}")
+
+
+def _need_workload(args):
+    _require(args, "topology")
+    if args.graph is None and args.collective is None:
+        raise MappingError(f"plot {args.kind} needs --graph GRAPH or --collective C --procs P")
+
+
+def run(args):
+    from .. import plot as P
+
+    stem = args.output or f"libtopomap-{args.kind}"
+    if args.kind == "adjacency":
+        if args.topology is None and args.graph is None and args.collective is None:
+            raise MappingError("plot adjacency needs --topology, --graph/--collective, or both")
+        topo = None
+        graph = None
+        if args.topology is not None:
+            from ..formats import read
+
+            topo = read(args.topology)
+        if args.graph is not None:
+            from ..patterns import load_graph
+
+            graph = load_graph(args.graph)
+        elif args.collective is not None:
+            from ..collectives import schedule, schedule_graph
+
+            _require(args, "procs")
+            graph = schedule_graph(schedule(args.collective, args.procs, root=args.root), args.procs)
+        fig = P.plot_adjacency(topo, graph, title=args.title)
+    elif args.kind == "times" and args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+                sizes = data["sizes"]
+                times = {"original": data["original"]["times"], "mapped": data["mapped"]["times"]}
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise LibTopoMapError(f"{args.from_json}: not the output of 'libtopomap simulate --json' ({e})") \
+                    from None
+        notes = data.get("placements")
+        fig = P.plot_times(sizes, times, title=args.title or f"{data.get('communication', '')} on "
+                           f"{data.get('topology', '')}", notes=notes)
+    else:
+        _need_workload(args)
+        w = resolve_workload(args)
+        notes = {"original": w.original_label, "mapped": w.mapped_label}
+        title = args.title
+        if args.kind == "hops":
+            msgs = w.messages(1)
+            fig = P.plot_hops(w.topology, msgs, {"original": w.original, "mapped": w.mapped},
+                              weighted=args.weighted,
+                              title=title or f"Hops per message: {w.description}")
+        elif args.kind == "loads":
+            if args.load == "ecmp":
+                from ..metrics import link_traffic
+                from ..commgraph import CommGraph
+
+                allm = np.concatenate(w.messages(1))
+                g = CommGraph(w.nprocs, allm[:, 0], allm[:, 1], allm[:, 2].astype(np.float64))
+                loads = [link_traffic(w.topology, g, v) / w.topology.arc_capacity for v in (w.original, w.mapped)]
+                label = "ECMP load (messages per unit capacity)"
+            else:
+                from ..simulate import compare
+
+                res = compare(w.topology, w.communication, w.original, w.mapped, sizes=[1024],
+                              bandwidth=args.bandwidth, latency=args.latency, root=w.root)
+                loads = [res["original"].link_load, res["mapped"].link_load]
+                label = "load on SimGrid's shortest paths (messages per unit capacity)"
+            fig = P.plot_link_loads(w.topology, loads, titles=["original", "mapped"],
+                                    placements=[w.original, w.mapped], label=label,
+                                    title=title or f"Link load: {w.description}", dims=args.dims)
+        else:  # times, simulated now
+            from ..simulate import compare, parse_sizes
+
+            sizes = parse_sizes(args.sizes)
+            res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes,
+                          bandwidth=args.bandwidth, latency=args.latency, root=w.root)
+            fig = P.plot_times(sizes, {"original": res["original"].times, "mapped": res["mapped"].times},
+                               title=title or f"{w.description} on {w.topology.name or args.topology}", notes=notes)
+    files = P.save(fig, stem)
+    print("wrote " + ", ".join(files))
+    return 0
