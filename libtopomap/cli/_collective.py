@@ -1,0 +1,55 @@
+"""``libtopomap collective``: hops of a collective before and after rank placement (Cui 2024, ch. 3-4)."""
+
+import json
+
+from ..collectives import ALLOCATIONS, COLLECTIVES, OBJECTIVES, OPTIMIZERS, collective_placement
+from ..formats import read
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "collective", help="place the ranks of a Bcast/Allreduce/Alltoall/Allgather to cut their hops",
+        description="Allocate --procs nodes of the topology (--placement), start from the ascending rank "
+                    "order and improve it (--optimizer); print total hops, contention and the step model "
+                    "before and after.  'before' is the allocation with ascending rank order.")
+    p.add_argument("--topology", required=True, help="topology file (any registered format)")
+    p.add_argument("--format", help="topology format (default: sniffed)")
+    p.add_argument("--collective", choices=COLLECTIVES, default="allreduce",
+                   help="bcast (binomial tree), allreduce (recursive doubling), alltoall (Bruck), "
+                        "allgather (ring); default allreduce")
+    p.add_argument("--procs", type=int, required=True, help="number of processes (one per node)")
+    p.add_argument("--placement", choices=ALLOCATIONS, default="random",
+                   help="node allocation: ascending ids, random, tree (BFS), ring (consecutive), circulant "
+                        "(stride n/P, Alg. 4.1); default random")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="two-opt",
+                   help="none, two-opt (thesis 3.3.2), greedy, anneal (greedy + simulated annealing); "
+                        "default two-opt")
+    p.add_argument("--objective", choices=OBJECTIVES, default="hops", help="what to minimise (default hops)")
+    p.add_argument("--iterations", type=int, default=200_000, help="swaps tried (default 200000)")
+    p.add_argument("--root", type=int, default=0, help="bcast root (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed for allocation and swaps (default 0)")
+    p.add_argument("--no-paths", action="store_true", help="skip contention/step model (no route table)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def run(args):
+    topo = read(args.topology, format=args.format)
+    res = collective_placement(topo, args.placement, args.collective, nprocs=args.procs, objective=args.objective,
+                               optimizer=args.optimizer, iterations=args.iterations, seed=args.seed,
+                               root=args.root, evaluate_paths=not args.no_paths)
+    out = {"topology": topo.name, "placement": args.placement, **res.as_dict(), "seed": args.seed}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{args.collective} on {args.procs} of {topo.hosts.size} nodes of {topo.name or args.topology}, "
+          f"{args.placement} allocation, {args.optimizer} ({out["iterations"]} iterations, objective "
+          f"{args.objective})")
+    for k in ("hops", "contention", "step"):
+        b, a = out[f"{k}_before"], out[f"{k}_after"]
+        if b is None:
+            continue
+        change = f"  ({100.0 * (a - b) / b:+.1f}%)" if b else ""
+        print(f"  {k:<11} {b:>10} -> {a:<10}{change}")
+    print(f"  seconds     {out['seconds']:.3f}")
+    return 0
