@@ -168,3 +168,11 @@ def test_shipped_examples_match_their_generators():
             t = load(root / f"{name}.{ext}")
             assert t == topo, f"{name}.{ext}"
             assert t.name == name
+
+
+def test_ltm_keeps_non_round_capacities_exactly():
+    t = Topology(["a", "b", "c"], [(0, 1), (1, 2)], capacities=[1 / 3, 24.0])
+    buf = io.StringIO()
+    write_buffer(buf, t, "ltm")
+    assert "1(24)" in buf.getvalue()
+    assert np.array_equal(read_buffer(buf.getvalue(), "ltm").capacity, t.capacity)

@@ -184,3 +184,10 @@ def test_peer_generators_are_exported():
     assert circulant(16, [1, 3]).n_links == 32
     t = random_shortcut_ring(32, 5, seed=1)
     assert t.n_vertices == 32
+
+
+def test_concentrate_names_and_capacity():
+    t = concentrate(rtt(2), 2, capacity=4.0)
+    assert t.names[:2] == ("sw-n0", "sw-n1") and t.names[8:12] == ("n0-0", "n0-1", "n1-0", "n1-1")
+    assert sorted(set(t.capacity.tolist())) == [1.0, 4.0]
+    assert t.attrs["concentration"] == 2

@@ -204,10 +204,16 @@ def write_ltm(topology, file):
     for v in range(n):
         lo, hi = indptr[v], indptr[v + 1]
         if weighted:
-            ents = " ".join(f"{w}({c:g})" for w, c in zip(indices[lo:hi].tolist(), cap[lo:hi].tolist()))
+            ents = " ".join(f"{w}({_number(c)})" for w, c in zip(indices[lo:hi].tolist(), cap[lo:hi].tolist()))
         else:
             ents = " ".join(map(str, indices[lo:hi].tolist()))
         file.write(f"{v} {ents}\n".replace(" \n", "\n"))
+
+
+def _number(c):
+    """Shortest text that reads back as exactly ``c`` ("24", "2.5", "0.3333333333333333")."""
+    s = f"{c:g}"
+    return s if float(s) == c else repr(c)
 
 
 def _sniff(head):

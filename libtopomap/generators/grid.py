@@ -114,20 +114,18 @@ def concentrate(topology, c, *, capacity=1.0, name=None):
     if c < 1:
         raise TopologyError(f"concentration must be >= 1, got {c}")
     routers = topology.hosts
-    names = ["sw-" + nm if i in set(routers.tolist()) else nm for i, nm in enumerate(topology.names)]
+    is_router = topology.slots > 0
+    names = ["sw-" + nm if r else nm for nm, r in zip(topology.names, is_router.tolist())]
     kinds = [SWITCH] * topology.n_vertices
     slots = [0] * topology.n_vertices
     links = [np.stack([topology.link_u, topology.link_v], 1)]
     caps = [topology.capacity]
     base = topology.n_vertices
-    new = []
-    for j, r in enumerate(routers.tolist()):
-        for k in range(c):
-            new.append((r, base + j * c + k))
-            names.append(f"{topology.names[r]}-{k}")
+    new = np.stack([np.repeat(routers.astype(np.int64), c), base + np.arange(routers.size * c)], 1)
+    names += [f"{topology.names[r]}-{k}" for r in routers.tolist() for k in range(c)]
     kinds += [HOST] * (len(routers) * c)
     slots += [1] * (len(routers) * c)
-    links.append(np.array(new, dtype=np.int64).reshape(-1, 2))
+    links.append(new)
     caps.append(np.full(len(new), float(capacity)))
     return Topology(names, np.concatenate(links), capacities=np.concatenate(caps), slots=slots, kinds=kinds,
                     name=name or f"{topology.name}-c{c}", attrs={**topology.attrs, "concentration": c})
