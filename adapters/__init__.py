@@ -7,7 +7,8 @@ Importing this package registers its formats with :func:`libtopomap.formats.regi
 * ``ibnetdiscover``: classic ibnetdiscover output (``-g``, ``-f``), ibdiagnet's ``.ibnetdiscover``,
   ibsim net files (:mod:`adapters.ibnetdiscover`);
 * ``ibnetdiscover-ports``: ``ibnetdiscover -p`` / ``-s -p`` reports (:mod:`adapters.ibnetdiscover_ports`);
-* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`adapters.slurm`).
+* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`adapters.slurm`);
+* ``ibdiagnet-lst``: OpenSM / ibdiagnet ``.lst`` link lists (:mod:`adapters.ibdiagnet_lst`).
 
 Reader options (all formats): ``strict=`` (raise FormatError at the first problem), ``slots=``
 (per host, default 1); InfiniBand formats also take ``hostmap=`` (GUID -> hostname file or dict),
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 from libtopomap.formats import read as _read
 
-from . import ibnetdiscover, ibnetdiscover_ports, slurm  # noqa: F401  (register the formats)
+from . import ibdiagnet_lst, ibnetdiscover, ibnetdiscover_ports, slurm  # noqa: F401  (register the formats)
 from ._fabric import (LANE_RATES, LANE_RATES_EFFECTIVE, LANE_RATES_SIGNAL, IngestReport, hostname_from_description,
                       ingest_report, link_capacity, read_hostmap)
 
 __all__ = ["ingest", "ingest_report", "IngestReport", "link_capacity", "hostname_from_description", "read_hostmap",
            "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "FORMATS"]
 
-FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
 
 def ingest(path, format=None, **options):

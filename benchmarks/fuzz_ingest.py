@@ -5,7 +5,7 @@ Usage: ``python benchmarks/fuzz_ingest.py [-n 100000] [--seed 0] [--jobs 2]``
 Inputs are windows (1-150 lines) of the shared dumps (``../shared/topologies``, extras included) and
 of ``topology_files/``, mutated 0-5 times by line swaps, deletions, duplications, truncation, random
 bytes, random lines, CRLF/BOM/TAB changes.  Each input is read by ``ibnetdiscover``,
-``ibnetdiscover-ports`` and ``slurm`` (strict and not) and by the sniffed format.  Any exception
+``ibnetdiscover-ports``, ``slurm`` and ``ibdiagnet-lst`` (strict and not) and by the sniffed format.  Any exception
 other than :class:`~libtopomap.FormatError` is a failure: the script prints it with the input and
 exits 1.  It prints the number of inputs, how they ended, and the slowest read.
 """
@@ -21,7 +21,7 @@ from collections import Counter
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
 
 def corpus():

@@ -46,6 +46,8 @@ SHARED_COUNTS = [
     ("extras/treydock__infiniband_exporter__test.out.txt", "ibnetdiscover-ports", 2, 2, 3, 3, 0, 1, 300.0),
     ("extras/treydock__infiniband_exporter__test2.out.txt", "ibnetdiscover-ports", 1, 1, 1, 1, 0, 1, 200.0),
     ("extras/ltaulell__HPC_toolset__X5.topology.conf.txt", "slurm", 11, 89, 113, 113, 0, 0, 113.0),
+    # OpenSM .lst: every line is one direction of a cable; no SPD -> SDR
+    ("extras/nmorey__ibutils__subnet.lst.txt", "ibdiagnet-lst", 62, 3, 172, 172, 0, 0, 172 * 10.0),
 ]
 
 
@@ -110,10 +112,10 @@ def test_hostmap_names_x5():
 
 @needs_shared
 def test_out_of_scope_files_raise_format_error():
-    for rel in ("extras/nmorey__ibutils__subnet.lst.txt", "extras/ltaulell__HPC_toolset__X5.map.txt"):
+    for rel in ("extras/ltaulell__HPC_toolset__X5.map.txt",):
         with pytest.raises(FormatError):
             ltm.load(TOPO / rel)
-        for fmt in ("ibnetdiscover", "ibnetdiscover-ports", "slurm"):
+        for fmt in ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst"):
             with pytest.raises(FormatError):
                 ltm.load(TOPO / rel, format=fmt)
 

@@ -19,7 +19,7 @@ from conftest import SHARED
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
 TOPO = SHARED / "topologies"
-FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm")
+FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
 
 def _corpus():
