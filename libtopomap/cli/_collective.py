@@ -43,7 +43,7 @@ def run(args):
         print(json.dumps(out))
         return 0
     print(f"{args.collective} on {args.procs} of {topo.hosts.size} nodes of {topo.name or args.topology}, "
-          f"{args.placement} allocation, {args.optimizer} ({out["iterations"]} iterations, objective "
+          f"{args.placement} allocation, {args.optimizer} ({out['iterations']} iterations, objective "
           f"{args.objective})")
     for k in ("hops", "contention", "step"):
         b, a = out[f"{k}_before"], out[f"{k}_after"]
