@@ -392,10 +392,13 @@ def hop_counts(topology, messages, placement):
 
     vert = np.asarray(placement, dtype=np.int64)
     if isinstance(messages, (list, tuple)) and messages and np.asarray(messages[0]).ndim == 2:
-        allm = np.concatenate([np.asarray(s) for s in messages if len(s)]) if any(len(s) for s in messages) \
-            else np.zeros((0, 2), np.int64)
+        parts = []
+        for s in messages:
+            a = np.asarray(s, dtype=np.float64).reshape(len(s), -1) if len(s) else np.zeros((0, 3))
+            parts.append(a[:, :3] if a.shape[1] >= 3 else np.column_stack([a[:, :2], np.ones(len(a))]))
+        allm = np.concatenate(parts) if parts else np.zeros((0, 3))
         src, dst = allm[:, 0].astype(np.int64), allm[:, 1].astype(np.int64)
-        w = allm[:, 2].astype(np.float64) if allm.shape[1] > 2 else np.ones(len(allm))
+        w = allm[:, 2]
     else:
         g = as_commgraph(messages)
         src, dst, w = g.src, g.dst, g.weights
