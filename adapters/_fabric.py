@@ -342,6 +342,17 @@ class Fabric:
         port_owner[ea] = key
         port_owner[eb] = key
 
+    def warn_one_sided(self):
+        """One warning for the cables printed by one end only although both ends have a block of
+        their own (every ibnetdiscover dialect prints each cable from both ends)."""
+        nodes = self.nodes
+        odd = [c for c in self.cables.values()
+               if c.halves == 1 and nodes[c.a[0]].defined and nodes[c.b[0]].defined]
+        if odd:
+            c = odd[0]
+            self.diag.warn(c.line, f"{len(odd)} cables are listed by one end only (e.g. {c.a[0]}[{c.a[1]}] -- "
+                                   f"{c.b[0]}[{c.b[1]}]): the dump is inconsistent or was edited")
+
     # ------------------------------------------------------------------ output
     def _host_of(self, n):
         """(hostname or None, reason-if-excluded or None) of a CA node."""
@@ -419,7 +430,8 @@ class Fabric:
             if va is None or vb is None:
                 continue  # an end is excluded (SHARP AN ...) or of unknown type
             if va == vb:
-                diag.warn(c.line, f"cable {c.a[0]}[{c.a[1]}] -- {c.b[0]}[{c.b[1]}] joins two CAs of host {va!r}; dropped")
+                diag.warn(c.line, f"cable {c.a[0]}[{c.a[1]}] -- {c.b[0]}[{c.b[1]}] joins two CAs of host {va!r}; "
+                                  "dropped")
                 continue
             known = [(cap, tok) for cap, tok in c.caps if cap is not None]
             if known:

@@ -253,6 +253,7 @@ def read_ibnetdiscover(file, *, path="<stream>", strict=False, hostmap=None, slo
 
 
 def _finish(fab, path, name, fmt):
+    fab.warn_one_sided()
     if name is None and path not in (None, "<stream>"):
         import os
         name = os.path.basename(str(path))

@@ -341,3 +341,12 @@ def test_synthetic_fat_tree_small():
     assert rep.warnings == [] and np.all(t.degree[t.hosts] == 1)
     with pytest.raises(ValueError):
         fat_tree_ibnetdiscover(cores=7)
+
+
+def test_one_sided_cable_warns():
+    text = _small_text()
+    line = next(s for s in text.splitlines() if s.startswith("[1](c003)"))
+    t = read_buffer(text.replace(line + "\n", ""), "ibnetdiscover", path="e")
+    assert t.hosts.size == 5  # the cable still counts (the switch end printed it)
+    assert any("1 cables are listed by one end only (e.g. S-0000000000000b01[3] -- H-000000000000c003[1])" in w
+               for w in t.attrs["warnings"])

@@ -16,7 +16,8 @@ _IN_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
 
 def add_parser(sub):
-    p = sub.add_parser("ingest", help="convert an ibnetdiscover / ibnetdiscover -p / Slurm topology.conf / ibdiagnet .lst file",
+    p = sub.add_parser("ingest",
+                       help="convert an ibnetdiscover / ibnetdiscover -p / Slurm topology.conf / ibdiagnet .lst file",
                        description="Read a real fabric description, write it as a libtopomap topology and "
                                    "print a summary (switches, hosts, excluded CAs, links, speeds, warnings).")
     p.add_argument("file", help="fabric description")
