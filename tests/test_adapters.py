@@ -348,5 +348,5 @@ def test_one_sided_cable_warns():
     line = next(s for s in text.splitlines() if s.startswith("[1](c003)"))
     t = read_buffer(text.replace(line + "\n", ""), "ibnetdiscover", path="e")
     assert t.hosts.size == 5  # the cable still counts (the switch end printed it)
-    assert any("1 cables are listed by one end only (e.g. S-0000000000000b01[3] -- H-000000000000c003[1])" in w
+    assert any("e:27: 1 cables are listed by one end only (e.g. H-000000000000c003[1] -- S-0000000000000b01[3])" in w
                for w in t.attrs["warnings"])
