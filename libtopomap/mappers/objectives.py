@@ -35,7 +35,11 @@ OBJECTIVES = ("congestion", "dilation", "hopbytes")
 
 # Weight of the smooth term sqrt(mean(c^2)) added to the maximum congestion while searching: without
 # it almost every swap leaves the maximum unchanged and the search walks blind on a plateau.
-CONGESTION_TIE = 0.25
+CONGESTION_TIE = 1.0
+# Share of moves that put a process next to one of its communication partners (the rest go to a
+# uniformly random slot), and how many nearest slot vertices count as "next to".
+LOCAL_MOVES = 0.9
+NEAR_SLOTS = 12
 
 
 def check_objective(objective):
@@ -115,15 +119,21 @@ class SymGraph:
 
 # ----------------------------------------------------------------------------- numba kernels
 @njit(cache=True)
-def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma, flow, order):
+def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma, flow, order, vdist, log_arc,
+               log_val, log_n):
     """Add ECMP flow ``wf`` from s to t (and ``wr`` back from t to s) to ``traffic``.
 
     Breadth-first search from s, level by level, stopping after the level that holds t; then the
-    unit flow at t is pushed back to s in proportion to path counts.  Scratch arrays must be reset
-    (dist -1, sigma/flow 0) and are reset again on return.  Returns False if t is unreachable.
+    unit flow at t is pushed back to s in proportion to path counts.  With an all-vertex distance
+    matrix ``vdist`` (n x n; 1 x 1 = none) only vertices on shortest s-t paths are visited.  Every
+    change is appended to ``log_arc/log_val`` while they have room (``log_n[1]`` is set to 1 on
+    overflow).  Scratch arrays must be reset (dist -1, sigma/flow 0) and are reset on return.
+    Returns False if t is unreachable.
     """
     if s == t:
         return True
+    prune = vdist.shape[0] == indptr.size - 1
+    dst_t = np.int64(vdist[s, t]) if prune else 0
     dist[s] = 0
     sigma[s] = 1.0
     order[0] = s
@@ -139,6 +149,8 @@ def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma,
             for a in range(indptr[v], indptr[v + 1]):
                 w = indices[a]
                 if dist[w] < 0:
+                    if prune and np.int64(vdist[w, t]) != dst_t - dv - 1:
+                        continue
                     dist[w] = dv + 1
                     order[tail] = w
                     tail += 1
@@ -152,6 +164,7 @@ def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma,
     if found:
         flow[t] = 1.0
         dt = dist[t]
+        cap = log_arc.size
         for j in range(tail - 1, 0, -1):
             w = order[j]
             fw = flow[w]
@@ -164,9 +177,19 @@ def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma,
                 if dist[v] == dw - 1:
                     f = ratio * sigma[v]
                     # arc a goes w -> v; its reverse goes v -> w (the s -> t direction)
-                    traffic[arc_reverse[a]] += wf * f
+                    ra = arc_reverse[a]
+                    traffic[ra] += wf * f
                     traffic[a] += wr * f
                     flow[v] += f
+                    k = log_n[0]
+                    if k + 2 <= cap:
+                        log_arc[k] = ra
+                        log_val[k] = wf * f
+                        log_arc[k + 1] = a
+                        log_val[k + 1] = wr * f
+                        log_n[0] = k + 2
+                    else:
+                        log_n[1] = 1
     for j in range(tail):
         w = order[j]
         dist[w] = -1
@@ -177,14 +200,17 @@ def _pair_flow(indptr, indices, arc_reverse, s, t, wf, wr, traffic, dist, sigma,
 
 @njit(cache=True)
 def _full_traffic(indptr, indices, arc_reverse, g_ptr, g_idx, g_wout, g_win, proc_vertex, traffic,
-                  dist, sigma, flow, order):
+                  dist, sigma, flow, order, vdist):
     """Traffic of all edges (each undirected pair once, u < x) into ``traffic``."""
+    log_arc = np.empty(0, np.int64)
+    log_val = np.empty(0)
+    log_n = np.zeros(2, np.int64)
     for u in range(g_ptr.size - 1):
         for k in range(g_ptr[u], g_ptr[u + 1]):
             x = g_idx[k]
             if x > u:
                 _pair_flow(indptr, indices, arc_reverse, proc_vertex[u], proc_vertex[x], g_wout[k], g_win[k],
-                           traffic, dist, sigma, flow, order)
+                           traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
 
 
 @njit(cache=True)
@@ -236,13 +262,13 @@ def _move_edges(a, b, g_ptr, g_idx, nbuf_u, nbuf_x, nbuf_k):
 
 @njit(cache=True)
 def _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, sign, indptr, indices, arc_reverse, g_wout, g_win,
-                 traffic, dist, sigma, flow, order):
+                 traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n):
     for i in range(cnt):
         u = nbuf_u[i]
         x = nbuf_x[i]
         k = nbuf_k[i]
         _pair_flow(indptr, indices, arc_reverse, proc_vertex[u], proc_vertex[x], sign * g_wout[k], sign * g_win[k],
-                   traffic, dist, sigma, flow, order)
+                   traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
 
 
 @njit(cache=True)
@@ -251,7 +277,8 @@ def _search(n_iter, thresholds, seed_state, mode, tie,
             g_ptr, g_idx, g_wout, g_win, g_wsum,
             hpos, hdist,
             indptr, indices, arc_reverse, inv_cap, traffic,
-            cur_score, best_score, best_proc_vertex, stall_limit, deltas_out):
+            cur_score, best_score, best_proc_vertex, stall_limit, deltas_out,
+            near_ptr, near_idx, slot_first, slot_count, p_local, vdist):
     """Random-swap local search: ``n_iter`` moves, iteration i accepts a move when
     ``delta < thresholds[i]`` (all zeros = two-opt descent; decreasing = threshold accepting).
 
@@ -275,6 +302,9 @@ def _search(n_iter, thresholds, seed_state, mode, tie,
     sigma = np.zeros(n)
     flow = np.zeros(n)
     order = np.empty(n, np.int64)
+    log_arc = np.empty(1 << 20, np.int64)
+    log_val = np.empty(1 << 20)
+    log_n = np.zeros(2, np.int64)
     accepted = 0
     improved = 0
     since_best = 0
@@ -282,7 +312,20 @@ def _search(n_iter, thresholds, seed_state, mode, tie,
     for it in range(n_iter):
         a = np.random.randint(P)
         sa = proc_slot[a]
-        sb = np.random.randint(S)
+        deg_a = g_ptr[a + 1] - g_ptr[a]
+        if deg_a > 0 and near_idx.size > 0 and np.random.random() < p_local:
+            # local move: next to the vertex of a random communication partner of a
+            x = g_idx[g_ptr[a] + np.random.randint(deg_a)]
+            vx = proc_vertex[x]
+            lo = near_ptr[vx]
+            cnt_near = near_ptr[vx + 1] - lo
+            if cnt_near == 0:
+                sb = np.random.randint(S)
+            else:
+                w = near_idx[lo + np.random.randint(cnt_near)]
+                sb = slot_first[w] + np.random.randint(slot_count[w])
+        else:
+            sb = np.random.randint(S)
         va = slot_vertex[sa]
         vb = slot_vertex[sb]
         if va == vb:
@@ -308,13 +351,15 @@ def _search(n_iter, thresholds, seed_state, mode, tie,
                 delta += w * (np.float64(hdist[pu_new, px_new]) - np.float64(hdist[pu_old, px_old]))
             new_score = cur_score + delta
         else:
+            log_n[0] = 0
+            log_n[1] = 0
             _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, -1.0, indptr, indices, arc_reverse, g_wout,
-                         g_win, traffic, dist, sigma, flow, order)
+                         g_win, traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
             proc_vertex[a] = vb
             if b >= 0:
                 proc_vertex[b] = va
             _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, 1.0, indptr, indices, arc_reverse, g_wout,
-                         g_win, traffic, dist, sigma, flow, order)
+                         g_win, traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
             mx, new_score = _congestion_score(traffic, inv_cap, tie)
             delta = new_score - cur_score
         deltas_out[it] = delta
@@ -339,16 +384,74 @@ def _search(n_iter, thresholds, seed_state, mode, tie,
         else:
             since_best += 1
             if mode == 1:
-                _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, -1.0, indptr, indices, arc_reverse, g_wout,
-                             g_win, traffic, dist, sigma, flow, order)
-                proc_vertex[a] = va
-                if b >= 0:
-                    proc_vertex[b] = vb
-                _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, 1.0, indptr, indices, arc_reverse, g_wout,
-                             g_win, traffic, dist, sigma, flow, order)
+                if log_n[1] == 0:
+                    for i in range(log_n[0]):
+                        traffic[log_arc[i]] -= log_val[i]
+                    proc_vertex[a] = va
+                    if b >= 0:
+                        proc_vertex[b] = vb
+                else:  # the log overflowed: route the flows back
+                    _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, -1.0, indptr, indices, arc_reverse,
+                                 g_wout, g_win, traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
+                    proc_vertex[a] = va
+                    if b >= 0:
+                        proc_vertex[b] = vb
+                    _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, 1.0, indptr, indices, arc_reverse,
+                                 g_wout, g_win, traffic, dist, sigma, flow, order, vdist, log_arc, log_val, log_n)
         if stall_limit > 0 and since_best >= stall_limit:
             return cur_score, best_score, accepted, improved, it + 1
     return cur_score, best_score, accepted, improved, n_iter
+
+
+# All-vertex hop matrices (uint8) up to this many vertices (64 MiB) let the congestion kernel visit
+# only the vertices on shortest paths.
+_VDIST_LIMIT = 8192
+
+
+def _vertex_distances(topology):
+    """All-pairs hop distances between all vertices (switches included) as uint8, or a 1 x 1 dummy
+    when the network is too large or too deep; cached on the topology object."""
+    cached = getattr(topology, "_ltm_vertex_distances", None)
+    if cached is not None:
+        return cached
+    n = topology.n_vertices
+    out = np.zeros((1, 1), np.uint8)
+    if n <= _VDIST_LIMIT:
+        from scipy.sparse import csgraph
+
+        d = csgraph.shortest_path(topology.adjacency, method="D", unweighted=True)
+        if np.isfinite(d).all() and d.max() < 255:
+            out = d.astype(np.uint8)
+    try:
+        topology._ltm_vertex_distances = out
+    except AttributeError:  # pragma: no cover - slotted topology
+        pass
+    return out
+
+
+def _near_slots(topology, slots, k=NEAR_SLOTS, limit=8000):
+    """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (by hops,
+    ties in index order), as CSR ``(ptr, idx)`` over all vertices; empty beyond ``limit`` hosts."""
+    n = topology.n_vertices
+    usable = np.flatnonzero(slots > 0)
+    if usable.size < 2 or usable.size > limit:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+    pos = topology.host_position[usable]
+    d = topology.host_distances[np.ix_(pos, pos)].astype(np.int32)
+    np.fill_diagonal(d, np.iinfo(np.int32).max)
+    kk = min(k, usable.size - 1)
+    part = np.argpartition(d, kk - 1, axis=1)[:, :kk]
+    # keep every vertex tied with the k-th nearest so the sample is not biased by index order
+    kth = np.take_along_axis(d, part, axis=1).max(axis=1)
+    mask = d <= kth[:, None]
+    counts = np.zeros(n, np.int64)
+    counts[usable] = mask.sum(axis=1)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    idx = np.empty(ptr[-1], np.int64)
+    for i, v in enumerate(usable.tolist()):
+        idx[ptr[v]:ptr[v + 1]] = usable[np.flatnonzero(mask[i])]
+    return ptr, idx
 
 
 class SwapState:
@@ -392,7 +495,11 @@ class SwapState:
         else:
             self.hdist = np.zeros((1, 1), np.uint8)
             self.traffic = np.zeros(topology.n_arcs)
+        self.vdist = _vertex_distances(topology) if self.mode == 1 else np.zeros((1, 1), np.uint8)
         self.inv_cap = 1.0 / topology.arc_capacity
+        self.slot_first = first[:-1].copy()
+        self.slot_count = slots.copy()
+        self.near_ptr, self.near_idx = _near_slots(topology, slots)
         self.score = self.recompute()
         self.best_score = self.score
         self.best = self.proc_vertex.copy()
@@ -405,7 +512,8 @@ class SwapState:
         n = t.n_vertices
         self.traffic[:] = 0.0
         _full_traffic(t.indptr, t.indices, t.arc_reverse, s.indptr, s.indices, s.wout, s.win, self.proc_vertex,
-                      self.traffic, np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64))
+                      self.traffic, np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64),
+                      self.vdist)
         return float(_congestion_score(self.traffic, self.inv_cap, CONGESTION_TIE)[1])
 
     def run(self, thresholds, rng, stall_limit=0):
@@ -418,7 +526,8 @@ class SwapState:
             self.slot_vertex, self.occupant, self.proc_slot, self.proc_vertex,
             s.indptr, s.indices, s.wout, s.win, s.wsum, self.hpos, self.hdist,
             t.indptr, t.indices, t.arc_reverse, self.inv_cap, self.traffic,
-            self.score, self.best_score, self.best, stall_limit, deltas)
+            self.score, self.best_score, self.best, stall_limit, deltas,
+            self.near_ptr, self.near_idx, self.slot_first, self.slot_count, LOCAL_MOVES, self.vdist)
         self.score = cur
         self.best_score = best
         return acc, imp, done, deltas[:done]

@@ -43,7 +43,7 @@ def refine_two_opt(topology, graph, mapping, *, slots=None, seed=None, objective
     Returns
     -------
     Mapping
-        The best mapping seen (for congestion: by the search score ``max c + 0.25 sqrt(mean c^2)``;
+        The best mapping seen (for congestion: by the search score ``max c + sqrt(mean c^2)``;
         :func:`map_processes` keeps the construction when the refinement is not better).
 
     References
