@@ -225,7 +225,11 @@ def _greedy(P, D, inc_ptr, inc_other, inc_w, nbr_ptr, nbr, first_node):
 
 
 @njit(cache=True)
-def _route(sign, ps, pd, st, sw, nodes, node_row, table, heads, load, hist, smax, objective):
+def _route(sign, ps, pd, st, sw, nodes, node_row, table, heads, load, hist, smax, objective, big):
+    """Add (sign > 0) or remove one message's route; returns the change of the objective.
+
+    Objective 1 is the contention; objective 2 is ``big * step model + contention``: the step model
+    decides, contention breaks its many ties (a max-load objective is flat for most swaps)."""
     v = nodes[ps]
     target = nodes[pd]
     row = node_row[pd]
@@ -235,42 +239,40 @@ def _route(sign, ps, pd, st, sw, nodes, node_row, table, heads, load, hist, smax
         L = load[st, a]
         if sign > 0:
             load[st, a] = L + 1
-            if objective == 1:
-                if L >= 1:
-                    delta += sw
-            else:
+            if L >= 1:
+                delta += sw
+            if objective == 2:
                 hist[st, L] -= 1
                 hist[st, L + 1] += 1
                 if L + 1 > smax[st]:
                     smax[st] = L + 1
-                    delta += sw
+                    delta += sw * big
         else:
             load[st, a] = L - 1
-            if objective == 1:
-                if L >= 2:
-                    delta -= sw
-            else:
+            if L >= 2:
+                delta -= sw
+            if objective == 2:
                 hist[st, L] -= 1
                 hist[st, L - 1] += 1
                 if L == smax[st] and hist[st, L] == 0:
                     smax[st] = L - 1
-                    delta -= sw
+                    delta -= sw * big
         v = heads[a]
     return delta
 
 
 @njit(cache=True)
-def _paths_init(pos, msrc, mdst, mstep, sw, nodes, node_row, table, heads, load, hist, smax, objective):
+def _paths_init(pos, msrc, mdst, mstep, sw, nodes, node_row, table, heads, load, hist, smax, objective, big):
     tot = 0
     for m in range(msrc.size):
         tot += _route(1, pos[msrc[m]], pos[mdst[m]], mstep[m], sw[mstep[m]], nodes, node_row, table, heads,
-                      load, hist, smax, objective)
+                      load, hist, smax, objective, big)
     return tot
 
 
 @njit(cache=True)
 def _paths_move(a, b, pos, msrc, mdst, mstep, sw, minc_ptr, minc, buf, nodes, node_row, table, heads, load, hist,
-                smax, objective):
+                smax, objective, big):
     """Swap ranks a and b, updating loads; returns (delta, number of affected messages in buf)."""
     n = 0
     for k in range(minc_ptr[a], minc_ptr[a + 1]):
@@ -285,40 +287,40 @@ def _paths_move(a, b, pos, msrc, mdst, mstep, sw, minc_ptr, minc, buf, nodes, no
     for i in range(n):
         m = buf[i]
         d += _route(-1, pos[msrc[m]], pos[mdst[m]], mstep[m], sw[mstep[m]], nodes, node_row, table, heads, load,
-                    hist, smax, objective)
+                    hist, smax, objective, big)
     pa = pos[a]
     pos[a] = pos[b]
     pos[b] = pa
     for i in range(n):
         m = buf[i]
         d += _route(1, pos[msrc[m]], pos[mdst[m]], mstep[m], sw[mstep[m]], nodes, node_row, table, heads, load,
-                    hist, smax, objective)
+                    hist, smax, objective, big)
     return d, n
 
 
 @njit(cache=True)
 def _paths_undo(a, b, n, pos, msrc, mdst, mstep, sw, buf, nodes, node_row, table, heads, load, hist, smax,
-                objective):
+                objective, big):
     for i in range(n):
         m = buf[i]
         _route(-1, pos[msrc[m]], pos[mdst[m]], mstep[m], sw[mstep[m]], nodes, node_row, table, heads, load, hist,
-               smax, objective)
+               smax, objective, big)
     pa = pos[a]
     pos[a] = pos[b]
     pos[b] = pa
     for i in range(n):
         m = buf[i]
         _route(1, pos[msrc[m]], pos[mdst[m]], mstep[m], sw[mstep[m]], nodes, node_row, table, heads, load, hist,
-               smax, objective)
+               smax, objective, big)
 
 
 @njit(cache=True)
 def _paths_search(pos, rank_at, msrc, mdst, mstep, sw, minc_ptr, minc, inc_ptr, inc_other, nbr_ptr, nbr, nodes,
-                  node_row, table, heads, load, hist, smax, objective, iters, annealing, pguide, t0, t1, seed,
+                  node_row, table, heads, load, hist, smax, objective, big, iters, annealing, pguide, t0, t1, seed,
                   best_pos, sample_only):
     np.random.seed(seed)
     P = pos.size
-    cur = _paths_init(pos, msrc, mdst, mstep, sw, nodes, node_row, table, heads, load, hist, smax, objective)
+    cur = _paths_init(pos, msrc, mdst, mstep, sw, nodes, node_row, table, heads, load, hist, smax, objective, big)
     start = cur
     best = cur
     best_pos[:] = pos
@@ -335,13 +337,13 @@ def _paths_search(pos, rank_at, msrc, mdst, mstep, sw, minc_ptr, minc, inc_ptr, 
         if a == b:
             continue
         d, n = _paths_move(a, b, pos, msrc, mdst, mstep, sw, minc_ptr, minc, buf, nodes, node_row, table, heads,
-                           load, hist, smax, objective)
+                           load, hist, smax, objective, big)
         if sample_only:
             if d > 0:
                 samples[ns] = d
                 ns += 1
             _paths_undo(a, b, n, pos, msrc, mdst, mstep, sw, buf, nodes, node_row, table, heads, load, hist, smax,
-                        objective)
+                        objective, big)
             continue
         if d < 0 or (annealing and np.random.random() < math.exp(-d / temp)):
             rank_at[pos[a]] = a
@@ -353,7 +355,7 @@ def _paths_search(pos, rank_at, msrc, mdst, mstep, sw, minc_ptr, minc, inc_ptr, 
                 best_pos[:] = pos
         else:
             _paths_undo(a, b, n, pos, msrc, mdst, mstep, sw, buf, nodes, node_row, table, heads, load, hist, smax,
-                        objective)
+                        objective, big)
     if annealing and best < cur:
         pos[:] = best_pos
         for i in range(P):
@@ -415,6 +417,8 @@ class _Problem:
             self.S = S
             self.n_arcs = topology.n_arcs
             self.lmax = int(per_step.max()) if S else 0
+            # Exceeds any contention, so big * step + contention orders by step first.
+            self.big = int(self.sw[self.mstep].sum() * max(int(self.D.max()), 1) + 1) if self.msrc.size else 1
 
     def _loads(self):
         load = np.zeros((self.S, self.n_arcs), dtype=np.int32)
@@ -441,9 +445,11 @@ class _Problem:
         start, cost, acc, samples = _paths_search(
             pos, rank_at, self.msrc, self.mdst, self.mstep, self.sw, self.minc_ptr, self.minc, self.inc_ptr,
             self.inc_other, self.nbr_ptr, self.nbr, self.nodes, self.node_row, self.table, self.heads, load, hist,
-            smax, objective, iters, annealing, pguide, t0, t1, seed, best, sample_only)
+            smax, objective, self.big, iters, annealing, pguide, t0, t1, seed, best, sample_only)
         if sample_only:
-            return samples
+            return samples % self.big if objective == 2 else samples
+        if objective == 2:  # report the step model itself
+            return pos, int(start) // self.big, int(cost) // self.big, int(acc)
         return pos, int(start), int(cost), int(acc)
 
 
@@ -546,6 +552,7 @@ def _calibrate(problem, perm, pguide, seed):
     the end."""
     n = _CALIBRATION_SWAPS if problem.objective == "hops" else _CALIBRATION_SWAPS // 4
     d = problem.search(perm, n, False, pguide, 1.0, 1.0, seed + 1, sample_only=True)
+    d = d[d > 0]
     unit = float(d.min()) if d.size else 1.0
     return _T_START * unit, _T_END * unit
 
