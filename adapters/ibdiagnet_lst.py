@@ -24,8 +24,9 @@ from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
 __all__ = ["read_ibdiagnet_lst", "sniff_ibdiagnet_lst"]
 
 _END = (r"\{\s*(SW|CA|RT)(?:-SM)?\s+Ports:\s*([0-9A-Fa-f]+)\s+SystemGUID:\s*([0-9A-Fa-f]{1,16})\s+"
-        r"NodeGUID:\s*([0-9A-Fa-f]{1,16})\s+PortGUID:\s*([0-9A-Fa-f]{1,16})\s+.*?\{(.*?)\}\s+"
+        r"NodeGUID:\s*([0-9A-Fa-f]{1,16})\s+PortGUID:\s*([0-9A-Fa-f]{1,16})\s+[^{}]*\{(.{0,128}?)\}\s+"
         r"LID:\s*([0-9A-Fa-f]+)\s+PN:\s*([0-9A-Fa-f]+)\s*\}")
+# Bounded pieces ([^{}]*, a description of at most 128 characters) keep garbage lines linear.
 _LINE = re.compile(r"^\s*" + _END + r"\s*" + _END + r"(.*)$")
 _PHY = re.compile(r"PHY=(\d+)[xX]")
 _SPD = re.compile(r"SPD=([0-9.]+)")
@@ -94,7 +95,7 @@ def read_ibdiagnet_lst(file, *, path="<stream>", strict=False, hostmap=None, slo
 
 def sniff_ibdiagnet_lst(head):
     """True when a line starts with ``{ SW|CA|RT Ports:``."""
-    return bool(re.search(r"^\s*\{\s*(SW|CA|RT)(-SM)?\s+Ports:", head, re.MULTILINE))
+    return bool(re.search(r"^[ \t]*\{[ \t]*(SW|CA|RT)(-SM)?[ \t]+Ports:", head, re.MULTILINE))
 
 
 register_format("ibdiagnet-lst", reader=read_ibdiagnet_lst, sniff=sniff_ibdiagnet_lst, extensions=(".lst",),

@@ -26,13 +26,14 @@ __all__ = ["read_ibnetdiscover_ports", "sniff_ibnetdiscover_ports", "parse_ports
 
 _TYPES = {"SW": "switch", "CA": "ca", "RT": ROUTER}
 _PREFIX = {"SW": "S-", "CA": "H-", "RT": "rtr-"}
-_END = r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})"
+_END = r"(SW|CA|RT)\s+(\d{1,9})\s+(\d{1,9})\s+0x([0-9a-fA-F]{1,16})"
 _PORT = re.compile(r"^\s*" + _END + r"\s+(\S+)\s+(\S+)(.*)$")
 _REMOTE = re.compile(r"^\s*-\s+" + _END + r"\s*\(\s?'(.*)'\s?\)\s*$")
 _UNCONNECTED = re.compile(r"^\s*'(.*)'\s*$")
 _WIDTH = re.compile(r"^(?:(1|2|4|8|12)[xX]|(\?\?)[xX]?)$")
 _SPEED = re.compile(r"^(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)$")
-_LINE_START = re.compile(r"^\s*(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s", re.MULTILINE)
+# [ \t] rather than \s: a MULTILINE ^\s* rescans runs of blank lines (quadratic on a file of newlines)
+_LINE_START = re.compile(r"^[ \t]*(SW|CA|RT)[ \t]+\d+[ \t]+\d+[ \t]+0x[0-9a-fA-F]+[ \t]", re.MULTILINE)
 _MAX_PORT = 255
 _MAX_LID = 0xFFFF
 

@@ -243,7 +243,7 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
     return fab.build(name=name, fmt="slurm")
 
 
-_SNIFF = re.compile(r"^\s*(SwitchName|BlockName)\s*=\s*\S", re.IGNORECASE | re.MULTILINE)
+_SNIFF = re.compile(r"^[ \t]*(SwitchName|BlockName)[ \t]*=[ \t]*\S", re.IGNORECASE | re.MULTILINE)
 
 
 def sniff_slurm(head):

@@ -350,3 +350,13 @@ def test_one_sided_cable_warns():
     assert t.hosts.size == 5  # the cable still counts (the switch end printed it)
     assert any("e:27: 1 cables are listed by one end only (e.g. H-000000000000c003[1] -- S-0000000000000b01[3])" in w
                for w in t.attrs["warnings"])
+
+
+def test_sniffing_blank_runs_is_linear():
+    # a MULTILINE '^\s*' would rescan every run of blank lines: 4,000 newlines took seconds
+    import time
+    t0 = time.perf_counter()
+    for head in ("\n" * 65536, " \n" * 32768, "\r\n" * 32768):
+        with pytest.raises(FormatError):
+            sniff(head)
+    assert time.perf_counter() - t0 < 5.0
