@@ -386,9 +386,13 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         if graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
             verts, label = current.copy(), my_strategy
         else:
-            m = map_processes(topo, graph, strategy=my_strategy, slots=job_slots, current=current,
-                              objective=objective, refine=refine, seed=my_seed, start=my_start,
-                              time_budget=time_budget, iterations=iterations)
+            try:
+                m = map_processes(topo, graph, strategy=my_strategy, slots=job_slots, current=current,
+                                  objective=objective, refine=refine, seed=my_seed, start=my_start,
+                                  time_budget=time_budget, iterations=iterations)
+            except Exception as e:
+                raise MappingError(f"strategy {my_strategy!r} (seed {my_seed}, start vertex "
+                                   f"{topo.names[my_start]!r}): {type(e).__name__}: {e}") from e
             verts, label = np.asarray(m.vertices, dtype=np.int64), (m.strategy or my_strategy)
         check_mapping(topo, verts, size, slots=job_slots)
         value = float(before["objective"]) if np.array_equal(verts, current) else None
@@ -398,7 +402,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         tb = float(_tiebreak_value(topo, graph, verts, objective))
         return verts, label, value, tb, before, time.perf_counter() - t0
     verts, label, value, tb, before, seconds = collective_call(
-        comm, run_strategy, what=f"mapping (strategy {my_strategy!r})")
+        comm, run_strategy, what="mapping")
     timings["strategies"] = time.perf_counter() - t
 
     # 4. Selection: MINLOC over (value, tie-break, rank); identity (current placement) always competes.

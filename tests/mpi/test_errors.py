@@ -1,0 +1,190 @@
+"""Failures during reordering raise CommError on every rank, naming the rank and cause, never a hang.
+
+Run under real MPI by tests/test_mpi_suite.py.  Each test checks that every rank raised, that the
+messages agree, and that the communicator is still usable afterwards (nobody is stuck in a collective).
+"""
+
+import os
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import libtopomap as ltm
+import libtopomap.mappers
+from libtopomap.mpi import collective_call, select_best
+
+COMM = MPI.COMM_WORLD
+RANK = COMM.Get_rank()
+P = COMM.Get_size()
+
+
+def _torus():
+    return ltm.torus(f"{P // 2}x2")
+
+
+def _ring(rank):
+    nb = [(rank + 1) % P, (rank - 1) % P]
+    return nb, nb
+
+
+def _raise_everywhere(fn):
+    """Run ``fn`` and return this rank's CommError message (None if it did not raise CommError)."""
+    try:
+        out = fn()
+    except ltm.CommError as e:
+        return str(e)
+    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
+        out.Free()
+    return None
+
+
+def _check_all_raised(msg, *needles):
+    msgs = COMM.allgather(msg)
+    assert all(m is not None for m in msgs), msgs
+    assert len(set(msgs)) == 1, msgs  # the same message everywhere
+    for n in needles:
+        assert n in msgs[0], msgs[0]
+    # nobody is stuck: the communicator still works
+    assert COMM.allreduce(1) == P
+    return msgs[0]
+
+
+def _shared_file(tmp_path_factory, text, name):
+    """Write ``text`` to a file on rank 0 and return its path on every rank."""
+    def write():
+        if RANK == 0:
+            p = tmp_path_factory.mktemp("names") / name
+            p.write_text(text)
+            return str(p)
+    return COMM.bcast(collective_call(COMM, write, what="writing a test file"), root=0)
+
+
+def test_collective_call_names_failing_rank():
+    bad = P - 2
+
+    def work(x):
+        if RANK == bad:
+            raise ValueError(f"no good at {x}")
+        return x + RANK
+    msg = _raise_everywhere(lambda: collective_call(COMM, work, 5, what="test step"))
+    _check_all_raised(msg, f"test step failed on rank {bad} of {P}", "ValueError: no good at 5")
+    assert collective_call(COMM, lambda: RANK) == RANK
+
+
+def test_select_best_minloc_and_ties():
+    # values 3, 1, 1, 2, 3, 1, ...: minimum 1 reached on ranks 1, 2, 5, ...; the tie-break prefers rank 2
+    value = [3.0, 1.0, 1.0, 2.0][RANK % 4]
+    tb = {1: 5.0, 2: 4.0}.get(RANK % 4, 0.0)
+    best, winner, val = select_best(COMM, value, [RANK] * 3, tiebreak=tb)
+    assert (winner, val, best.tolist()) == (2, 1.0, [2, 2, 2])
+    # a NaN candidate never wins; equal keys go to the lowest rank
+    best, winner, val = select_best(COMM, float("nan") if RANK == 0 else 7.0, [RANK])
+    assert (winner, val, best.tolist()) == (1, 7.0, [1])
+
+
+def test_inconsistent_graph_edge_missing_at_destination():
+    s, d = _ring(RANK)
+    if RANK == 1:
+        s = [0]  # rank 0 lists 0 -> 1 among its destinations, rank 1 drops 2 -> 1 from its sources
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(range(P)), seed=1))
+    _check_all_raised(msg, "inconsistent graph", "edge 2 -> 1", "rank 2's destinations", "rank 1's sources")
+
+
+def test_bad_neighbor_on_one_rank():
+    s, d = _ring(RANK)
+    if RANK == 2:
+        d = d + [P + 5]
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(range(P)), seed=1))
+    _check_all_raised(msg, f"failed on rank 2 of {P}", f"destinations[2] = {P + 5}")
+
+
+def test_strategy_error_on_one_rank(monkeypatch):
+    original = libtopomap.mappers.map_processes
+
+    def flaky(*args, **kw):
+        if RANK == 1:
+            raise RuntimeError("strategy blew up")
+        return original(*args, **kw)
+    monkeypatch.setattr(libtopomap.mappers, "map_processes", flaky)
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(np.arange(P)[::-1]), seed=1,
+        strategies=("greedy", "rcm")))
+    _check_all_raised(msg, f"failed on rank 1 of {P}", "strategy 'rcm'", "RuntimeError: strategy blew up")
+
+
+def test_unknown_strategy_and_objective():
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(range(P)), strategies=("greedy", "nonesuch")))
+    _check_all_raised(msg, "unknown strategy 'nonesuch'")
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(range(P)), objective="speed"))
+    _check_all_raised(msg, "unknown objective 'speed'")
+
+
+def test_bad_topology_file(tmp_path_factory):
+    path = _shared_file(tmp_path_factory, "num: 2\n0 a\n1 b\n0 1\n1 7\n", "broken.topo")
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=path, placement=list(range(P))))
+    _check_all_raised(msg, "preparing the topology failed", "broken.topo")
+
+
+def test_host_missing_from_topology():
+    names = {r: f"n{r}" for r in range(P)}
+    names[P - 1] = "ghost.example.org"
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), fake_names=names))
+    _check_all_raised(msg, f"rank {P - 1}: host 'ghost'", "not in the topology")
+
+
+def test_real_hostname_not_in_topology():
+    # without fake names the processor name of this machine is not a torus host: every rank says so
+    s, d = _ring(RANK)
+    env = os.environ.pop("LIBTOPOMAP_FAKE_NAMES", None)
+    try:
+        msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus()))
+    finally:
+        if env is not None:
+            os.environ["LIBTOPOMAP_FAKE_NAMES"] = env
+    host = MPI.Get_processor_name().split(".")[0]
+    _check_all_raised(msg, f"host {host!r} (MPI processor name) is not in the topology")
+
+
+def test_more_processes_than_slots_on_a_host():
+    names = {r: f"n{r}" for r in range(P)}
+    names[0] = names[1] = names[2] = "n3"
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), fake_names=names))
+    _check_all_raised(msg, "host 'n3'", "runs 4 processes (ranks 0, 1, 2, 3)", "1 slot")
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("0 n0\n1 n1 extra\n", "bad.names:2: expected '<rank> <hostname>'"),
+    ("0 n0\nx n1\n", "bad.names:2: rank 'x' is not an integer"),
+    ("# header\n0 n0\n1 n1\n\n0 n2\n", "bad.names:5: rank 0 listed twice (first on line 2)"),
+    ("0 n0\n", "bad.names: no line for rank(s) 1"),
+])
+def test_bad_fake_names_file(tmp_path_factory, text, needle):
+    path = _shared_file(tmp_path_factory, text, "bad.names")
+    s, d = _ring(RANK)
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus(), fake_names=path))
+    _check_all_raised(msg, f"reading fake names failed on rank 0 of {P}", "FormatError", needle)
+
+
+def test_fake_names_from_environment(tmp_path_factory, monkeypatch):
+    # reversed layout via LIBTOPOMAP_FAKE_NAMES; a file for a larger job is fine
+    lines = "".join(f"{r} n{(P - 1 - r) % P}.cluster\n" for r in range(P)) + f"{P} n0\n"
+    path = _shared_file(tmp_path_factory, lines, "env.names")
+    monkeypatch.setenv("LIBTOPOMAP_FAKE_NAMES", path)
+    s, d = _ring(RANK)
+    dc = ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus(), seed=1)
+    before = dc.report.vertices_before.tolist()
+    dc.Free()
+    assert COMM.allgather(before == [(P - 1 - r) % P for r in range(P)]) == [True] * P
