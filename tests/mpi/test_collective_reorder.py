@@ -56,7 +56,7 @@ def _new_placement(newcomm, placement):
     return newcomm.allgather(placement[RANK])
 
 
-@pytest.mark.parametrize("optimizers", [None, ("two-opt",), ("anneal",)])
+@pytest.mark.parametrize("optimizers", [None, ("two-opt",)])
 def test_reorder_reaches_minimum_hops(optimizers):
     topo = _machine()
     placement = _scrambled()
