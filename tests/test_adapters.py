@@ -360,3 +360,15 @@ def test_sniffing_blank_runs_is_linear():
         with pytest.raises(FormatError):
             sniff(head)
     assert time.perf_counter() - t0 < 5.0
+
+
+def test_long_progress_prefix_is_delegated(tmp_path):
+    # 'ibnetdiscover -s' prints 'DR path' progress lines before classic output too; when they fill
+    # the sniffed head, the ports reader hands the file to the classic reader
+    dr = 'DR path slid 0; dlid 0; 0,1 -> new Switch {0000000000000b01} portnum 0 lid 0-0 ""\n' * 1000
+    p = tmp_path / "progress.out"
+    p.write_text(dr + _small_text())
+    assert sniff(p.read_text()[:65536], p) == "ibnetdiscover-ports"
+    t = ltm.load(p)
+    assert t.attrs["format"] == "ibnetdiscover" and t.names == SMALL_NAMES
+    assert t == ltm.load(FILES / "small_fabric.ibnetdiscover")
