@@ -1,0 +1,343 @@
+"""An OSU-style benchmark of collectives on the original and the reordered communicator.
+
+For each collective the communication graph that is mapped is the one that really runs: the explicit
+point-to-point schedule (binomial-tree Bcast, recursive-doubling Allreduce, Bruck Alltoall; Cui 2024
+section 2.3.2, MPICH's orders from :mod:`libtopomap.collectives.schedules`) or, for
+``neighbor_alltoall``, the application graph.  The communicator is reordered for that graph with
+:func:`~libtopomap.mpi.Create_dist_graph_adjacent`; then each variant (the MPI library's own collective
+and the explicit schedule replayed with ``Isend``/``Irecv``) runs on numpy buffers on both
+communicators.  Latency per call is averaged over the iterations on each rank, then min / average /
+max over the ranks are reported, with the model's congestion and dilation of the graph before and
+after; the results on both communicators are checked to be identical (and correct).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import zlib
+
+import numpy as np
+from mpi4py import MPI
+
+from ..commgraph import CommGraph, as_commgraph
+from ..errors import CommError, CommGraphError, LibTopoMapError
+from .distgraph import Create_dist_graph_adjacent
+
+__all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
+           "run_benchmark", "format_table"]
+
+COLLECTIVES = ("bcast", "allreduce", "alltoall", "neighbor_alltoall")
+# (variant label, explicit schedule?) per collective
+VARIANTS = {
+    "bcast": (("MPI_Bcast", False), ("binomial", True)),
+    "allreduce": (("MPI_Allreduce", False), ("recursive-doubling", True)),
+    "alltoall": (("MPI_Alltoall", False), ("bruck", True)),
+    "neighbor_alltoall": (("MPI_Neighbor_alltoall", False),),
+}
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text):
+    """Bytes from ``"8"``, ``"1K"``, ``"64k"``, ``"1M"`` (binary units).
+
+    Examples
+    --------
+    >>> [parse_size(s) for s in ("8", "1K", "64k", "1M")]
+    [8, 1024, 65536, 1048576]
+    """
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(?:i?[bB])?\s*", str(text))
+    if not m or int(m.group(1)) <= 0:
+        raise ValueError(f"bad message size {text!r}: expected a positive integer with optional K/M/G")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def format_size(n):
+    """``1048576 -> "1M"``, ``65536 -> "64K"``, ``100 -> "100"``."""
+    for unit in ("G", "M", "K"):
+        if n % _UNITS[unit] == 0:
+            return f"{n // _UNITS[unit]}{unit}"
+    return str(n)
+
+
+def grid_dims(p):
+    """Near-square 2-D process grid for ``p`` ranks, as ``MPI.Compute_dims`` gives (``8 -> (4, 2)``)."""
+    return tuple(int(x) for x in MPI.Compute_dims(int(p), 2))
+
+
+def halo_graph(p):
+    """The halo exchange of a periodic 2-D grid of ``p`` processes (5-point stencil)."""
+    from ..patterns import stencil
+
+    return stencil(grid_dims(p))
+
+
+def graph_lists(graph, rank):
+    """Arguments of ``Create_dist_graph_adjacent`` for ``rank`` in ``graph``: sources, destinations and
+    their integer weights (message volumes rounded, at least 1).
+
+    Returns
+    -------
+    sources, destinations, sourceweights, destweights : list of int
+    """
+    g = as_commgraph(graph)
+    w = np.maximum(np.rint(g.weights), 1).astype(np.int64)
+    lo, hi = g.indptr[rank], g.indptr[rank + 1]
+    destinations = g.indices[lo:hi].tolist()
+    destweights = w[lo:hi].tolist()
+    into = np.flatnonzero(g.indices == rank)
+    sources = g.src[into].tolist()
+    sourceweights = w[into].tolist()
+    return sources, destinations, sourceweights, destweights
+
+
+# ---------------------------------------------------------------------------------------- operations
+def _payload(n, salt):
+    return ((np.arange(n, dtype=np.int64) * 7 + salt * 31 + 3) % 251).astype(np.uint8)
+
+
+class _Op:
+    """One collective variant on one communicator with its buffers; ``run()`` does one call."""
+
+    def __init__(self, comm, collective, explicit, nbytes, steps):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.collective = collective
+        self.explicit = explicit
+        p, r = self.size, self.rank
+        if collective == "bcast":
+            self.buf = np.zeros(nbytes, np.uint8)
+            self.expected = _payload(nbytes, 0)
+        elif collective == "allreduce":
+            n = max(nbytes // 8, 1)
+            self.input = (np.arange(n, dtype=np.int64) % 1009 + 1) * (r + 1)
+            self.buf = np.empty(n, np.int64)
+            self.expected = (np.arange(n, dtype=np.int64) % 1009 + 1) * (p * (p + 1) // 2)
+        elif collective == "alltoall":
+            self.send = np.stack([_payload(nbytes, 17 * r + j) for j in range(p)])
+            self.buf = np.empty_like(self.send)
+            self.expected = np.stack([_payload(nbytes, 17 * i + r) for i in range(p)])
+        else:
+            srcs, dsts, _ = comm.Get_dist_neighbors()
+            self.send = np.stack([_payload(nbytes, 17 * r + j) for j in dsts]) if dsts else np.zeros((0, nbytes), np.uint8)
+            self.buf = np.empty((len(srcs), nbytes), np.uint8)
+            self.expected = np.stack([_payload(nbytes, 17 * i + r) for i in srcs]) if srcs else self.buf.copy()
+        if explicit:
+            self._plan(steps)
+
+    def _plan(self, steps):
+        """This rank's (sends to, receives from) per step of the schedule."""
+        r = self.rank
+        self.plan = [(s[s[:, 0] == r, 1].tolist(), s[s[:, 1] == r, 0].tolist()) for s in steps]
+        if self.collective == "alltoall":
+            self.rot = (r + np.arange(self.size)) % self.size
+            self.unrot = (r - np.arange(self.size)) % self.size
+            self.tmp = np.empty_like(self.send)
+            self.sel = []
+            d = 1
+            for _ in steps:
+                self.sel.append(np.flatnonzero(np.arange(self.size) & d))
+                d <<= 1
+        if self.collective == "allreduce":
+            self.recvbuf = np.empty_like(self.buf)
+
+    def reset(self):
+        if self.collective == "bcast":
+            self.buf[:] = self.expected if self.rank == 0 else 0
+
+    def run(self):
+        c = self.comm
+        if not self.explicit:
+            if self.collective == "bcast":
+                c.Bcast(self.buf, root=0)
+            elif self.collective == "allreduce":
+                c.Allreduce(self.input, self.buf, op=MPI.SUM)
+            elif self.collective == "alltoall":
+                c.Alltoall(self.send, self.buf)
+            else:
+                c.Neighbor_alltoall(self.send, self.buf)
+            return
+        getattr(self, "_" + self.collective)()
+
+    def _bcast(self):  # binomial tree: receive once, then forward
+        for sends, recvs in self.plan:
+            for src in recvs:
+                self.comm.Recv(self.buf, source=src, tag=11)
+            if sends:
+                MPI.Request.Waitall([self.comm.Isend(self.buf, dest=d, tag=11) for d in sends])
+
+    def _allreduce(self):  # recursive doubling with MPICH's fold-in / fold-out for non powers of two
+        self.buf[:] = self.input
+        dropped = False
+        for sends, recvs in self.plan:
+            reqs = [self.comm.Isend(self.buf, dest=d, tag=12) for d in sends]
+            for src in recvs:
+                self.comm.Recv(self.recvbuf, source=src, tag=12)
+            MPI.Request.Waitall(reqs)
+            if recvs:
+                if dropped:          # fold-out: the partner returns the finished sum
+                    self.buf[:] = self.recvbuf
+                else:
+                    self.buf += self.recvbuf
+            elif sends:              # fold-in: this rank gave its data away and waits for the result
+                dropped = True
+
+    def _alltoall(self):  # Bruck: rotate, log2(P) combined exchanges, inverse rotation
+        self.tmp[:] = self.send[self.rot]
+        for (sends, recvs), sel in zip(self.plan, self.sel):
+            packed = np.ascontiguousarray(self.tmp[sel])
+            incoming = np.empty_like(packed)
+            self.comm.Sendrecv(packed, dest=sends[0], sendtag=13, recvbuf=incoming, source=recvs[0], recvtag=13)
+            self.tmp[sel] = incoming
+        self.buf[:] = self.tmp[self.unrot]
+
+    def result_ok(self):
+        return bool(np.array_equal(self.buf, self.expected))
+
+    def digest(self):
+        return zlib.crc32(np.ascontiguousarray(self.buf).view(np.uint8).tobytes())
+
+
+def _time(op, iterations, warmup):
+    op.reset()
+    for _ in range(warmup):
+        op.run()
+        op.reset()
+    op.comm.Barrier()
+    total = 0.0
+    for _ in range(iterations):
+        op.reset()
+        t = MPI.Wtime()
+        op.run()
+        total += MPI.Wtime() - t
+    return total / iterations
+
+
+def _stats(comm, seconds):
+    us = np.array([seconds * 1e6], dtype=np.float64)
+    lo, hi, tot = np.empty(1), np.empty(1), np.empty(1)
+    comm.Allreduce(us, lo, op=MPI.MIN)
+    comm.Allreduce(us, hi, op=MPI.MAX)
+    comm.Allreduce(us, tot, op=MPI.SUM)
+    return {"avg_us": float(tot[0] / comm.Get_size()), "min_us": float(lo[0]), "max_us": float(hi[0])}
+
+
+def _graph_for(collective, p, graph):
+    from ..collectives import schedule, schedule_graph
+
+    if collective == "neighbor_alltoall":
+        return None, graph
+    steps = schedule(collective, p)
+    return steps, schedule_graph(steps, p)
+
+
+def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=(8, 1024, 65536, 1 << 20),
+                  iterations=10, warmup=1, fake_names=None, placement=None, seed=0, strategies=None,
+                  objective="congestion", refine=None, time_budget=None):
+    """Benchmark collectives on ``comm`` and on the communicator reordered for each of them.
+
+    Collective over ``comm``; every rank returns the same result.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+    topology : Topology or path
+    graph : CommGraph, spec string or anything :func:`~libtopomap.as_commgraph` takes, optional
+        The application graph for ``neighbor_alltoall`` (default: the periodic 2-D halo exchange of
+        :func:`halo_graph`).  A string is read by :func:`libtopomap.patterns.load_graph`.
+    collectives : sequence of str
+        Some of :data:`COLLECTIVES`.
+    sizes : sequence of int
+        Message sizes in bytes: the whole buffer for bcast/allreduce, one block per peer for
+        alltoall and neighbor_alltoall.
+    iterations, warmup : int
+        Timed and untimed calls per size and variant.
+    fake_names, placement, seed, strategies, objective, refine, time_budget
+        Passed to :func:`~libtopomap.mpi.Create_dist_graph_adjacent`.
+
+    Returns
+    -------
+    dict
+        ``n_processes, iterations, results``; each result has ``collective, variant, explicit,
+        strategy, winner_rank, before, after`` (model metrics of the mapped graph), ``reorder_s`` and
+        ``rows`` with ``size, original, reordered`` (``avg_us, min_us, max_us``) and ``identical``.
+
+    Raises
+    ------
+    CommError
+        On all ranks if reordering failed anywhere, or if a result differed between the two
+        communicators or from the expected value.
+    """
+    p = comm.Get_size()
+    rank = comm.Get_rank()
+    unknown = [c for c in collectives if c not in COLLECTIVES]
+    if unknown:
+        raise CommGraphError(f"unknown collective {unknown[0]!r}; expected some of {', '.join(COLLECTIVES)}")
+    if graph is None:
+        graph = halo_graph(p)
+    elif isinstance(graph, str):
+        from ..patterns import load_graph
+
+        graph = load_graph(graph)
+    graph = as_commgraph(graph)
+    if graph.n != p:
+        raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
+    sizes = [int(s) for s in sizes]
+    results = []
+    for coll in collectives:
+        steps, g = _graph_for(coll, p, graph)
+        lists = graph_lists(g, rank)
+        t = time.perf_counter()
+        reordered = Create_dist_graph_adjacent(comm, *lists, topology=topology, fake_names=fake_names,
+                                               placement=placement, seed=seed, strategies=strategies,
+                                               objective=objective, refine=refine, time_budget=time_budget)
+        reorder_s = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+        original = comm.Create_dist_graph_adjacent(*lists, reorder=False)
+        rep = reordered.report
+        try:
+            for label, explicit in VARIANTS[coll]:
+                rows = []
+                for nbytes in sizes:
+                    times, digests, ok = {}, {}, True
+                    for name, c in (("original", original), ("reordered", reordered)):
+                        op = _Op(c, coll, explicit, nbytes, steps)
+                        times[name] = _stats(c, _time(op, iterations, warmup))
+                        ok &= op.result_ok()
+                        digests[name] = c.allgather(op.digest())  # in rank (= logical vertex) order
+                    identical = digests["original"] == digests["reordered"]
+                    good = comm.allreduce(int(ok and identical), op=MPI.MIN)
+                    if not good:
+                        raise CommError(f"{coll} ({label}, {format_size(nbytes)}): results differ between the "
+                                        "original and the reordered communicator or from the expected values")
+                    rows.append({"size": nbytes, "original": times["original"], "reordered": times["reordered"],
+                                 "identical": True})
+                results.append({"collective": coll, "variant": label, "explicit": explicit,
+                                "strategy": rep.strategy, "winner_rank": rep.winner_rank,
+                                "before": rep.before, "after": rep.after, "reorder_s": reorder_s, "rows": rows})
+        finally:
+            original.Free()
+            reordered.Free()
+    return {"n_processes": p, "iterations": int(iterations), "results": results}
+
+
+def format_table(bench):
+    """The benchmark as text: one block per collective variant (what ``libtopomap bench`` prints)."""
+    out = []
+    for res in bench["results"]:
+        b, a = res["before"], res["after"]
+        who = "kept current placement" if res["winner_rank"] is None else f"rank {res['winner_rank']}"
+        out.append(f"# {res['collective']} ({res['variant']}{', explicit schedule' if res['explicit'] else ''}); "
+                   f"mapping: {res['strategy']} ({who})")
+        out.append(f"#   model: max congestion {b['max_congestion']:.3g} -> {a['max_congestion']:.3g}, "
+                   f"avg dilation {b['avg_dilation']:.3g} -> {a['avg_dilation']:.3g}, "
+                   f"max dilation {b['max_dilation']} -> {a['max_dilation']}")
+        out.append(f"{'size':>8} {'orig avg':>10} {'orig min':>10} {'orig max':>10} "
+                   f"{'new avg':>10} {'new min':>10} {'new max':>10}  (us)")
+        for row in res["rows"]:
+            o, n = row["original"], row["reordered"]
+            out.append(f"{format_size(row['size']):>8} {o['avg_us']:10.1f} {o['min_us']:10.1f} {o['max_us']:10.1f} "
+                       f"{n['avg_us']:10.1f} {n['min_us']:10.1f} {n['max_us']:10.1f}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
