@@ -1,0 +1,108 @@
+"""The collective benchmark under real MPI: explicit schedules are correct, results are checked.
+
+Run by tests/test_mpi_suite.py under ``mpiexec -n 4`` and ``-n 8``; sizes and iterations are tiny
+because MPICH busy-polls on an oversubscribed machine.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import libtopomap as ltm
+from libtopomap.collectives import schedule
+from libtopomap.mpi import bench
+
+COMM = MPI.COMM_WORLD
+RANK = COMM.Get_rank()
+P = COMM.Get_size()
+
+
+def _bad_placement():
+    """The worst (congestion, hop-bytes) of 32 random placements of the halo exchange on the torus."""
+    rng = np.random.default_rng(5)
+    topo, g = ltm.torus(f"{P // 2}x2"), bench.halo_graph(P)
+    perms = [rng.permutation(P) for _ in range(32)]
+    return [int(v) for v in max(perms, key=lambda v: (ltm.max_congestion(topo, g, v), ltm.hop_bytes(topo, g, v)))]
+
+
+@pytest.mark.parametrize("sub", [P, P - 1, 3])
+@pytest.mark.parametrize("collective", ["bcast", "allreduce", "alltoall"])
+def test_explicit_schedules_compute_the_collective(collective, sub):
+    # also on non-powers of two (fold-in/fold-out of recursive doubling, Bruck with P - 1 ranks)
+    c = COMM.Split(0 if RANK < sub else MPI.UNDEFINED, RANK)
+    ok = True
+    if c != MPI.COMM_NULL:
+        steps = schedule(collective, c.Get_size())
+        for nbytes in (8, 1000):
+            for explicit in (True, False):
+                op = bench._Op(c, collective, explicit, nbytes, steps)
+                op.reset()
+                op.run()
+                ok &= op.result_ok()
+        c.Free()
+    assert all(COMM.allgather(ok))
+
+
+def test_graph_lists_round_trip():
+    g = ltm.CommGraph(P, [0, 0, 1, 2], [1, 2, 0, 0], [2.0, 3.4, 2.0, 1.0])
+    lists = [bench.graph_lists(g, r) for r in range(P)]
+    assert lists[0] == ([1, 2], [1, 2], [2, 1], [2, 3])
+    assert lists[1] == ([0], [0], [2], [2])
+    assert lists[3] == ([], [], [], [])
+    assert bench.grid_dims(8) == (4, 2) and bench.parse_size("64K") == 65536 and bench.format_size(1 << 20) == "1M"
+
+
+def test_run_benchmark_tiny():
+    res = bench.run_benchmark(COMM, ltm.torus(f"{P // 2}x2"), sizes=(8, 100), iterations=2,
+                              placement=_bad_placement(), seed=3)
+    assert res["n_processes"] == P
+    got = [(r["collective"], r["variant"]) for r in res["results"]]
+    assert got == [(c, v) for c in bench.COLLECTIVES for v, _ in bench.VARIANTS[c]]
+    for r in res["results"]:
+        assert [row["size"] for row in r["rows"]] == [8, 100]
+        assert all(row["identical"] for row in r["rows"])
+        assert r["after"]["objective"] <= r["before"]["objective"]
+        for row in r["rows"]:
+            for side in ("original", "reordered"):
+                t = row[side]
+                assert 0 < t["min_us"] <= t["avg_us"] <= t["max_us"]
+    # the halo exchange under a scrambled placement is improved
+    nb = [r for r in res["results"] if r["collective"] == "neighbor_alltoall"][0]
+    key = lambda m: (m["max_congestion"], m["avg_dilation"])
+    assert key(nb["after"]) < key(nb["before"])
+    assert COMM.allgather(json.dumps(res["results"][0]["before"])) == [json.dumps(res["results"][0]["before"])] * P
+
+
+def test_differing_results_are_detected(monkeypatch):
+    # one rank pretends its reordered result differs: every rank must raise
+    real = bench._Op.digest
+    monkeypatch.setattr(bench._Op, "digest",
+                        lambda self: real(self) + (1 if RANK == 1 and isinstance(self.comm, ltm.mpi.TopomapDistgraphcomm) else 0))
+    with pytest.raises(ltm.CommError, match="results differ"):
+        bench.run_benchmark(COMM, ltm.torus(f"{P // 2}x2"), collectives=["allreduce"], sizes=(8,), iterations=1,
+                            placement=_bad_placement(), seed=1)
+    assert COMM.allreduce(1) == P
+
+
+def test_cli_bench_json(tmp_path_factory, capsys):
+    from libtopomap.cli import main
+    from libtopomap.mpi import collective_call
+
+    def write():
+        if RANK == 0:
+            d = tmp_path_factory.mktemp("bench")
+            ltm.save(str(d / "t.topo"), ltm.torus(f"{P // 2}x2"))
+            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(_bad_placement())))
+            return str(d)
+    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    rc = main(["bench", "--topology", f"{d}/t.topo", "--fake-hosts", f"{d}/t.names", "--collectives",
+               "bcast,neighbor_alltoall", "--sizes", "8", "--iterations", "2", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    if RANK == 0:
+        res = json.loads(out)
+        assert [r["variant"] for r in res["results"]] == ["MPI_Bcast", "binomial", "MPI_Neighbor_alltoall"]
+    else:
+        assert out == ""
