@@ -8,11 +8,13 @@ mapping portfolio (Hoefler & Snir, ICS'11, section 4 and Figure 4).
 
 from .distgraph import (DEFAULT_STRATEGIES, Create_dist_graph, Create_dist_graph_adjacent, TopomapDistgraphcomm,
                         TopomapReport, last_report, topomap)
+from .collective import reorder_for_collective
 from .locate import locate
 from .race import collective_call, select_best
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport", "TopomapDistgraphcomm",
-           "last_report", "DEFAULT_STRATEGIES", "locate", "select_best", "collective_call"]
+           "last_report", "DEFAULT_STRATEGIES", "locate", "select_best", "collective_call",
+           "reorder_for_collective"]
 
 # Collective-aware reordering (collective issue, Cui 2024).
 from .collective import reorder_for_collective  # noqa: E402
