@@ -39,7 +39,7 @@ from .errors import CommGraphError, LibTopoMapError, MappingError
 from .mapping import Mapping, check_mapping
 
 __all__ = [
-    "simulate", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
+    "simulate", "simulate_many", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
     "simgrid_available", "simgrid_version", "SimGridUnavailable", "SimulationError", "INSTALL_HINT",
     "parse_size", "parse_sizes", "parse_bandwidth", "parse_latency", "ROUTINGS", "DEFAULT_SIZES",
 ]
@@ -546,6 +546,16 @@ def _simulate_many(topology, communication, placements, *, sizes, bandwidth, lat
             simgrid_version=first["simgrid_version"], wall_s=float(sum(o["wall_s"] for _, o in mine)),
             placement=v))
     return results
+
+
+def simulate_many(topology, communication, placements, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps",
+                  latency="100ns", routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
+                  loopback_bandwidth=None, loopback_latency=None):
+    """:func:`simulate` for several placements of the same communication; all simulations (placements x
+    sizes) run in parallel subprocesses.  Returns a list of :class:`SimulationResult`, one per placement."""
+    return _simulate_many(topology, communication, list(placements), sizes=sizes, bandwidth=bandwidth,
+                          latency=latency, routing=routing, model=model, repeat=repeat, root=root, jobs=jobs,
+                          timeout=timeout, loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency)
 
 
 def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps", latency="100ns",
