@@ -37,6 +37,8 @@ _GUIDE = 0.9
 _T_START = 0.7
 _T_END = 0.2
 _CALIBRATION_SWAPS = 2000
+# Greedy constructions tried by "greedy" and "anneal" (from the most central node and random ones).
+_GREEDY_STARTS = 4
 
 
 @dataclass
@@ -528,13 +530,17 @@ def optimize_ranks(topology, nodes, steps, *, objective="hops", optimizer="two-o
     tic = time.perf_counter()
     _, start, _, _ = problem.search(perm, 0, False, 0.0, 1.0, 1.0, s)
     if optimizer in ("greedy", "anneal"):
-        # Construct greedily from the most central node; keep the given start if that is better.
-        centre = int(np.argmin(problem.D.sum(axis=1)))
-        built = _greedy(P, problem.D, problem.inc_ptr, problem.inc_other, problem.inc_w, problem.nbr_ptr,
-                        problem.nbr, centre)
-        _, built_cost, _, _ = problem.search(built, 0, False, 0.0, 1.0, 1.0, s)
-        if built_cost < start:
-            perm = built
+        # Greedy constructions from the most central node and a few random ones (the best one wins);
+        # the given start is kept if it is better.
+        firsts = [int(np.argmin(problem.D.sum(axis=1)))]
+        firsts += np.random.default_rng(s).choice(P, min(P, _GREEDY_STARTS) - 1, replace=False).tolist()
+        best_cost = start
+        for first in dict.fromkeys(firsts):
+            built = _greedy(P, problem.D, problem.inc_ptr, problem.inc_other, problem.inc_w, problem.nbr_ptr,
+                            problem.nbr, first)
+            _, built_cost, _, _ = problem.search(built, 0, False, 0.0, 1.0, 1.0, s)
+            if built_cost < best_cost:
+                perm, best_cost = built, built_cost
     t0 = t1 = 1.0
     if annealing and temperatures is None:
         t0, t1 = _calibrate(problem, perm, pguide, s)
