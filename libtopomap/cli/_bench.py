@@ -37,6 +37,20 @@ def add_parser(sub):
 def run(args):
     from mpi4py import MPI
 
+    from ..errors import LibTopoMapError
+
+    try:
+        return _run(args)
+    except LibTopoMapError:
+        # every rank raises the same error (CommError agrees on it); let one rank print it
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            raise
+        return 1
+
+
+def _run(args):
+    from mpi4py import MPI
+
     from ..formats import read
     from ..mpi.bench import format_table, parse_size, run_benchmark
     from ..mpi.race import collective_call

@@ -25,7 +25,7 @@ from ..errors import CommError, CommGraphError, LibTopoMapError
 from .distgraph import Create_dist_graph_adjacent
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
-           "run_benchmark", "format_table"]
+           "compare", "run_benchmark", "format_table", "format_rows"]
 
 COLLECTIVES = ("bcast", "allreduce", "alltoall", "neighbor_alltoall")
 # (variant label, explicit schedule?) per collective
@@ -233,6 +233,56 @@ def _graph_for(collective, p, graph):
     return steps, schedule_graph(steps, p)
 
 
+def compare(original, reordered, collective, sizes, *, explicit=False, steps=None, iterations=10, warmup=1,
+            label=None):
+    """Time one collective variant on two communicators over the same processes and check the results.
+
+    Parameters
+    ----------
+    original, reordered : mpi4py.MPI.Intracomm
+        Rank ``k`` of both plays logical vertex ``k`` (for ``neighbor_alltoall`` both must be
+        distributed-graph communicators with the same neighbour lists per rank).
+    collective : str
+        One of :data:`COLLECTIVES`.
+    sizes : sequence of int
+        Bytes per call (per block for alltoall and neighbor_alltoall).
+    explicit : bool
+        Replay the point-to-point schedule ``steps`` instead of calling the MPI collective.
+    steps : list of numpy.ndarray, optional
+        The schedule (from :func:`libtopomap.collectives.schedule`), needed when ``explicit``.
+
+    Returns
+    -------
+    list of dict
+        Per size: ``size, original, reordered`` (``avg_us, min_us, max_us`` over ranks), ``identical``.
+
+    Raises
+    ------
+    CommError
+        On every rank if a result differs between the communicators or from the expected value.
+    """
+    if explicit and steps is None:
+        from ..collectives import schedule
+
+        steps = schedule(collective, original.Get_size())
+    rows = []
+    for nbytes in sizes:
+        times, digests, ok = {}, {}, True
+        for name, c in (("original", original), ("reordered", reordered)):
+            op = _Op(c, collective, explicit, int(nbytes), steps)
+            times[name] = _stats(c, _time(op, iterations, warmup))
+            ok &= op.result_ok()
+            digests[name] = c.allgather(op.digest())  # in rank (= logical vertex) order
+        identical = digests["original"] == digests["reordered"]
+        if not original.allreduce(int(ok and identical), op=MPI.MIN):
+            raise CommError(f"{collective} ({label or ('explicit' if explicit else 'MPI')}, {format_size(nbytes)}): "
+                            "results differ between the original and the reordered communicator or from the "
+                            "expected values")
+        rows.append({"size": int(nbytes), "original": times["original"], "reordered": times["reordered"],
+                     "identical": True})
+    return rows
+
+
 def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=(8, 1024, 65536, 1 << 20),
                   iterations=10, warmup=1, fake_names=None, placement=None, seed=0, strategies=None,
                   objective="congestion", refine=None, time_budget=None):
@@ -298,21 +348,8 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
         rep = reordered.report
         try:
             for label, explicit in VARIANTS[coll]:
-                rows = []
-                for nbytes in sizes:
-                    times, digests, ok = {}, {}, True
-                    for name, c in (("original", original), ("reordered", reordered)):
-                        op = _Op(c, coll, explicit, nbytes, steps)
-                        times[name] = _stats(c, _time(op, iterations, warmup))
-                        ok &= op.result_ok()
-                        digests[name] = c.allgather(op.digest())  # in rank (= logical vertex) order
-                    identical = digests["original"] == digests["reordered"]
-                    good = comm.allreduce(int(ok and identical), op=MPI.MIN)
-                    if not good:
-                        raise CommError(f"{coll} ({label}, {format_size(nbytes)}): results differ between the "
-                                        "original and the reordered communicator or from the expected values")
-                    rows.append({"size": nbytes, "original": times["original"], "reordered": times["reordered"],
-                                 "identical": True})
+                rows = compare(original, reordered, coll, sizes, explicit=explicit, steps=steps,
+                               iterations=iterations, warmup=warmup, label=label)
                 results.append({"collective": coll, "variant": label, "explicit": explicit,
                                 "strategy": rep.strategy, "winner_rank": rep.winner_rank,
                                 "before": rep.before, "after": rep.after, "reorder_s": reorder_s, "rows": rows})
@@ -333,11 +370,17 @@ def format_table(bench):
         out.append(f"#   model: max congestion {b['max_congestion']:.3g} -> {a['max_congestion']:.3g}, "
                    f"avg dilation {b['avg_dilation']:.3g} -> {a['avg_dilation']:.3g}, "
                    f"max dilation {b['max_dilation']} -> {a['max_dilation']}")
-        out.append(f"{'size':>8} {'orig avg':>10} {'orig min':>10} {'orig max':>10} "
-                   f"{'new avg':>10} {'new min':>10} {'new max':>10}  (us)")
-        for row in res["rows"]:
-            o, n = row["original"], row["reordered"]
-            out.append(f"{format_size(row['size']):>8} {o['avg_us']:10.1f} {o['min_us']:10.1f} {o['max_us']:10.1f} "
-                       f"{n['avg_us']:10.1f} {n['min_us']:10.1f} {n['max_us']:10.1f}")
+        out.extend(format_rows(res["rows"]))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def format_rows(rows):
+    """Lines of a latency table (size, then avg/min/max on the original and the reordered communicator)."""
+    out = [f"{'size':>8} {'orig avg':>10} {'orig min':>10} {'orig max':>10} "
+           f"{'new avg':>10} {'new min':>10} {'new max':>10}  (us)"]
+    for row in rows:
+        o, n = row["original"], row["reordered"]
+        out.append(f"{format_size(row['size']):>8} {o['avg_us']:10.1f} {o['min_us']:10.1f} {o['max_us']:10.1f} "
+                   f"{n['avg_us']:10.1f} {n['min_us']:10.1f} {n['max_us']:10.1f}")
+    return out

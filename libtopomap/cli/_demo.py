@@ -1,0 +1,141 @@
+"""``mpiexec -n 8 libtopomap demo``: reorder a badly placed halo exchange and show what changed.
+
+With no arguments it uses the bundled 4x2 torus ``topology_files/demo_torus_4x2.topo``, the fake-names
+layout ``topology_files/demo_torus_4x2.names`` that spreads the ranks badly, and the periodic 2-D halo
+exchange of the job's ranks.  It reorders with :func:`libtopomap.Create_dist_graph_adjacent`, prints
+congestion and dilation before and after, which strategy won on which rank, and a short
+Neighbor_alltoall benchmark on the original and the reordered communicator.  Only rank 0 prints.
+"""
+
+import pathlib
+
+DEMO_TOPOLOGY = "demo_torus_4x2.topo"
+DEMO_NAMES = "demo_torus_4x2.names"
+# The layout of demo_torus_4x2.names, used when the repository's topology_files/ is not around.
+_DEMO_LAYOUT = (3, 0, 6, 1, 5, 2, 4, 7)
+
+
+def _bundled(name):
+    p = pathlib.Path(__file__).resolve().parents[2] / "topology_files" / name
+    return p if p.is_file() else None
+
+
+def add_parser(sub):
+    p = sub.add_parser("demo", help="reorder a badly placed halo exchange on a bundled torus (run under "
+                                    "mpiexec -n 4 or 8)",
+                       description="Reorder a halo exchange whose ranks a fake-names layout spreads badly over a "
+                                   "bundled 4x2 torus; print congestion and dilation before/after, the winning "
+                                   "strategy and rank, and a short benchmark.  Run: mpiexec -n 8 libtopomap demo")
+    p.add_argument("--topology", help=f"topology file (default: topology_files/{DEMO_TOPOLOGY})")
+    p.add_argument("--fake-hosts", metavar="FILE",
+                   help=f"fake-names file (default: topology_files/{DEMO_NAMES} with the bundled topology, "
+                        "else $LIBTOPOMAP_FAKE_NAMES or the MPI processor names)")
+    p.add_argument("--graph", help="communication graph spec or file (default: periodic 2-D halo exchange)")
+    p.add_argument("--sizes", default="8,1K,16K", help="benchmark message sizes per neighbour (default: 8,1K,16K)")
+    p.add_argument("--iterations", type=int, default=10, help="timed calls per size (default: 10)")
+    p.add_argument("--seed", type=int, default=0, help="base seed of the mapping portfolio (default: 0)")
+    return p
+
+
+def run(args):
+    from mpi4py import MPI
+
+    from ..errors import LibTopoMapError
+
+    try:
+        return _run(args)
+    except LibTopoMapError:
+        # every rank raises the same error (CommError agrees on it); let one rank print it
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            raise
+        return 1
+
+
+def _run(args):
+    from mpi4py import MPI
+
+    from ..errors import LibTopoMapError
+    from ..formats import read
+    from ..generators import torus
+    from ..mpi import Create_dist_graph_adjacent
+    from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
+    from ..mpi.race import collective_call
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    try:
+        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError as e:
+        raise SystemExit(f"libtopomap demo: error: {e}") from None
+    if args.iterations < 1:
+        raise SystemExit("libtopomap demo: error: --iterations must be >= 1")
+
+    placement = fake = None
+    if args.topology:
+        topo = collective_call(comm, read, args.topology, what="reading the topology")
+        fake = args.fake_hosts
+    else:
+        path = _bundled(DEMO_TOPOLOGY)
+        topo = collective_call(comm, read, str(path), what="reading the topology") if path else torus("4x2")
+        if args.fake_hosts:
+            fake = args.fake_hosts
+        elif _bundled(DEMO_NAMES):
+            fake = str(_bundled(DEMO_NAMES))
+        else:
+            placement = list(_DEMO_LAYOUT[:size])
+        if size > len(_DEMO_LAYOUT) or size < 2:
+            raise LibTopoMapError(
+                f"the demo places one process on each of the {len(_DEMO_LAYOUT)} hosts of its 4x2 torus: run it "
+                f"with mpiexec -n 2 to -n {len(_DEMO_LAYOUT)} (4 and 8 show most), not -n {size}; or give "
+                "--topology and --fake-hosts for a bigger machine")
+    if args.graph:
+        from ..patterns import load_graph
+
+        graph = collective_call(comm, load_graph, args.graph, what="reading the graph")
+        if graph.n != size:
+            raise LibTopoMapError(f"the graph {args.graph!r} has {graph.n} processes but the job has {size} ranks")
+        gname = args.graph
+    else:
+        graph = halo_graph(size)
+        gname = "periodic {}x{} halo exchange".format(*grid_dims(size))
+
+    lists = graph_lists(graph, rank)
+    original = comm.Create_dist_graph_adjacent(*lists, reorder=False)
+    # The one-line change of an mpi4py application:
+    reordered = Create_dist_graph_adjacent(comm, *lists, reorder=True, topology=topo, seed=args.seed,
+                                           fake_names=fake, placement=placement)
+    rep = reordered.report
+    timings = {k: comm.allreduce(v, op=MPI.MAX) for k, v in rep.timings.items()}
+    rows = compare(original, reordered, "neighbor_alltoall", sizes, iterations=args.iterations)
+    original.Free()
+    reordered.Free()
+
+    if rank == 0:
+        b, a = rep.before, rep.after
+        names = topo.names
+        print(f"libtopomap demo: {size} ranks, {gname}, on {topo.name or args.topology} "
+              f"({topo.hosts.size} hosts, {topo.n_links} links)")
+        where = fake or ("explicit placement" if placement else "MPI processor names")
+        print(f"placement before ({where}): " + " ".join(f"{r}:{names[v]}" for r, v in enumerate(rep.vertices_before)))
+        print("placement after (new rank:host): " + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
+        print()
+        print(f"{'':16}{'before':>10}{'after':>10}")
+        for key, label in (("max_congestion", "max congestion"), ("avg_congestion", "avg congestion"),
+                           ("avg_dilation", "avg dilation"), ("max_dilation", "max dilation"),
+                           ("hop_bytes", "hop-bytes")):
+            print(f"{label:16}{b[key]:10.3g}{a[key]:10.3g}")
+        print()
+        if rep.winner_rank is None:
+            print(f"winner: identity (no strategy beat the current placement on {rep.objective})")
+        else:
+            print(f"winner: {rep.strategy} on rank {rep.winner_rank} ({rep.objective} "
+                  f"{b['objective']:.3g} -> {a['objective']:.3g})")
+        print("candidates (rank: strategy objective seconds): " + ", ".join(
+            f"{c['rank']}: {c['strategy']} {c['value']:.3g} {c['seconds']:.2f}s" for c in rep.candidates))
+        print("reordering time, max over ranks (s): " + ", ".join(
+            f"{k} {timings[k]:.3f}" for k in ("locate", "gather", "strategies", "selection", "build", "total")))
+        print()
+        print(f"Neighbor_alltoall ({args.iterations} iterations per size; results checked identical; "
+              "all ranks share this machine, so latency does not see the modelled network):")
+        print("\n".join(format_rows(rows)))
+    return 0
