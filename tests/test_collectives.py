@@ -1,5 +1,6 @@
 """Collective schedules, objectives, allocations and rank placement (Cui 2024, chapters 2-4)."""
 
+import functools
 import json
 import math
 import time
@@ -16,6 +17,12 @@ from libtopomap.collectives import (allocate, collective_placement, contention, 
 from libtopomap.errors import CommGraphError, MappingError
 from libtopomap.generators.circulant import circulant
 from libtopomap.generators.shortcut import random_shortcut_ring
+
+
+@functools.lru_cache(maxsize=None)
+def _circulant(n):
+    """Shared across tests: the cached host distances are the expensive part."""
+    return circulant(n)
 
 
 def _pairs(steps):
@@ -112,7 +119,7 @@ def test_schedule_graph_weights():
 @pytest.mark.parametrize("k", range(1, 11))
 def test_table_4_1_all_nodes(k):
     n = 2**k
-    t = circulant(n)
+    t = _circulant(n)
     ranks = np.arange(n)
     assert total_hops(t, schedule("bcast", n), ranks) == n - 1
     assert total_hops(t, schedule("allreduce", n), ranks) == n * k
@@ -124,7 +131,7 @@ def test_table_4_1_all_nodes(k):
 @pytest.mark.parametrize("n, m", [(16, 8), (64, 4), (256, 32), (1024, 512), (1024, 64), (1024, 1)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_table_4_1_circulant_stride_placement(n, m, seed):
-    t = circulant(n)
+    t = _circulant(n)
     nodes = allocate(t, m, "circulant", seed=seed)
     assert np.all(np.diff(nodes) % n == n // m) and len(set(nodes.tolist())) == m  # Algorithm 4.1
     j = int(math.log2(m))
