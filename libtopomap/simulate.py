@@ -77,7 +77,7 @@ class SimulationError(LibTopoMapError, RuntimeError):
 # ---------------------------------------------------------------------------------------------- units
 _SI = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _BIN = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9, "ps": 1e12}
 
 
 def parse_size(value):
@@ -143,8 +143,8 @@ def parse_latency(value):
 
     Examples
     --------
-    >>> parse_latency("100ns"), parse_latency(0)
-    (1e-07, 0.0)
+    >>> parse_latency("100ns"), parse_latency("1.5us"), parse_latency(0)
+    (1e-07, 1.5e-06, 0.0)
     """
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         lat = float(value)
@@ -152,7 +152,7 @@ def parse_latency(value):
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(s|ms|us|µs|ns|ps)?\s*", str(value))
         if not m:
             raise ValueError(f"bad latency {value!r}: expected e.g. 100ns, 1us or seconds")
-        lat = float(m.group(1)) * _TIME[m.group(2) or "s"]
+        lat = float(m.group(1)) / _PER_SECOND[m.group(2) or "s"]
     if not np.isfinite(lat) or lat < 0:
         raise ValueError(f"latency must be >= 0, got {value!r}")
     return lat

@@ -187,3 +187,57 @@ def test_errors_are_reported():
         simulate(t, "allreduce", [0, 0, 1, 2], sizes=[8])  # vertex 0 has one slot
     with pytest.raises(SimulationError):
         simulate(t, "allreduce", [0, 1, 2, 3], sizes=[8], model="NoSuchModel")
+
+
+# ------------------------------------------------------------------------------------------- CLI
+def _cli(argv):
+    from libtopomap.cli import main
+
+    return main(argv)
+
+
+def test_cli_without_simgrid_says_how_to_install(tmp_path, monkeypatch, capsys):
+    from libtopomap import save
+
+    topo = tmp_path / "ring.json"
+    save(str(topo), ring(8))
+    monkeypatch.setitem(simmod._SIMGRID, "version", None)
+    assert _cli(["simulate", "--topology", str(topo), "--collective", "allreduce", "--procs", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "apt-get install -y python3-simgrid" in err and "simgrid-debian.pth" in err
+
+
+@needs_simgrid
+def test_cli_simulate_json_and_text(tmp_path, capsys):
+    import json
+
+    from libtopomap import save
+
+    topo = tmp_path / "ring.json"
+    save(str(topo), ring(8))
+    # mapped placement from a file in 'process vertex' lines: the identity ring order
+    mfile = tmp_path / "m.txt"
+    mfile.write_text("".join(f"{p} n{p}\n" for p in range(8)))
+    # original: every rank 3 ring positions from its ring neighbour
+    ofile = tmp_path / "o.json"
+    ofile.write_text(json.dumps([f"n{(3 * p) % 8}" for p in range(8)]))
+    argv = ["simulate", "--topology", str(topo), "--collective", "allgather", "--procs", "8",
+            "--placement", str(ofile), "--mapping", str(mfile), "--sizes", "1K,64K", "--bandwidth", "8Gbps",
+            "--latency", "1us"]
+    assert _cli(argv + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sizes"] == [1024, 65536] and out["bandwidth_Bps"] == 1e9 and out["latency_s"] == 1e-6
+    # identity ring: 7 steps of one hop, one message per arc -> 7 * (1 us + size / 1 GB/s)
+    for s, t in zip(out["sizes"], out["mapped"]["times"]):
+        assert t == pytest.approx(7 * (1e-6 + s / 1e9), rel=1e-9)
+    assert all(x > 1.5 for x in out["speedup"])
+    assert out["mapped"]["avg_hops"] == 1.0 and out["original"]["avg_hops"] == 3.0
+    assert _cli(argv + ["--plot", str(tmp_path / "times")]) == 0
+    text = capsys.readouterr().out
+    assert "speed-up" in text and "ECMP" in text and "64 KiB" in text
+    assert (tmp_path / "times.png").stat().st_size > 10_000 and (tmp_path / "times.svg").exists()
+    # bad input: one line per error, exit 1
+    assert _cli(["simulate", "--topology", str(topo), "--collective", "allgather"]) == 1
+    assert "needs --procs" in capsys.readouterr().err
+    assert _cli(argv[:-6] + ["--sizes", "big"]) == 1
+    assert "bad message size" in capsys.readouterr().err
