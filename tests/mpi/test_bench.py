@@ -106,3 +106,20 @@ def test_cli_bench_json(tmp_path_factory, capsys):
         assert [r["variant"] for r in res["results"]] == ["MPI_Bcast", "binomial", "MPI_Neighbor_alltoall"]
     else:
         assert out == ""
+
+
+def test_cli_demo(capsys):
+    from libtopomap.cli import main
+
+    rc = main(["demo", "--sizes", "8", "--iterations", "2"])
+    out = capsys.readouterr().out
+    assert COMM.allgather(rc) == [0] * P
+    if RANK == 0:
+        assert f"libtopomap demo: {P} ranks" in out and "winner: " in out
+        lines = {ln.split()[0] + ln.split()[1]: ln.split()[2:] for ln in out.splitlines()
+                 if ln.startswith(("max congestion", "avg dilation"))}
+        before, after = map(float, lines["maxcongestion"])
+        assert after < before
+        assert "Neighbor_alltoall" in out and "orig avg" in out
+    else:
+        assert out == ""
