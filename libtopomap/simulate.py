@@ -283,8 +283,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
     latency : float or str
         Latency of every link (seconds or e.g. ``"100ns"``).
     routing : {"auto", "dijkstra", "floyd", "explicit"}
-        ``"auto"`` picks ``"explicit"`` routes: measured on 1,024-vertex networks it builds and
-        simulates fastest (see Notes).
+        ``"auto"`` picks ``"explicit"`` routes, measured fastest (see Notes).
     model : str
         SimGrid network model, ``"CM02"`` (default), ``"LV08"`` or ``"SMPI"``.
     loopback_bandwidth, loopback_latency : float or str, optional
@@ -296,11 +295,13 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
 
     Notes
     -----
-    Measured with SimGrid 3.32 on a 1,024-vertex random shortcut ring of degree 19, 512 ranks, one
-    Bruck alltoall step set (``benchmarks/bench_simulate.py --routing``): explicit routes (a Full zone
-    holding only the communicating pairs) set up and run in about the time of DijkstraCache, while Floyd
-    spends seconds on its cubic all-pairs table.  Explicit routes also let the ECMP-vs-single-path
-    comparison use the very paths SimGrid simulated.
+    Measured with SimGrid 3.32 on the 1,024-vertex random shortcut ring of degree 19 with 512 ranks at 1 MiB
+    (``benchmarks/bench_simulate.py``, part 3; wall seconds per simulation including set-up, on a shared
+    2-core machine): recursive-doubling allreduce 0.66 (explicit), 1.06 (DijkstraCache), 2.42 (Floyd);
+    Bruck alltoall 1.09, 1.54, 1.59.  Explicit routes (a Full zone that holds only the pairs that
+    communicate, one BFS shortest path each) were fastest (within noise when the machine is busy), and
+    they are the paths reported in ``link_load``.  SimGrid 3.32's Python ``NetZone.create_dijkstra_zone`` actually builds a Floyd zone,
+    so the platform is written as XML, where ``routing="DijkstraCache"`` is honoured.
     """
     from .topology import Topology
 
