@@ -79,7 +79,7 @@ def add_parser(sub):
     for kind, (help_text, params, _build) in _KINDS.items():
         k = kinds.add_parser(kind, help=help_text, description=help_text)
         for flag, dest, typ, required, h in params:
-            k.add_argument(flag, dest=dest, type=typ, required=required, help=h)
+            k.add_argument(flag, dest=dest, type=typ, required=required, help=h, metavar=flag.lstrip("-").upper())
         k.add_argument("-o", "--output", required=True, help="output file")
         k.add_argument("--format", choices=["ltm", "json"],
                        help="output format (default: from the extension, .json -> json, else ltm)")
