@@ -99,9 +99,10 @@ def ecmp_traffic(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
 
 @njit(cache=True)
 def alg3_traffic(indptr, indices, arc_source, arc_capacity, n, esrc, edst, ew, omega_hat):
-    """Hoefler & Snir Algorithm 3: one Dijkstra per application edge on weights rho, where rho
-    starts at omega_hat (so fewer hops always win) and each routed edge adds w/c along its path.
-    Returns the per-arc load (rho - omega_hat)."""
+    """Hoefler & Snir Algorithm 3 as written in the seed: one Dijkstra per application edge on
+    weights rho, where rho starts at omega_hat (so fewer hops always win) and each routed edge adds
+    w/c along its path.  Returns the per-arc load (rho - omega_hat).  Kept as the reference that
+    tests compare :func:`alg3_levels` (what :func:`libtopomap.congestion_estimate` uses) against."""
     rho = np.full(indices.size, omega_hat, dtype=np.float64)
     dist = np.full(n, np.inf)
     pred_arc = np.full(n, -1, dtype=np.int64)
