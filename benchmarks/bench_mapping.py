@@ -112,6 +112,11 @@ def instances(quick):
     out.append(("torus 8x8x8 SpMV", ltm.torus("8x8x8"), lambda: spmv_pattern(512, pts), "irregular"))
     if not quick:
         out.append(("torus 12x12x12 SpMV", ltm.torus("12x12x12"), lambda: spmv_pattern(1728, pts), "irregular"))
+    # two processes per host: map_processes applies the multicore step (sections 3.4 / 4.2)
+    t = ltm.torus("8x8x8")
+    dual = ltm.Topology(t.names, np.stack([t.link_u, t.link_v], 1), slots=np.full(t.n_vertices, 2),
+                        name="torus-8x8x8-p2")
+    out.append(("torus 8x8x8 p=2 scrambled 16x8x8", dual, lambda: scrambled_torus("16x8x8", 1), "scrambled"))
     gens = ltm.__dict__
     if "fattree" in gens:
         ft = ltm.fattree(8, 3)

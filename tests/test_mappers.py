@@ -266,3 +266,16 @@ def test_multicore_automatic_when_hosts_equal():
     assert auto == map_multicore(topo, g, slots=slots, inner="greedy")
     assert ltm.hop_bytes(topo, g, auto) < ltm.hop_bytes(topo, g, map_processes(topo, g, strategy="random",
                                                                                slots=slots, seed=0))
+
+
+def test_refinements_default_start_and_silent_scotch(capfd):
+    topo = ltm.torus("4x4")
+    g = scrambled_torus("4x4", 1)
+    m = refine_two_opt(topo, g, objective="hopbytes", iterations=20000, seed=0)
+    assert ltm.hop_bytes(topo, g, m) < ltm.hop_bytes(topo, g, np.arange(16))
+    if "scotch" in STRATEGIES:
+        from libtopomap.mappers import map_scotch
+
+        assert_bijection(map_scotch(topo, g, seed=0), topo, 16, np.ones(16, int))
+        out, err = capfd.readouterr()
+        assert out == "" and err == ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import sys
 
 import numpy as np
@@ -23,14 +22,14 @@ except Exception:  # pragma: no cover
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
-    """pyscotch prints a 'Loaded Scotch' banner on first import; keep library output clean."""
-    saved = sys.stdout
-    sys.stdout = io.StringIO()
+def _quiet_import():
+    """pyscotch prints a 'Loaded Scotch' banner to stderr on first import; library code stays silent."""
+    saved_out, saved_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
     try:
         yield
     finally:
-        sys.stdout = saved
+        sys.stdout, sys.stderr = saved_out, saved_err
 
 
 def repair_slots(topology, vertices, slots):
@@ -93,7 +92,7 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
         raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
     from ctypes import byref
 
-    with _quiet_stderr():
+    with _quiet_import():
         import pyscotch
         from pyscotch import Architecture, Graph
         from pyscotch import libscotch as lib

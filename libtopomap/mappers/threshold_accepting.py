@@ -6,6 +6,7 @@ import numpy as np
 
 from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare
+from .baselines import default_placement
 from .objectives import check_objective, local_search, objective_value
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds"]
@@ -24,7 +25,7 @@ def ta_thresholds(progress, size, scale, *, start=TA_START, inner=TA_INNER):
     return np.full(size, start * scale * (1.0 - min(max(progress, 0.0), 1.0)))
 
 
-def refine_threshold_accepting(topology, graph, mapping, *, slots=None, seed=None, objective="congestion",
+def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion",
                                time_budget=None, iterations=None, warmup=0.15):
     """Improve a mapping by threshold accepting: a random walk that also takes worse moves, as long
     as they are worse by less than a threshold that falls to zero over the budget.
@@ -39,8 +40,8 @@ def refine_threshold_accepting(topology, graph, mapping, *, slots=None, seed=Non
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    mapping : Mapping or array_like of int
-        Starting placement.
+    mapping : Mapping or array_like of int, optional
+        Starting placement (default: the usable slots filled in vertex order).
     slots : array_like of int, optional
     seed : int, optional
     objective : {"congestion", "dilation", "hopbytes"}
@@ -78,7 +79,12 @@ def refine_threshold_accepting(topology, graph, mapping, *, slots=None, seed=Non
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
-    start = mapping.vertices if isinstance(mapping, Mapping) else check_mapping(topology, mapping, g.n, slots=slots)
+    if mapping is None:
+        start = default_placement(slots, g.n)
+    elif isinstance(mapping, Mapping):
+        start = mapping.vertices
+    else:
+        start = check_mapping(topology, mapping, g.n, slots=slots)
     current = start
     if objective == "congestion" and warmup > 0:
         # hop-bytes moves cost ~1000x less than ECMP re-routing: shorten the paths first

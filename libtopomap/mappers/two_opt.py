@@ -6,6 +6,7 @@ import numpy as np
 
 from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare
+from .baselines import default_placement
 from .objectives import check_objective, local_search
 
 __all__ = ["refine_two_opt"]
@@ -15,7 +16,7 @@ def _zeros(progress, size, scale):
     return np.zeros(size)
 
 
-def refine_two_opt(topology, graph, mapping, *, slots=None, seed=None, objective="congestion", time_budget=None,
+def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion", time_budget=None,
                    iterations=None, stall=None):
     """Improve a mapping by random swaps that are kept only when the objective drops.
 
@@ -27,8 +28,8 @@ def refine_two_opt(topology, graph, mapping, *, slots=None, seed=None, objective
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    mapping : Mapping or array_like of int
-        Starting placement.
+    mapping : Mapping or array_like of int, optional
+        Starting placement (default: the usable slots filled in vertex order).
     slots : array_like of int, optional
         Usable slots per vertex (default ``topology.slots``).
     seed : int, optional
@@ -53,7 +54,12 @@ def refine_two_opt(topology, graph, mapping, *, slots=None, seed=None, objective
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
-    start = mapping.vertices if isinstance(mapping, Mapping) else check_mapping(topology, mapping, g.n, slots=slots)
+    if mapping is None:
+        start = default_placement(slots, g.n)
+    elif isinstance(mapping, Mapping):
+        start = mapping.vertices
+    else:
+        start = check_mapping(topology, mapping, g.n, slots=slots)
     stall = max(2000, 20 * g.n) if stall is None else int(stall)
     best, _stats = local_search(topology, g, start, slots, objective, thresholds_fn=_zeros, rng=rng,
                                 time_budget=time_budget, iterations=iterations, stall_limit=stall)
