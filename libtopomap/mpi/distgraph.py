@@ -68,7 +68,9 @@ class TopomapReport:
         :func:`libtopomap.evaluate` (``max_congestion, avg_congestion, avg_dilation, max_dilation,
         hop_bytes``).
     improved : bool
-        Whether the chosen placement is strictly better than the current one.
+        Whether the chosen placement is strictly better than the current one on
+        ``(objective, tie-break)``; the tie-break is hop-bytes (maximum congestion when the objective
+        is hop-bytes).
     old_rank, new_rank : int
         This process's rank before and after.
     new_rank_of : numpy.ndarray
@@ -79,7 +81,8 @@ class TopomapReport:
     candidates : list of dict
         Per rank: ``rank, strategy, seed, value, tiebreak, seconds``.
     timings : dict
-        Seconds on this rank: ``locate, gather, strategies, selection, build, total``.
+        Seconds measured on this rank: ``locate, gather, strategies, selection, build`` (``build`` only
+        when a communicator was built, not for :func:`topomap`) and ``total``.
     seed : int
         The base seed (per-rank seeds derive from it), for reproducing the run.
     """
@@ -450,8 +453,10 @@ def _build(comm, report, gathered, info):
     finally:
         split.Free()
     result = TopomapDistgraphcomm(dcomm)
-    report.timings["build"] = time.perf_counter() - t
-    report.timings["total"] += report.timings["build"]
+    build = time.perf_counter() - t
+    total = report.timings.pop("total") + build
+    report.timings["build"] = build
+    report.timings["total"] = total
     result.report = report
     _attach(result, report)
     return result
