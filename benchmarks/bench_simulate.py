@@ -6,15 +6,15 @@ Usage::
                                         [--contention-iterations 50000] [--repeat 1] [--routing-only]
                                         [--out benchmarks/results/simulate.json]
 
-Part 1 (Cui 2024, section 3.4.2, Figures 3.11/3.12): a random shortcut ring of 1,024 nodes of degree 19,
-512 processes on nodes chosen by random, hierarchical-tree and ring-consecutive allocation; Allreduce
-(recursive doubling) and Alltoall (Bruck) with ascending-order rank placement vs the thesis' two two-opt
-rank placements: two-opt-hops (200,000 swaps) and two-opt-contention (50,000 swaps; messages of one step
-sharing a link direction).  Part 2 (section 4.5.2, Figures 4.7/4.8): the circulant G(1024, 10)
-(jumps 1, 2, 4, ..., 512; degree 19), 512 processes placed by circulant mapping (stride 2), ring-consecutive,
-random, and random + two-opt-hops, each against random allocation.  Network as in Tables 3.3/4.2: one node per switch, 100 Gbps links, 100 ns
-per hop, minimal routing (SimGrid CM02 model, one shortest path per pair).  Part 3 times SimGrid's routing
-choices (explicit routes, DijkstraCache, Floyd) on the same network.
+Part 1 (Cui 2024, section 3.4.2, Figures 3.11/3.12): a random shortcut ring of 1,024 nodes of degree 19, 512
+processes on nodes chosen by random, hierarchical-tree and ring-consecutive allocation; Allreduce (recursive
+doubling) and Alltoall (Bruck) with ascending-order rank placement vs the thesis' two two-opt rank placements:
+two-opt-hops (200,000 swaps) and two-opt-contention (50,000 swaps; messages of one step sharing a link
+direction).  Part 2 (section 4.5.2, Figures 4.7/4.8): the circulant G(1024, 10) (jumps 1, 2, 4, ..., 512;
+degree 19), 512 processes placed by circulant mapping (stride 2), ring-consecutive, random, and random +
+two-opt-hops, each against random allocation.  Network as in Tables 3.3/4.2: one node per switch, 100 Gbps
+links, 100 ns per hop, minimal routing (SimGrid CM02 model, one shortest path per pair).  Part 3 times
+SimGrid's routing choices (explicit routes, DijkstraCache, Floyd) on the same network.
 
 Sizes: Allreduce sends the whole vector each step; for Alltoall the size is the block per destination
 (MPI's send count), so a Bruck step moves 256 blocks per message at 512 processes.

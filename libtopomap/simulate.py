@@ -295,13 +295,14 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
 
     Notes
     -----
-    Measured with SimGrid 3.32 on the 1,024-vertex random shortcut ring of degree 19 with 512 ranks at 1 MiB
-    (``benchmarks/bench_simulate.py``, part 3; wall seconds per simulation including set-up, on a shared
-    2-core machine): recursive-doubling allreduce 0.66 (explicit), 1.06 (DijkstraCache), 2.42 (Floyd);
-    Bruck alltoall 1.09, 1.54, 1.59.  Explicit routes (a Full zone that holds only the pairs that
+    Measured with SimGrid 3.32 on the 1,024-vertex random shortcut ring of degree 19 with 512 ranks at
+    1 MiB (``benchmarks/bench_simulate.py``, part 3; wall seconds per simulation including set-up, on a
+    shared 2-core machine): recursive-doubling allreduce 0.66 (explicit), 1.06 (DijkstraCache), 2.42
+    (Floyd); Bruck alltoall 1.09, 1.54, 1.59.  Explicit routes (a Full zone that holds only the pairs that
     communicate, one BFS shortest path each) were fastest (within noise when the machine is busy), and
-    they are the paths reported in ``link_load``.  SimGrid 3.32's Python ``NetZone.create_dijkstra_zone`` actually builds a Floyd zone,
-    so the platform is written as XML, where ``routing="DijkstraCache"`` is honoured.
+    they are the paths reported in ``link_load``.  SimGrid 3.32's Python ``NetZone.create_dijkstra_zone``
+    actually builds a Floyd zone, so the platform is written as XML, where ``routing="DijkstraCache"`` is
+    honoured.
     """
     from .topology import Topology
 
@@ -413,8 +414,10 @@ def _placement(topology, placement):
 def _run_job(job, timeout):
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, _WORKER], input=json.dumps(job), capture_output=True, text=True,
-                              timeout=timeout)
+        # -P: the worker sits in the package folder; keep that folder off sys.path so no module here can
+        # shadow a standard-library one.
+        proc = subprocess.run([sys.executable, "-P", _WORKER], input=json.dumps(job), capture_output=True,
+                              text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise SimulationError(f"the SimGrid simulation ran longer than {timeout} s") from None
     out = proc.stdout
