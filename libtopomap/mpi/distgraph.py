@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 from mpi4py import MPI
 
 from ..commgraph import CommGraph
-from ..errors import CommGraphError, MappingError
+from ..errors import CommError, CommGraphError, MappingError
 from ..mapping import check_mapping
 from .locate import locate
 from .race import collective_call, select_best
@@ -331,6 +332,26 @@ def _assign_new_ranks(current, chosen):
     return new_rank_of
 
 
+def _topology_fingerprint(topo):
+    h = zlib.crc32("\n".join(topo.names).encode())
+    for arr in (topo.link_u, topo.link_v, topo.capacity, topo.slots):
+        h = zlib.crc32(np.ascontiguousarray(arr).tobytes(), h)
+    return h.to_bytes(4, "little")
+
+
+def _check_agreement(comm, what, data):
+    """Raise CommError on all ranks if ``data`` (bytes) differs from rank 0's: inputs that must be the
+    same everywhere (topology, options, placement) would otherwise give inconsistent ranks."""
+    verb = "differ" if what.startswith("options") else "differs"
+    mine = zlib.crc32(data)
+    ref = comm.bcast(mine, root=0)
+    differ = np.flatnonzero(np.array(comm.allgather(mine != ref)))
+    if differ.size:
+        ranks = ", ".join(map(str, differ[:10].tolist())) + (" ..." if differ.size > 10 else "")
+        raise CommError(f"the {what} {verb} between ranks: rank(s) {ranks} disagree with rank 0; "
+                        "every rank must pass the same")
+
+
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
              fake_names, placement):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph)."""
@@ -356,10 +377,14 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         check_objective(objective)
         return topo, strats
     topo, strats = collective_call(comm, prepare, what="preparing the topology")
+    _check_agreement(comm, "topology", _topology_fingerprint(topo))
+    _check_agreement(comm, "options (strategies, objective, seed, refine, iterations)",
+                     repr((strats, objective, seed, refine, iterations)).encode())
 
     # 1. Where is every process?
     t = time.perf_counter()
     current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
+    _check_agreement(comm, "process placement", current.tobytes())
     timings["locate"] = time.perf_counter() - t
 
     # 2. The whole process graph on every rank (Allgatherv of edge lists).

@@ -188,3 +188,18 @@ def test_fake_names_from_environment(tmp_path_factory, monkeypatch):
     before = dc.report.vertices_before.tolist()
     dc.Free()
     assert COMM.allgather(before == [(P - 1 - r) % P for r in range(P)]) == [True] * P
+
+
+def test_inputs_that_differ_between_ranks():
+    s, d = _ring(RANK)
+    topo = ltm.torus(f"{P // 2}x2") if RANK != 1 else ltm.torus(str(P))
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=topo, placement=list(range(P)), seed=1))
+    _check_all_raised(msg, "the topology differs between ranks: rank(s) 1 disagree with rank 0")
+    placement = list(range(P)) if RANK != 2 else list(range(P))[::-1]
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=placement, seed=1))
+    _check_all_raised(msg, "the process placement differs between ranks: rank(s) 2 disagree")
+    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+        COMM, s, d, topology=_torus(), placement=list(range(P)), seed=RANK))
+    _check_all_raised(msg, "the options (strategies, objective, seed, refine, iterations) differ", "rank(s) 1, 2")
