@@ -283,7 +283,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
     latency : float or str
         Latency of every link (seconds or e.g. ``"100ns"``).
     routing : {"auto", "dijkstra", "floyd", "explicit"}
-        ``"auto"`` picks ``"explicit"`` routes, measured fastest (see Notes).
+        ``"auto"`` picks ``"explicit"`` routes (as fast as DijkstraCache, faster than Floyd; see Notes).
     model : str
         SimGrid network model, ``"CM02"`` (default), ``"LV08"`` or ``"SMPI"``.
     loopback_bandwidth, loopback_latency : float or str, optional
@@ -296,13 +296,14 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
     Notes
     -----
     Measured with SimGrid 3.32 on the 1,024-vertex random shortcut ring of degree 19 with 512 ranks at
-    1 MiB (``benchmarks/bench_simulate.py``, part 3; wall seconds per simulation including set-up, on a
-    shared 2-core machine): recursive-doubling allreduce 0.66 (explicit), 1.06 (DijkstraCache), 2.42
-    (Floyd); Bruck alltoall 1.09, 1.54, 1.59.  Explicit routes (a Full zone that holds only the pairs that
-    communicate, one BFS shortest path each) were fastest (within noise when the machine is busy), and
-    they are the paths reported in ``link_load``.  SimGrid 3.32's Python ``NetZone.create_dijkstra_zone``
-    actually builds a Floyd zone, so the platform is written as XML, where ``routing="DijkstraCache"`` is
-    honoured.
+    1 MiB (``benchmarks/bench_simulate.py``, part 3; wall seconds per simulation including set-up, two
+    runs on a shared 2-core machine): recursive-doubling allreduce 0.66-1.54 (explicit), 1.06-1.43
+    (DijkstraCache), 2.40-2.42 (Floyd); Bruck alltoall 1.09-1.46, 1.54-1.69, 1.59-2.34.  Explicit routes
+    (a Full zone that holds only the pairs that communicate, one BFS shortest path each) and DijkstraCache
+    are about equally fast and Floyd is slowest; ``auto`` takes explicit routes because their cost grows
+    with the pairs that communicate rather than with the network, and the paths chosen do not depend on
+    SimGrid's version.  SimGrid 3.32's Python ``NetZone.create_dijkstra_zone`` actually builds a Floyd
+    zone, so the platform is written as XML, where ``routing="DijkstraCache"`` is honoured.
     """
     from .topology import Topology
 
