@@ -425,9 +425,16 @@ def _vertex_distances(topology):
     if n <= _VDIST_LIMIT:
         from scipy.sparse import csgraph
 
-        d = csgraph.shortest_path(topology.adjacency, method="D", unweighted=True)
-        if np.isfinite(d).all() and d.max() < 255:
-            out = d.astype(np.uint8)
+        full = np.empty((n, n), np.uint8)
+        for lo in range(0, n, 1024):  # batches bound the float64 scratch to 1024 x n
+            d = csgraph.shortest_path(topology.adjacency, method="D", unweighted=True,
+                                      indices=np.arange(lo, min(n, lo + 1024)))
+            if not np.isfinite(d).all() or d.max() >= 255:
+                full = None
+                break
+            full[lo:lo + d.shape[0]] = d
+        if full is not None:
+            out = full
     try:
         topology._ltm_vertex_distances = out
     except AttributeError:  # pragma: no cover - slotted topology
