@@ -29,12 +29,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"{__name__}._{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}._{name}":
-                continue  # command not built in this checkout
-            raise
+        mod = importlib.import_module(f"{__name__}._{name}")
         p = mod.add_parser(sub)
         p.set_defaults(_run=mod.run)
     return parser
