@@ -1,5 +1,6 @@
 """Mapping benchmark: every strategy on tori, scrambled tori, an irregular SpMV pattern, a fat tree,
-PERCS and a dragonfly; Markdown table on stdout and JSON in ``benchmarks/results/mapping.json``.
+PERCS, a dragonfly and real InfiniBand fabrics; Markdown table on stdout and JSON in
+``benchmarks/results/mapping.json``.
 
 Usage::
 
@@ -11,6 +12,11 @@ random, greedy, rcm, recursive, scotch, and threshold accepting (congestion obje
 the best placement of the portfolio (identity included); then the acceptance checks of the mapping
 issue.  "Injection bound": with one process per vertex, some link of a vertex carries at least the
 process's volume / the vertex's total link capacity, whatever the mapping.
+
+Real fabrics (``<repo>/../shared/topologies``, read with ``libtopomap.load``; skipped with a note on
+stderr when the folder or a file is absent): a periodic stencil with scrambled labels on a grid that
+fills the hosts (a prime host count leaves the last host idle), and the SpMV pattern split into one
+part per host.  Their ``identity`` is the file's host order (the order ibnetdiscover met the CAs).
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ from libtopomap.mappers.recursive import metis_parts
 from libtopomap.patterns import scrambled_torus, stencil
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+TOPOLOGIES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "topologies"
+# (file, label, stencil grid): the grid has at most as many points as the fabric has hosts
+FABRICS = [
+    ("loginoff__infiniband_topology__topo.txt", "IB loginoff 2014", "12x12"),    # 144 hosts, 8 switches
+    ("open-mpi__hwloc__avakas-ib-subnet-fe80.txt", "IB avakas QLogic", "8x7x5"),  # 281 hosts (prime): 280
+]
 CONSTRUCTIONS = [s for s in ("identity", "random", "greedy", "rcm", "recursive", "scotch") if s in STRATEGIES]
 
 
@@ -133,6 +145,29 @@ def instances(quick):
         df = ltm.dragonfly(16, 8, 4, 4)
         out.append(("dragonfly 16x8x4 SpMV", df, lambda: spmv_pattern(512, pts), "irregular"))
         out.append(("dragonfly 16x8x4 scrambled", df, lambda: scrambled_torus("8x8x8", 1), "scrambled"))
+    out += fabric_instances(pts)
+    return out
+
+
+def fabric_instances(pts, folder=TOPOLOGIES, log=lambda s: print(s, file=sys.stderr)):
+    """Real fabrics from ``folder``: a scrambled periodic stencil sized to the hosts and the SpMV
+    pattern with one part per host; a note (and no rows) for a missing folder or file."""
+    if not folder.is_dir():
+        log(f"note: {folder} not found: real-fabric rows skipped")
+        return []
+    out = []
+    for fname, label, dims in FABRICS:
+        path = folder / fname
+        if not path.is_file():
+            log(f"note: {path} not found: its rows skipped")
+            continue
+        topo = ltm.load(path)
+        hosts = int(topo.total_slots)
+        grid = int(np.prod([int(x) for x in dims.split("x")]))
+        if grid > hosts:
+            raise SystemExit(f"{fname}: stencil {dims} needs {grid} hosts, the fabric has {hosts}")
+        out.append((f"{label} {hosts}h scrambled {dims}", topo, lambda d=dims: scrambled_torus(d, 1), "scrambled"))
+        out.append((f"{label} {hosts}h SpMV", topo, lambda h=hosts: spmv_pattern(h, pts), "irregular"))
     return out
 
 
