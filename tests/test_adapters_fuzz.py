@@ -83,13 +83,13 @@ def _check(text):
 
 
 @pytest.mark.skipif(not CORPUS, reason="no corpus")
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutated())
 def test_only_format_error_escapes(text):
     _check(text)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_only_format_error(text):
     _check(text)
