@@ -423,7 +423,7 @@ class Fabric:
 
         names = list(kinds)
         index = {nm: i for i, nm in enumerate(names)}
-        us, vs, caps, tokens, unknown = [], [], [], [], []
+        us, vs, caps, tokens = [], [], [], []
         mismatches = 0
         for c in self.cables.values():
             va, vb = vertex_of.get(c.a[0]), vertex_of.get(c.b[0])
@@ -445,7 +445,6 @@ class Fabric:
             caps.append(cap)
             tokens.append(tok)
         known_caps = [c for c in caps if c is not None]
-        n_unknown = len(caps) - len(known_caps)
         if self.unknown_capacity is not None:
             fill = self.unknown_capacity
         elif known_caps:

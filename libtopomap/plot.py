@@ -359,7 +359,6 @@ def plot_link_loads(topology, loads, *, titles=None, placements=None, label="lin
         ax.scatter(pos[used, 0], pos[used, 1], s=ms, c="#1f3b73", zorder=4, linewidths=0)
         ax.set_title(f"{titles[i]}\nmax {val.max():.4g}" if val.size else titles[i], fontsize=10)
         if how == "grid" and len(dims) == 3:
-            m = int(np.prod(dims))
             for a in range(dims[0]):
                 block = pos[a * dims[1] * dims[2]:(a + 1) * dims[1] * dims[2]]
                 ax.text(block[:, 0].mean(), block[:, 1].max() + 0.55, f"plane {a} of {dims[0]}", ha="center",

@@ -8,11 +8,9 @@ multicore partitioning, one construction, optional refinement.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import MappingError
 from ..mapping import Mapping
-from ._common import check_slots, prepare
+from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
 from .multicore import map_multicore, multicore_slots

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..mapping import check_mapping
+from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare, slot_list
 
 __all__ = ["map_identity", "map_random", "default_placement"]
@@ -13,6 +11,16 @@ __all__ = ["map_identity", "map_random", "default_placement"]
 def default_placement(slots, n_processes):
     """Fill the usable slots in vertex order: process ``p`` goes to the ``p``-th slot."""
     return slot_list(slots)[:n_processes]
+
+
+def initial_vertices(topology, g, slots, mapping):
+    """Vertex of each process in ``mapping`` (a Mapping or an array), validated against ``slots``;
+    the default placement (:func:`default_placement`) when ``mapping`` is None."""
+    if mapping is None:
+        return default_placement(slots, g.n)
+    if isinstance(mapping, Mapping):
+        mapping = mapping.vertices
+    return check_mapping(topology, mapping, g.n, slots=slots)
 
 
 def map_identity(topology, graph, *, slots=None, seed=None, current=None):
@@ -38,11 +46,7 @@ def map_identity(topology, graph, *, slots=None, seed=None, current=None):
         ``current`` has the wrong length or overfills a vertex.
     """
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    if current is None:
-        vert = default_placement(slots, g.n)
-    else:
-        vert = check_mapping(topology, current, g.n, slots=slots)
-    return finish(topology, vert, slots, "identity")
+    return finish(topology, initial_vertices(topology, g, slots, current), slots, "identity")
 
 
 def map_random(topology, graph, *, slots=None, seed=None):

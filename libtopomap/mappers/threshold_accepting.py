@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare
-from .baselines import default_placement
+from .baselines import initial_vertices
 from .objectives import check_objective, local_search, objective_value
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds"]
@@ -79,12 +78,7 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
-    if mapping is None:
-        start = default_placement(slots, g.n)
-    elif isinstance(mapping, Mapping):
-        start = mapping.vertices
-    else:
-        start = check_mapping(topology, mapping, g.n, slots=slots)
+    start = initial_vertices(topology, g, slots, mapping)
     current = start
     if objective == "congestion" and warmup > 0:
         # hop-bytes moves cost ~1000x less than ECMP re-routing: shorten the paths first

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare
-from .baselines import default_placement
+from .baselines import initial_vertices
 from .objectives import check_objective, local_search
 
 __all__ = ["refine_two_opt"]
@@ -54,12 +53,7 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
-    if mapping is None:
-        start = default_placement(slots, g.n)
-    elif isinstance(mapping, Mapping):
-        start = mapping.vertices
-    else:
-        start = check_mapping(topology, mapping, g.n, slots=slots)
+    start = initial_vertices(topology, g, slots, mapping)
     stall = max(2000, 20 * g.n) if stall is None else int(stall)
     best, _stats = local_search(topology, g, start, slots, objective, thresholds_fn=_zeros, rng=rng,
                                 time_budget=time_budget, iterations=iterations, stall_limit=stall)

@@ -15,8 +15,3 @@ from .race import collective_call, select_best
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport", "TopomapDistgraphcomm",
            "last_report", "DEFAULT_STRATEGIES", "locate", "select_best", "collective_call",
            "reorder_for_collective"]
-
-# Collective-aware reordering (collective issue, Cui 2024).
-from .collective import reorder_for_collective  # noqa: E402
-
-__all__ += ["reorder_for_collective"]

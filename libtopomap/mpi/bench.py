@@ -20,8 +20,8 @@ import zlib
 import numpy as np
 from mpi4py import MPI
 
-from ..commgraph import CommGraph, as_commgraph
-from ..errors import CommError, CommGraphError, LibTopoMapError
+from ..commgraph import as_commgraph
+from ..errors import CommError, CommGraphError
 from .distgraph import Create_dist_graph_adjacent
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
