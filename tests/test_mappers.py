@@ -279,3 +279,30 @@ def test_refinements_default_start_and_silent_scotch(capfd):
         assert_bijection(map_scotch(topo, g, seed=0), topo, 16, np.ones(16, int))
         out, err = capfd.readouterr()
         assert out == "" and err == ""
+
+
+def test_spare_slots_leave_the_weakest_host_link_idle():
+    # One switch, five hosts; h4's link has half the capacity.  Four processes talk all-to-all:
+    # any mapping that uses h4 has congestion 3/0.5 = 6 on its link, any other has 3.
+    names = ["sw", "h0", "h1", "h2", "h3", "h4"]
+    links = [(0, i) for i in range(1, 6)]
+    caps = [1, 1, 1, 1, 0.5]
+    topo = ltm.Topology(names, links, capacities=caps, slots=[0, 1, 1, 1, 1, 1])
+    g = ltm.CommGraph(4, [i for i in range(4) for j in range(4) if i != j],
+                      [j for i in range(4) for j in range(4) if i != j])
+    for strategy in [s for s in ltm.STRATEGIES if s != "identity"]:
+        for seed in range(5):
+            m = ltm.map_processes(topo, g, strategy=strategy, seed=seed)
+            assert 5 not in m.vertices.tolist(), (strategy, seed)
+            assert ltm.max_congestion(topo, g, m) == 3.0
+    # other objectives do not look at capacities; identity keeps the current placement
+    m = ltm.map_processes(topo, g, strategy="identity", current=[2, 3, 4, 5])
+    assert m.vertices.tolist() == [2, 3, 4, 5]
+
+
+def test_spare_weakest_hosts_is_a_no_op_on_homogeneous_machines():
+    from libtopomap.mappers import spare_weakest_hosts
+
+    topo = ltm.torus("4x4")
+    slots = topo.slots.astype(np.int64)
+    assert spare_weakest_hosts(topo, slots, 10).tolist() == slots.tolist()

@@ -8,6 +8,8 @@ multicore partitioning, one construction, optional refinement.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import MappingError
 from ..mapping import Mapping
 from ._common import prepare
@@ -38,6 +40,43 @@ _CONSTRUCT = {
     "recursive": map_recursive,
     "scotch": map_scotch,
 }
+
+
+def spare_weakest_hosts(topology, slots, n_processes):
+    """Slots with the spare ones taken from the hosts with the least link capacity.
+
+    When the job has fewer processes than usable slots, the idle slots should be those behind the
+    weakest host links: one process on a host with a thinner link sets the maximum congestion no
+    matter how well the rest is placed (seen on real fabrics where a single host has a 20 Gb/s link
+    and the others 40 Gb/s).  Hosts whose links all have the largest injection capacity keep their
+    slots, so on homogeneous machines nothing changes.
+
+    Parameters
+    ----------
+    topology : Topology
+    slots : numpy.ndarray of int
+        Usable slots per vertex (already validated).
+    n_processes : int
+
+    Returns
+    -------
+    numpy.ndarray of int
+        ``slots`` with up to ``sum(slots) - n_processes`` slots removed, weakest hosts first.
+    """
+    spare = int(slots.sum()) - int(n_processes)
+    if spare <= 0:
+        return slots
+    injection = np.bincount(topology.arc_source, weights=topology.arc_capacity, minlength=topology.n_vertices)
+    usable = np.flatnonzero(slots > 0)
+    best = injection[usable].max()
+    out = slots.copy()
+    for v in usable[np.argsort(injection[usable], kind="stable")]:
+        if spare == 0 or injection[v] >= best:
+            break
+        take = min(int(out[v]), spare)
+        out[v] -= take
+        spare -= take
+    return out
 
 
 def map_processes(topology, graph, *, strategy="greedy", slots=None, current=None, objective="congestion",
@@ -105,6 +144,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
     if refine not in (None,) + REFINEMENTS:
         raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    if strategy != "identity" and objective == "congestion":
+        slots = spare_weakest_hosts(topology, slots, g.n)
     if strategy == "identity":
         m = map_identity(topology, g, slots=slots, current=current)
     elif strategy in ("random", "scotch"):
