@@ -306,3 +306,13 @@ def test_spare_weakest_hosts_is_a_no_op_on_homogeneous_machines():
     topo = ltm.torus("4x4")
     slots = topo.slots.astype(np.int64)
     assert spare_weakest_hosts(topo, slots, 10).tolist() == slots.tolist()
+
+
+def test_compile_kernels_runs_every_strategy_and_refinement():
+    from libtopomap.mappers import compile_kernels
+
+    for refine in (None, "two-opt", "ta"):
+        for objective in OBJECTIVES:
+            compile_kernels(objective=objective, refine=refine)
+    with pytest.raises(MappingError, match="unknown strategy"):
+        compile_kernels(["no-such-strategy"])

@@ -133,7 +133,7 @@ def _run(args):
         print("candidates (rank: strategy objective seconds): " + ", ".join(
             f"{c['rank']}: {c['strategy']} {c['value']:.3g} {c['seconds']:.2f}s" for c in rep.candidates))
         print("reordering time, max over ranks (s): " + ", ".join(
-            f"{k} {timings[k]:.3f}" for k in ("locate", "gather", "strategies", "selection", "build", "total")))
+            f"{k} {timings[k]:.3f}" for k in ("locate", "gather", "kernels", "strategies", "selection", "build", "total")))
         print()
         print(f"Neighbor_alltoall ({args.iterations} iterations per size; results checked identical; "
               "all ranks share this machine, so latency does not see the modelled network):")

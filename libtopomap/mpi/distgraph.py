@@ -82,7 +82,8 @@ class TopomapReport:
     candidates : list of dict
         Per rank: ``rank, strategy, seed, value, tiebreak, seconds``.
     timings : dict
-        Seconds measured on this rank: ``locate, gather, strategies, selection, build`` (``build`` only
+        Seconds measured on this rank: ``locate, gather, kernels`` (rank 0 compiles or loads the
+        numba kernels, the others wait), ``strategies, selection, build`` (``build`` only
         when a communicator was built, not for :func:`topomap`) and ``total``.
     seed : int
         The base seed (per-rank seeds derive from it), for reproducing the run.
@@ -352,6 +353,26 @@ def _check_agreement(comm, what, data):
                         "every rank must pass the same")
 
 
+def _compile_on_rank0(comm, strategies, objective, refine):
+    """Rank 0 compiles (or loads) the numba kernels of ``strategies`` while the others wait without
+    spinning (MPICH busy-polls in a blocking barrier, which starves the compiling rank when ranks
+    share cores); then every rank loads the kernels from numba's on-disk cache.  A failure here
+    is not fatal: the same code runs again in the portfolio, where errors are agreed on and raised.
+    Returns rank 0's error message, or None."""
+    from ..mappers import compile_kernels
+
+    error = None
+    if comm.Get_rank() == 0:
+        try:
+            compile_kernels(strategies, objective=objective, refine=refine)
+        except Exception as e:  # reported by the portfolio step, which runs the same kernels
+            error = f"{type(e).__name__}: {e}"
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(0.002)
+    return error
+
+
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
              fake_names, placement):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph)."""
@@ -394,7 +415,12 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     graph = collective_call(comm, gathered.commgraph, what="gathering the process graph")
     timings["gather"] = time.perf_counter() - t
 
-    # 3. Portfolio: rank r runs strategy r mod S with its own seed and start vertex.
+    # 3. Portfolio: rank r runs strategy r mod S with its own seed and start vertex.  Rank 0 first
+    # compiles (or loads) the numba kernels so the other ranks load them from the cache instead of
+    # all compiling the same code at once.
+    t = time.perf_counter()
+    warm_error = _compile_on_rank0(comm, strats, objective, refine) if graph.n_edges else None
+    timings["kernels"] = time.perf_counter() - t
     t = time.perf_counter()
     if seed is None:
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
@@ -461,7 +487,8 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
         candidates=[{"rank": r, "strategy": s, "seed": sd, "value": v, "tiebreak": b, "seconds": sec}
                     for r, (s, sd, v, b, sec) in enumerate(infos)],
-        timings=timings, seed=base, n_processes=size, topology=getattr(topo, "name", None))
+        timings=timings, seed=base, n_processes=size, topology=getattr(topo, "name", None),
+        extra={} if warm_error is None else {"kernel_warmup_error": warm_error})
     return report, gathered
 
 
