@@ -8,6 +8,8 @@ the mapping optimizes, plus the model's congestion and dilation before and after
 
 import json
 
+from ._mpi_command import run_on_every_rank
+
 
 def add_parser(sub):
     p = sub.add_parser("bench", help="benchmark collectives on the original and the reordered communicator "
@@ -35,17 +37,7 @@ def add_parser(sub):
 
 
 def run(args):
-    from mpi4py import MPI
-
-    from ..errors import LibTopoMapError
-
-    try:
-        return _run(args)
-    except LibTopoMapError:
-        # every rank raises the same error (CommError agrees on it); let one rank print it
-        if MPI.COMM_WORLD.Get_rank() == 0:
-            raise
-        return 1
+    return run_on_every_rank(_run, args)
 
 
 def _run(args):

@@ -9,6 +9,8 @@ Neighbor_alltoall benchmark on the original and the reordered communicator.  Onl
 
 import pathlib
 
+from ._mpi_command import run_on_every_rank
+
 DEMO_TOPOLOGY = "demo_torus_4x2.topo"
 DEMO_NAMES = "demo_torus_4x2.names"
 # The layout of demo_torus_4x2.names, used when the repository's topology_files/ is not around.
@@ -38,17 +40,7 @@ def add_parser(sub):
 
 
 def run(args):
-    from mpi4py import MPI
-
-    from ..errors import LibTopoMapError
-
-    try:
-        return _run(args)
-    except LibTopoMapError:
-        # every rank raises the same error (CommError agrees on it); let one rank print it
-        if MPI.COMM_WORLD.Get_rank() == 0:
-            raise
-        return 1
+    return run_on_every_rank(_run, args)
 
 
 def _run(args):
