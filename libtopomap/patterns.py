@@ -20,7 +20,7 @@ import numpy as np
 
 from .commgraph import CommGraph
 from .errors import CommGraphError, FormatError
-from .generators.grid import parse_dims
+from .generators.grid import grid_links, parse_dims
 
 __all__ = ["load_graph", "stencil", "scrambled_torus", "random_graph", "read_edge_list", "read_matrix_market"]
 
@@ -49,18 +49,7 @@ def stencil(dims, periodic=True):
         dims = parse_dims(dims)
     except Exception as e:
         raise CommGraphError(str(e)) from None
-    n = int(np.prod(dims))
-    idx = np.arange(n).reshape(dims)
-    pairs = []
-    for ax, k in enumerate(dims):
-        if k == 1:
-            continue
-        a = idx.take(range(k - 1), axis=ax).ravel()
-        b = idx.take(range(1, k), axis=ax).ravel()
-        pairs.append(np.stack([a, b], 1))
-        if periodic and k > 2:
-            pairs.append(np.stack([idx.take([k - 1], axis=ax).ravel(), idx.take([0], axis=ax).ravel()], 1))
-    p = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+    n, p = grid_links(dims, wrap=periodic)
     return CommGraph(n, np.concatenate([p[:, 0], p[:, 1]]), np.concatenate([p[:, 1], p[:, 0]]))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 
-__all__ = ["torus", "mesh", "hypercube", "concentrate", "parse_dims"]
+__all__ = ["torus", "mesh", "hypercube", "concentrate", "parse_dims", "grid_links"]
 
 
 def parse_dims(dims):
@@ -29,7 +29,12 @@ def parse_dims(dims):
     return dims
 
 
-def _grid_links(dims, wrap):
+def grid_links(dims, wrap):
+    """Vertex count and ``(m, 2)`` index pairs of a mesh (``wrap=False``) or torus over ``dims``.
+
+    Vertex ``i`` sits at ``np.unravel_index(i, dims)``; a dimension of size 2 gets one link, not a
+    doubled wrap-around.
+    """
     n = int(np.prod(dims))
     idx = np.arange(n).reshape(dims)
     links = []
@@ -63,7 +68,7 @@ def torus(dims, *, name=None):
     32
     """
     dims = parse_dims(dims)
-    n, links = _grid_links(dims, wrap=True)
+    n, links = grid_links(dims, wrap=True)
     label = "x".join(map(str, dims))
     return Topology([f"n{i}" for i in range(n)], links, name=name or f"torus-{label}",
                     attrs={"generator": "torus", "dims": list(dims)})
@@ -72,7 +77,7 @@ def torus(dims, *, name=None):
 def mesh(dims, *, name=None):
     """n-dimensional mesh (a torus without wrap-around links)."""
     dims = parse_dims(dims)
-    n, links = _grid_links(dims, wrap=False)
+    n, links = grid_links(dims, wrap=False)
     label = "x".join(map(str, dims))
     return Topology([f"n{i}" for i in range(n)], links, name=name or f"mesh-{label}",
                     attrs={"generator": "mesh", "dims": list(dims)})
