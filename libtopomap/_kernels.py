@@ -11,7 +11,10 @@ import numba
 import numpy as np
 from numba import njit
 
-__all__ = ["ecmp_traffic", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows", "alg3_levels"]
+__all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows",
+           "alg3_levels", "vertex_distance", "vertex_distances", "pair_search", "new_search_scratch",
+           "grouped_pair_search", "source_sums", "k_nearest", "multi_source_levels",
+           "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
 
 
 @njit(cache=True)
@@ -289,3 +292,362 @@ def alg3_levels(indptr, indices, arc_source, arc_capacity, n, esrc, edst, ew):
             dist[v] = -1
             pred_arc[v] = -1
     return load
+
+
+# ----------------------------------------------------------------------------- distance oracle kernels
+# Kinds of :class:`libtopomap.distances.DistanceOracle` (see there for what each means).
+KIND_SEARCH = 0
+KIND_GRID = 1
+KIND_CUBE = 2
+KIND_TABLE = 3
+
+
+@njit(cache=True)
+def new_search_scratch(n):
+    """Scratch arrays of :func:`pair_search` for a graph of ``n`` vertices (stamps, levels, queues)."""
+    return (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int32), np.zeros(n, np.int32),
+            np.empty(n, np.int32), np.empty(n, np.int32), np.zeros(1, np.int64))
+
+
+@njit(cache=True)
+def pair_search(indptr, indices, s, t, scratch):
+    """Hop distance between ``s`` and ``t`` by bidirectional breadth-first search (-1: unreachable).
+
+    Whole levels are expanded from the side with the smaller frontier; the first level that reaches a
+    vertex seen from the other side gives ``min(ds + dt)`` over that level, which is the distance.
+    Stamps make the scratch reusable without clearing (``O(ball)`` work per call).
+    """
+    if s == t:
+        return 0
+    stamp_s, stamp_t, ds, dt, qs, qt, ctr = scratch
+    ctr[0] += 1
+    c = ctr[0]
+    stamp_s[s] = c
+    ds[s] = 0
+    stamp_t[t] = c
+    dt[t] = 0
+    qs[0] = s
+    qt[0] = t
+    hs, ts, ht, tt = 0, 1, 0, 1
+    while hs < ts and ht < tt:
+        best = -1
+        if ts - hs <= tt - ht:
+            end = ts
+            while hs < end:
+                v = qs[hs]
+                hs += 1
+                dv = ds[v] + 1
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if stamp_s[w] != c:
+                        stamp_s[w] = c
+                        ds[w] = dv
+                        qs[ts] = w
+                        ts += 1
+                        if stamp_t[w] == c:
+                            x = dv + dt[w]
+                            if best < 0 or x < best:
+                                best = x
+        else:
+            end = tt
+            while ht < end:
+                v = qt[ht]
+                ht += 1
+                dv = dt[v] + 1
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if stamp_t[w] != c:
+                        stamp_t[w] = c
+                        dt[w] = dv
+                        qt[tt] = w
+                        tt += 1
+                        if stamp_s[w] == c:
+                            x = dv + ds[w]
+                            if best < 0 or x < best:
+                                best = x
+        if best >= 0:
+            return best
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def vertex_distance(oracle, u, v, scratch):
+    """Hop distance between vertices ``u`` and ``v`` from a distance oracle's kernel tuple.
+
+    ``oracle = (kind, att, off, coords, dims, wrap, table, tpos, indptr, indices)``: a vertex reaches
+    the rest of the network through its attachment vertex ``att[u]`` at ``off[u]`` hops (a host on a
+    single link to a switch); between attachment vertices the distance is a closed form (grid,
+    hypercube), a bounded table, or a bidirectional search (``scratch`` from
+    :func:`new_search_scratch`).  Returns -1 when unreachable.
+    """
+    if u == v:
+        return 0
+    kind, att, off, coords, dims, wrap, table, tpos, indptr, indices = oracle
+    x = att[u]
+    y = att[v]
+    base = np.int64(off[u]) + np.int64(off[v])
+    if x == y:
+        return base
+    if kind == KIND_GRID:
+        d = np.int64(0)
+        for j in range(dims.size):
+            k = dims[j]
+            dx = abs(np.int64(coords[x, j]) - np.int64(coords[y, j]))
+            if wrap[j] and k - dx < dx:
+                dx = k - dx
+            d += dx
+        return base + d
+    if kind == KIND_CUBE:
+        return base + _popcount(np.int64(x) ^ np.int64(y))
+    if kind == KIND_TABLE:
+        px = tpos[x]
+        py = tpos[y]
+        if px >= 0 and py >= 0:
+            return base + np.int64(table[px, py])
+    d = pair_search(indptr, indices, x, y, scratch)
+    return -1 if d < 0 else base + d
+
+
+@njit(cache=True)
+def vertex_distances(oracle, a, b, out):
+    """``out[i] = vertex_distance(oracle, a[i], b[i])`` (sequential; see :func:`grouped_pair_search`)."""
+    n = oracle[8].size - 1
+    scratch = new_search_scratch(n if oracle[0] == KIND_SEARCH or oracle[0] == KIND_TABLE else 1)
+    for i in range(a.size):
+        out[i] = vertex_distance(oracle, a[i], b[i], scratch)
+    return out
+
+
+def grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, out):
+    """Breadth-first search from each ``group_source[g]`` until every vertex of
+    ``targets[group_ptr[g]:group_ptr[g+1]]`` is reached, writing the hops to ``out`` (-1 if
+    unreachable).  Parallel over groups (numba threads), ``O(n)`` scratch per thread."""
+    ng = group_source.size
+    nchunks = min(ng, 4 * numba.get_num_threads())
+    if nchunks:
+        _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, out, nchunks)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, out, nchunks):
+    ng = group_source.size
+    for c in numba.prange(nchunks):
+        lo = c * ng // nchunks
+        hi = (c + 1) * ng // nchunks
+        stamp = np.full(n, -1, np.int64)
+        tstamp = np.full(n, -1, np.int64)
+        level = np.zeros(n, np.int32)
+        queue = np.empty(n, np.int32)
+        for g in range(lo, hi):
+            s = group_source[g]
+            remaining = 0
+            for k in range(group_ptr[g], group_ptr[g + 1]):
+                t = targets[k]
+                if tstamp[t] != g:
+                    tstamp[t] = g
+                    remaining += 1
+            stamp[s] = g
+            level[s] = 0
+            if tstamp[s] == g:
+                remaining -= 1
+            queue[0] = s
+            head = 0
+            tail = 1
+            while head < tail and remaining > 0:
+                v = queue[head]
+                head += 1
+                lv = level[v] + 1
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if stamp[w] != g:
+                        stamp[w] = g
+                        level[w] = lv
+                        queue[tail] = w
+                        tail += 1
+                        if tstamp[w] == g:
+                            remaining -= 1
+            for k in range(group_ptr[g], group_ptr[g + 1]):
+                t = targets[k]
+                out[k] = level[t] if stamp[t] == g else -1
+    return out
+
+
+def source_sums(indptr, indices, n, sources, weight):
+    """For each source, BFS over the whole graph: ``(sum_v weight[v] * hops, max hops to a vertex
+    with weight > 0, count of such vertices at that max, reached weight)``.  Parallel over sources."""
+    ns = sources.size
+    sums = np.zeros(ns, np.float64)
+    ecc = np.zeros(ns, np.int64)
+    cnt = np.zeros(ns, np.int64)
+    reach = np.zeros(ns, np.float64)
+    nchunks = min(ns, 4 * numba.get_num_threads())
+    if nchunks:
+        _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nchunks)
+    return sums, ecc, cnt, reach
+
+
+@njit(cache=True, parallel=True)
+def _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nchunks):
+    ns = sources.size
+    for c in numba.prange(nchunks):
+        lo = c * ns // nchunks
+        hi = (c + 1) * ns // nchunks
+        stamp = np.full(n, -1, np.int64)
+        level = np.zeros(n, np.int32)
+        queue = np.empty(n, np.int32)
+        for i in range(lo, hi):
+            s = sources[i]
+            stamp[s] = i
+            level[s] = 0
+            queue[0] = s
+            head = 0
+            tail = 1
+            tot = 0.0
+            mx = 0
+            nmx = 0
+            rw = 0.0
+            while head < tail:
+                v = queue[head]
+                head += 1
+                lv = level[v]
+                wv = weight[v]
+                if wv > 0:
+                    tot += wv * lv
+                    rw += wv
+                    if lv > mx:
+                        mx = lv
+                        nmx = 0
+                    if lv == mx:
+                        nmx += 1
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if stamp[w] != i:
+                        stamp[w] = i
+                        level[w] = lv + 1
+                        queue[tail] = w
+                        tail += 1
+            sums[i] = tot
+            ecc[i] = mx
+            cnt[i] = nmx
+            reach[i] = rw
+    return sums
+
+
+def k_nearest(indptr, indices, n, sources, mask, k):
+    """For every source, the vertices with ``mask`` set (other than itself) in BFS order up to the
+    ``k``-th one, plus every further one at the same hop distance (so index order cannot bias a sample).
+    Returns CSR ``(ptr, idx)`` over ``sources``.  Parallel over sources; O(k + ball) per source."""
+    ns = sources.size
+    counts = np.zeros(ns, np.int64)
+    nchunks = min(ns, 4 * numba.get_num_threads())
+    if nchunks == 0:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    _k_nearest(indptr, indices, n, sources, mask, k, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks,
+               False)
+    ptr = np.zeros(ns + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    idx = np.empty(ptr[-1], np.int64)
+    _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, True)
+    return ptr, idx
+
+
+@njit(cache=True, parallel=True)
+def _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, write):
+    ns = sources.size
+    for c in numba.prange(nchunks):
+        lo = c * ns // nchunks
+        hi = (c + 1) * ns // nchunks
+        stamp = np.full(n, -1, np.int64)
+        level = np.zeros(n, np.int32)
+        queue = np.empty(n, np.int32)
+        for i in range(lo, hi):
+            s = sources[i]
+            stamp[s] = i
+            level[s] = 0
+            queue[0] = s
+            head = 0
+            tail = 1
+            found = 0
+            stop_level = -1
+            while head < tail:
+                v = queue[head]
+                head += 1
+                lv = level[v]
+                if stop_level >= 0 and lv > stop_level:
+                    break
+                if v != s and mask[v]:
+                    if write:
+                        idx[ptr[i] + found] = v
+                    found += 1
+                    if found >= k and stop_level < 0:
+                        stop_level = lv
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if stamp[w] != i:
+                        stamp[w] = i
+                        level[w] = lv + 1
+                        queue[tail] = w
+                        tail += 1
+            counts[i] = found
+    return counts
+
+
+def multi_source_levels(indptr, indices, n, sources):
+    """Hops from the nearest of ``sources`` to every vertex (-1: unreachable); one BFS, O(n)."""
+    return _multi_source_levels(indptr, indices, n, np.asarray(sources, np.int64))
+
+
+@njit(cache=True)
+def _multi_source_levels(indptr, indices, n, sources):
+    level = np.full(n, -1, np.int64)
+    queue = np.empty(n, np.int64)
+    tail = 0
+    for s in sources:
+        if level[s] < 0:
+            level[s] = 0
+            queue[tail] = s
+            tail += 1
+    head = 0
+    while head < tail:
+        v = queue[head]
+        head += 1
+        for a in range(indptr[v], indptr[v + 1]):
+            w = indices[a]
+            if level[w] < 0:
+                level[w] = level[v] + 1
+                queue[tail] = w
+                tail += 1
+    return level
+
+
+def ecmp_traffic_parallel(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem_w):
+    """:func:`ecmp_traffic` split over numba threads (sources in chunks, one traffic array per
+    chunk, summed at the end): ``O(threads x arcs)`` memory, the same result up to float rounding."""
+    ns = sources.size
+    nchunks = min(ns, numba.get_num_threads())
+    if nchunks <= 1:
+        return ecmp_traffic(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem_w)
+    parts = np.zeros((nchunks, indices.size), np.float64)
+    _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem_w, parts, nchunks)
+    return parts.sum(axis=0)
+
+
+@njit(cache=True, parallel=True)
+def _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem_w, parts, nchunks):
+    ns = sources.size
+    for c in numba.prange(nchunks):
+        lo = c * ns // nchunks
+        hi = (c + 1) * ns // nchunks
+        parts[c, :] = ecmp_traffic(indptr, indices, arc_reverse, n, sources[lo:hi], dem_ptr[lo:hi + 1], dem_dst,
+                                   dem_w)
+    return parts

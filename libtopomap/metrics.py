@@ -33,10 +33,6 @@ __all__ = [
     "pair_distances",
 ]
 
-# Below this many slot vertices the full host distance matrix is cheap (<= 400 MB as uint8).
-_DENSE_HOSTS = 20000
-
-
 def _prepare(topology, graph, mapping):
     g = as_commgraph(graph)
     if isinstance(mapping, Mapping):
@@ -51,19 +47,12 @@ def _prepare(topology, graph, mapping):
 
 
 def pair_distances(topology, a, b):
-    """Hop distances between vertex arrays ``a[i]`` and ``b[i]`` (slot vertices), as ``int64``."""
-    a = np.asarray(a, dtype=np.int64)
-    b = np.asarray(b, dtype=np.int64)
-    pos = topology.host_position
-    pa, pb = pos[a], pos[b]
-    if a.size and (pa.min() < 0 or pb.min() < 0):
-        raise MappingError("distances are only kept between slot vertices")
-    if topology.hosts.size <= _DENSE_HOSTS or "host_distances" in topology.__dict__:
-        return topology.host_distances[pa, pb].astype(np.int64)
-    # Huge machine, few pairs: BFS only from the sources that occur.
-    us, inv = np.unique(a, return_inverse=True)
-    d = topology.hop_distances(us)
-    return d[inv, b].astype(np.int64)
+    """Hop distances between vertex arrays ``a[i]`` and ``b[i]``, as ``int64``.
+
+    Answered by ``topology.distances`` (closed forms, a bounded table or grouped searches); no
+    all-pairs matrix is formed.
+    """
+    return topology.distances.pairs(a, b)
 
 
 def dilation(topology, graph, mapping):
@@ -140,8 +129,8 @@ def link_traffic(topology, graph, mapping):
     """
     g, vert = _prepare(topology, graph, mapping)
     sources, ptr, t, w = _demands(g, vert)
-    traffic = _kernels.ecmp_traffic(topology.indptr, topology.indices, topology.arc_reverse, topology.n_vertices,
-                                    sources, ptr, t, w)
+    traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
+                                             topology.n_vertices, sources, ptr, t, w)
     if traffic.size and np.isnan(traffic[0]):
         raise TopologyError("a communicating pair of vertices is not connected")
     return traffic
@@ -232,17 +221,12 @@ def properties(topology):
     -------
     dict with keys ``vertices, hosts, slots, switches, links, degree_min, degree_max`` (distinct
     neighbours over all vertices), ``diameter`` and ``aspl`` (max and mean hop distance over
-    distinct pairs of slot vertices; 0 with a single slot vertex).
+    distinct pairs of slot vertices; 0 with a single slot vertex), from closed forms or one
+    breadth-first search per attachment vertex (see :mod:`libtopomap.distances`).
     """
-    d = topology.host_distances
-    h = d.shape[0]
-    if h > 1:
-        diameter = int(d.max())
-        # sum in chunks to avoid a huge int64 temporary
-        total = sum(int(d[i:i + 4096].sum(dtype=np.int64)) for i in range(0, h, 4096))
-        aspl = total / (h * (h - 1))
-    else:
-        diameter, aspl = 0, 0.0
+    h = int(topology.hosts.size)
+    total, diameter = topology.distances.host_sums(topology.slots)
+    aspl = total / (h * (h - 1)) if h > 1 else 0.0
     deg = topology.degree
     return {
         "name": topology.name,

@@ -407,28 +407,42 @@ class Topology:
         return out
 
     @cached_property
+    def distances(self):
+        """The :class:`~libtopomap.distances.DistanceOracle` of this topology (built on first use).
+
+        Hop distances between any two vertices from closed forms (generated tori, meshes,
+        hypercubes), a table bounded to 64 MiB, or breadth-first searches; never an all-pairs
+        matrix.  ``topology.distances.pairs(a, b)`` answers a batch of pairs.
+        """
+        from .distances import DistanceOracle
+
+        return DistanceOracle(self)
+
+    @cached_property
     def host_distances(self):
         """Hop distances between slot vertices, shape ``(H, H)`` in :attr:`hosts` order (read-only).
 
-        Stored as the smallest unsigned integer type that holds twice the eccentricity of the first
-        host (an upper bound of the diameter): ``uint8`` below 255 hops, so a 32x32x32 torus needs
-        1 GiB rather than 8.  Computed by a compiled BFS per host that writes the small integers
-        directly (see ``benchmarks/bench_core.py`` for timings).
+        .. deprecated:: 0.2
+            A dense ``H x H`` matrix does not scale (1 GiB at 32,768 hosts); use
+            :attr:`distances` (``topology.distances.pairs(a, b)``).  Refused above 16,384 hosts.
         """
+        import warnings
+
+        warnings.warn("Topology.host_distances is deprecated (H x H memory); use topology.distances.pairs(a, b)",
+                      DeprecationWarning, stacklevel=2)
+        h = self.hosts.size
+        if h > 16384:
+            raise TopologyError(f"a dense host distance matrix of {h} x {h} would need {h * h / 2**30:.1f} GiB; "
+                                "use topology.distances.pairs(a, b)")
         from . import _kernels
 
         hosts = self.hosts.astype(np.int64)
-        h = hosts.size
-        column = self.host_position
         ecc = int(self.hop_distances(hosts[:1]).max())
         out = np.empty((h, h), dtype=_small_uint(2 * ecc))
-        _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, hosts, column, out)
+        _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, hosts, self.host_position, out)
         out.setflags(write=False)
         return out
 
     def distance(self, u, v):
-        """Hop distance between two slot vertices (vertex indices)."""
-        pu, pv = self.host_position[u], self.host_position[v]
-        if pu < 0 or pv < 0:
-            return int(self.hop_distances([u])[0, v])
-        return int(self.host_distances[pu, pv])
+        """Hop distance between two vertices (vertex indices)."""
+        return int(self.distances.pairs([u], [v])[0])

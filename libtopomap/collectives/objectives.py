@@ -51,11 +51,8 @@ def job_distances(topology, nodes):
     """Hop distances between the job's nodes, ``(m, m)`` ``int32`` (``nodes`` may repeat a vertex)."""
     nodes = _placement(topology, nodes)
     uniq, inv = np.unique(nodes, return_inverse=True)
-    hp = topology.host_position[uniq]
-    if np.all(hp >= 0):
-        d = np.asarray(topology.host_distances[np.ix_(hp, hp)], dtype=np.int32)
-    else:
-        d = topology.hop_distances(uniq)[:, uniq].astype(np.int32)
+    k = uniq.size
+    d = topology.distances.pairs(np.repeat(uniq, k), np.tile(uniq, k)).astype(np.int32).reshape(k, k)
     return np.ascontiguousarray(d[np.ix_(inv, inv)])
 
 

@@ -140,10 +140,10 @@ def ldr(n, degree, *, seed=None, trials=10, name=None):
             t = Topology(names, e)
         except TopologyError:  # an edge swap disconnected the graph: discard this draw
             continue
-        d = t.host_distances
-        aspl = float(d.sum(dtype=np.int64) / (n * (n - 1)))
+        total, diameter = t.distances.host_sums(t.slots)
+        aspl = float(total / (n * (n - 1)))
         if best is None or aspl < best[0]:
-            best = (aspl, trial, e, int(d.max()))
+            best = (aspl, trial, e, int(diameter))
     if best is None:
         raise TopologyError(f"could not build a connected {degree}-regular LDR graph on {n} nodes")
     aspl, trial, e, diameter = best

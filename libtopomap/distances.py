@@ -1,0 +1,329 @@
+"""Hop distances without an all-pairs matrix: closed forms, a bounded table, or searches.
+
+Every metric and mapper asks for hop distances between vertices.  A dense host x host matrix is
+1 GiB at 32,768 hosts and 64 GiB at 262,144, so no code in the library keeps one.  A
+:class:`DistanceOracle` (``topology.distances``) answers instead, in this order:
+
+1. **Attachment.**  A vertex with a single link to a vertex of degree > 1 (a host on its leaf
+   switch, a terminal on its router) reaches everything else through that neighbour, so
+   ``d(u, v) = off(u) + off(v) + D(att(u), att(v))`` for ``u != v``, where ``att`` is the neighbour
+   and ``off = 1`` (else ``att(u) = u``, ``off = 0``).  This shrinks a fat tree to its leaf
+   switches and a dragonfly to its routers.
+2. **Closed forms** for the attachment vertices of generated networks whose structure is verified
+   link by link (so a file that merely *claims* to be a torus gets no formula): tori and meshes
+   (``sum_j min(|dx_j|, k_j - |dx_j|)``, without the wrap on meshes) and hypercubes
+   (``popcount(x ^ y)``), concentrated or not.
+3. **A table** between attachment vertices when there are at most :data:`TABLE_LIMIT` of them
+   (at most 64 MiB as ``uint8``, whatever the number of processes), filled by one breadth-first
+   search per attachment vertex; when the whole network is that small the table covers every
+   vertex.
+4. **Searches** otherwise: breadth-first searches grouped by source for batches (parallel over
+   sources, ``O(n)`` memory per thread), or a bidirectional search for single pairs inside the
+   compiled kernels.
+
+The results are exactly the hop counts of a breadth-first search; ``tests/test_distances.py``
+checks every generator and the bundled real fabrics against it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+from .errors import TopologyError
+
+__all__ = ["DistanceOracle", "TABLE_LIMIT"]
+
+#: Largest number of attachment vertices kept in a distance table (64 MiB as uint8).
+TABLE_LIMIT = 8192
+
+_KINDS = {"search": 0, "grid": 1, "hypercube": 2, "table": 3}
+
+
+def _grid_link_count(dims, wrap):
+    n = int(np.prod(dims))
+    total = 0
+    for k in dims:
+        if k == 1:
+            continue
+        total += n if (wrap and k > 2) else n // k * (k - 1)
+    return total
+
+
+class DistanceOracle:
+    """Hop distances between the vertices of a topology, from closed forms, a table or searches.
+
+    Parameters
+    ----------
+    topology : Topology
+    table_limit : int, optional
+        Largest number of attachment vertices kept in a table (default :data:`TABLE_LIMIT`).
+
+    Attributes
+    ----------
+    kind : {"grid", "hypercube", "table", "search"}
+        How distances between attachment vertices are found.
+    covers_all : bool
+        Whether the fast path (closed form or table) answers for every vertex, switches included;
+        otherwise some pairs of switches need a search.
+    nbytes : int
+        Memory held by the oracle.
+
+    Examples
+    --------
+    >>> from libtopomap import torus
+    >>> o = torus("64x64x64").distances
+    >>> o.kind, o.pairs([0], [64 * 64 * 32 + 32 * 64 + 32]).tolist()
+    ('grid', [96])
+    """
+
+    def __init__(self, topology, *, table_limit=TABLE_LIMIT):
+        t = topology
+        n = t.n_vertices
+        self._indptr = t.indptr
+        self._indices = t.indices
+        self.n = n
+        deg = np.diff(t.indptr)
+        first = t.indices[t.indptr[:-1].clip(max=max(t.indices.size - 1, 0))] if t.indices.size else np.zeros(n, np.int32)
+        leaf = (deg == 1)
+        leaf &= deg[first] > 1 if n else leaf
+        att = np.arange(n, dtype=np.int32)
+        att[leaf] = first[leaf]
+        off = leaf.astype(np.int8)
+        self._dims = np.zeros(0, np.int64)
+        self._wrap = np.zeros(0, np.bool_)
+        self._coords = np.zeros((1, 1), np.int32)
+        self._table = np.zeros((1, 1), np.uint8)
+        self._tpos = np.full(n, -1, np.int32)
+        kind = self._closed_form(t, att, off)
+        if kind is None:
+            if n <= table_limit:
+                # small network: a table over every vertex, no attachment needed
+                att = np.arange(n, dtype=np.int32)
+                off = np.zeros(n, np.int8)
+                core = np.arange(n, dtype=np.int64)
+                kind = "table"
+            else:
+                core = np.unique(att[t.slots > 0]).astype(np.int64)
+                kind = "table" if core.size <= table_limit else "search"
+            if kind == "table":
+                self._build_table(core)
+        self.kind = kind
+        self._att = att
+        self._off = off
+        self.covers_all = kind in ("grid", "hypercube") or (kind == "table" and self._tpos.size == n
+                                                            and bool(np.all(self._tpos >= 0)))
+        self._kernel = (np.int64(_KINDS[kind]), self._att, self._off, self._coords, self._dims, self._wrap,
+                        self._table, self._tpos, self._indptr, self._indices)
+
+    # ------------------------------------------------------------------ construction
+    def _closed_form(self, t, att, off):
+        gen = t.attrs.get("generator")
+        if gen in ("torus", "mesh") and "dims" in t.attrs:
+            try:
+                dims = tuple(int(k) for k in t.attrs["dims"])
+            except (TypeError, ValueError):
+                return None
+            wrap = gen == "torus"
+            m = int(np.prod(dims)) if dims else 0
+            if not dims or min(dims) < 1 or m > t.n_vertices:
+                return None
+            coords = np.stack(np.unravel_index(np.arange(m), dims), axis=1).astype(np.int32)
+            dv = np.asarray(dims, np.int64)
+            wv = np.full(len(dims), wrap, np.bool_)
+
+            def dist(x, y):
+                dx = np.abs(coords[x].astype(np.int64) - coords[y])
+                if wrap:
+                    dx = np.minimum(dx, dv - dx)
+                return dx.sum(axis=1)
+
+            if not self._verify_core(t, att, off, m, dist, _grid_link_count(dims, wrap)):
+                return None
+            self._dims, self._wrap, self._coords = dv, wv, coords
+            return "grid"
+        if gen == "hypercube" and "dim" in t.attrs:
+            dim = int(t.attrs["dim"])
+            m = 1 << dim
+            if dim < 1 or m > t.n_vertices:
+                return None
+
+            def dist(x, y):
+                return np.array([bin(int(a) ^ int(b)).count("1") for a, b in zip(x, y)], np.int64)
+
+            if not self._verify_core(t, att, off, m, dist, dim * (m // 2)):
+                return None
+            self._cube_dim = dim
+            return "hypercube"
+        return None
+
+    @staticmethod
+    def _verify_core(t, att, off, m, dist, n_core_links):
+        """The formula holds when vertices ``0..m-1`` are the formula's graph (every link among them
+        at formula distance 1, as many links as the formula's graph has) and every other vertex is a
+        leaf attached to one of them."""
+        u, v = t.link_u.astype(np.int64), t.link_v.astype(np.int64)
+        inner = (u < m) & (v < m)
+        if int(inner.sum()) != n_core_links:
+            return False
+        if n_core_links and not np.all(dist(u[inner], v[inner]) == 1):
+            return False
+        rest = np.arange(m, t.n_vertices)
+        return bool(np.all(off[rest] == 1) and np.all(att[rest] < m))
+
+    def _build_table(self, core):
+        dmax = 0
+        if core.size:
+            ecc = _kernels.multi_source_levels(self._indptr, self._indices, self.n, core[:1]).max()
+            dmax = 2 * int(ecc)
+        dtype = np.uint8 if dmax < 255 else (np.uint16 if dmax < 65535 else np.uint32)
+        table = np.zeros((core.size, core.size), dtype=dtype)
+        if core.size:
+            tpos = np.full(self.n, -1, np.int64)
+            tpos[core] = np.arange(core.size)
+            _kernels.bfs_distance_rows(self._indptr, self._indices, self.n, core, tpos, table)
+        else:
+            tpos = np.full(self.n, -1, np.int64)
+        self._table = table
+        self._tpos = tpos.astype(np.int32)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def nbytes(self):
+        return int(sum(a.nbytes for a in (self._att, self._off, self._coords, self._table, self._tpos)))
+
+    @property
+    def kernel_args(self):
+        """The tuple that compiled code passes to :func:`libtopomap._kernels.vertex_distance`."""
+        return self._kernel
+
+    def new_scratch(self):
+        """Scratch arrays for :func:`libtopomap._kernels.vertex_distance` (one set per thread)."""
+        return _kernels.new_search_scratch(self.n if self.kind in ("search", "table") else 1)
+
+    def attachment(self, v):
+        """``(att, off)`` of vertex ``v``: the vertex through which it reaches the rest, and how far."""
+        return int(self._att[v]), int(self._off[v])
+
+    def pairs(self, a, b):
+        """Hop distances ``d(a[i], b[i])`` as ``int64``.
+
+        Raises
+        ------
+        TopologyError
+            A vertex index outside ``0..n-1``, arrays of different shapes, or an unreachable pair.
+        """
+        a = np.asarray(a, dtype=np.int64).reshape(-1)
+        b = np.asarray(b, dtype=np.int64).reshape(-1)
+        if a.shape != b.shape:
+            raise TopologyError(f"distance queries need arrays of one length, got {a.size} and {b.size}")
+        for arr in (a, b):
+            if arr.size and (arr.min() < 0 or arr.max() >= self.n):
+                bad = arr[(arr < 0) | (arr >= self.n)][0]
+                raise TopologyError(f"unknown vertex index {bad} (n = {self.n})")
+        out = self._off[a].astype(np.int64) + self._off[b]
+        x, y = self._att[a].astype(np.int64), self._att[b].astype(np.int64)
+        todo = x != y
+        if self.kind == "grid":
+            dx = np.abs(self._coords[x[todo]].astype(np.int64) - self._coords[y[todo]])
+            if self._wrap.any():
+                dx = np.where(self._wrap, np.minimum(dx, self._dims - dx), dx)
+            out[todo] += dx.sum(axis=1)
+        elif self.kind == "hypercube":
+            out[todo] += np.bitwise_count(x[todo] ^ y[todo]).astype(np.int64)
+        else:
+            px, py = self._tpos[x], self._tpos[y]
+            fast = todo & (px >= 0) & (py >= 0)
+            out[fast] += self._table[px[fast], py[fast]]
+            slow = np.flatnonzero(todo & ~fast)
+            if slow.size:
+                out[slow] += self._search(x[slow], y[slow])
+        out[a == b] = 0
+        return out
+
+    def _search(self, x, y):
+        """Distances between attachment vertices by searches grouped by source."""
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
+        src, start = np.unique(xs, return_index=True)
+        ptr = np.append(start, xs.size).astype(np.int64)
+        res = np.empty(xs.size, np.int64)
+        _kernels.grouped_pair_search(self._indptr, self._indices, self.n, ptr, src, y[order], res)
+        if res.size and res.min() < 0:
+            raise TopologyError("a pair of vertices is not connected")
+        out = np.empty_like(res)
+        out[order] = res
+        return out
+
+    def host_sums(self, slots):
+        """Sum and maximum of the hop distances over ordered pairs of distinct vertices with slots.
+
+        Parameters
+        ----------
+        slots : array_like of int
+            Slots per vertex; every vertex with ``slots > 0`` counts once.
+
+        Returns
+        -------
+        total : int
+            ``sum over u != v`` of ``d(u, v)``.
+        diameter : int
+            ``max`` of ``d(u, v)``; 0 with fewer than two such vertices.
+
+        Notes
+        -----
+        Closed forms on grids and hypercubes where every attachment vertex carries the same number of
+        slot vertices; otherwise one breadth-first search per attachment vertex of a slot vertex, so
+        the work is ``O(#attachment vertices x arcs)``.
+        """
+        hosts = np.flatnonzero(np.asarray(slots) > 0)
+        h = hosts.size
+        if h < 2:
+            return 0, 0
+        att = self._att[hosts].astype(np.int64)
+        off = self._off[hosts].astype(np.int64)
+        mult = np.bincount(att, minlength=self.n)
+        core = np.flatnonzero(mult)
+        uniform = np.unique(mult[core]).size == 1 and np.unique(off).size == 1
+        if self.kind in ("grid", "hypercube") and uniform:
+            m = int(mult[core[0]])
+            o = int(off[0])
+            ncore = int(np.prod(self._dims)) if self.kind == "grid" else 1 << self._cube_dim
+            if core.size == ncore:
+                if self.kind == "grid":
+                    pair_sum, dmax = 0, 0
+                    for j, k in enumerate(self._dims.tolist()):
+                        if self._wrap[j]:
+                            r = np.arange(k, dtype=np.int64)
+                            line_sum, line_max = k * int(np.minimum(r, k - r).sum()), k // 2
+                        else:
+                            line_sum, line_max = (k ** 3 - k) // 3, k - 1
+                        # ordered pairs of core vertices: the pair sum along dimension j times every
+                        # combination of the other coordinates
+                        pair_sum += line_sum * (ncore // k) ** 2
+                        dmax += line_max
+                else:
+                    dim = self._cube_dim
+                    pair_sum = ncore * ncore * dim // 2
+                    dmax = dim
+                total = m * m * pair_sum + 2 * o * h * (h - 1)
+                diameter = dmax + 2 * o if ncore > 1 else (2 * o if m > 1 else 0)
+                return int(total), int(diameter)
+        # one search per attachment vertex: S_a = sum over slot vertices v of d(a, v)
+        weight = np.zeros(self.n, np.float64)
+        weight[hosts] = 1.0
+        sums, ecc, cnt, reach = _kernels.source_sums(self._indptr, self._indices, self.n, core, weight)
+        if np.any(reach < h):
+            raise TopologyError("slot vertices are not all connected")
+        pos = np.full(self.n, -1, np.int64)
+        pos[core] = np.arange(core.size)
+        ca = pos[att]
+        # d(u, v) = off_u + d(att_u, v) for v != u, and d(att_u, u) = off_u
+        total = int(np.sum(off * (h - 1) + sums[ca].astype(np.int64) - off))
+        e = ecc[ca]
+        # u itself is at distance off_u <= 1 from att_u: it is the only farthest vertex only when
+        # ecc == off_u and it is alone at that distance
+        alone = (e == off) & (cnt[ca] == 1)
+        far = np.where(alone, e - 1, e)  # then the farthest other vertex is nearer (here: ecc 1 -> a at 0)
+        diameter = int(np.max(off + far))
+        return total, diameter

@@ -1,0 +1,112 @@
+"""The distance oracle against breadth-first search: every generator, the bundled fabrics, every kind."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import libtopomap as ltm
+from libtopomap import _kernels
+from libtopomap.distances import DistanceOracle
+
+FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
+
+
+def _bfs_all(t):
+    """All-vertex hop matrix by plain BFS (the reference; small instances only)."""
+    return t.hop_distances(np.arange(t.n_vertices)).astype(np.int64)
+
+
+def _topologies():
+    yield "torus", ltm.torus("5x4x3")
+    yield "torus-2", ltm.torus("2x3")
+    yield "mesh", ltm.mesh("4x5")
+    yield "ring", ltm.torus("9")
+    yield "hypercube", ltm.hypercube(5)
+    yield "torus-c3", ltm.concentrate(ltm.torus("4x3"), 3)
+    yield "hypercube-c2", ltm.concentrate(ltm.hypercube(3), 2)
+    yield "fattree", ltm.fattree(4, 3)
+    yield "dragonfly", ltm.dragonfly(5, 4, 2, 1)
+    yield "percs", ltm.percs(4, 3, seed=1)
+    yield "shortcut", ltm.random_shortcut_ring(64, 4, seed=2)
+    yield "circulant", ltm.circulant(30)
+    yield "ldr", ltm.ldr(40, 4, seed=1, trials=2)
+    yield "rt", ltm.rt(4)
+    yield "rtt", ltm.rtt(4)
+    for f in sorted(FILES.glob("*.ltm")) + sorted(FILES.glob("*.ibnetdiscover")):
+        yield f.name, ltm.load(f)
+
+
+CASES = list(_topologies())
+
+
+@pytest.mark.parametrize("table_limit", [1 << 30, 4, 0])
+@pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
+def test_oracle_matches_bfs_on_every_pair(name, topo, table_limit):
+    ref = _bfs_all(topo)
+    o = DistanceOracle(topo, table_limit=table_limit)
+    n = topo.n_vertices
+    a, b = np.divmod(np.arange(n * n), n)
+    assert np.array_equal(o.pairs(a, b), ref[a, b]), (name, o.kind)
+    # the compiled single-pair path (closed form, table or bidirectional search)
+    out = np.empty(a.size, np.int64)
+    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    assert np.array_equal(out, ref[a, b]), (name, o.kind)
+
+
+@pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
+def test_host_sums_match_brute_force(name, topo):
+    ref = _bfs_all(topo)
+    hosts = topo.hosts
+    sub = ref[np.ix_(hosts, hosts)]
+    for limit in (1 << 30, 0):
+        total, diameter = DistanceOracle(topo, table_limit=limit).host_sums(topo.slots)
+        assert total == int(sub.sum())
+        assert diameter == int(sub.max())
+
+
+def test_kinds_chosen():
+    assert ltm.torus("4x4").distances.kind == "grid"
+    assert ltm.concentrate(ltm.torus("4x4"), 2).distances.kind == "grid"
+    assert ltm.hypercube(4).distances.kind == "hypercube"
+    assert ltm.fattree(4, 3).distances.kind == "table"
+    assert DistanceOracle(ltm.fattree(4, 3), table_limit=0).kind == "search"
+
+
+def test_a_file_claiming_to_be_a_torus_gets_no_formula():
+    t = ltm.torus("4x4")
+    # same attributes, one link moved: the formula must not be trusted
+    links = np.stack([t.link_u, t.link_v], 1).copy()
+    links[0] = (0, 5)
+    fake = ltm.Topology(t.names, links, attrs=t.attrs)
+    assert fake.distances.kind == "table"
+    ref = _bfs_all(fake)
+    n = fake.n_vertices
+    a, b = np.divmod(np.arange(n * n), n)
+    assert np.array_equal(fake.distances.pairs(a, b), ref[a, b])
+
+
+def test_closed_form_at_scale_without_a_matrix():
+    t = ltm.torus("64x64x64")
+    o = t.distances
+    assert o.kind == "grid" and o.nbytes < 8 * 2**20
+    assert o.pairs([0, 0], [32 * 64 * 64 + 32 * 64 + 32, 1]).tolist() == [96, 1]
+    total, diameter = o.host_sums(t.slots)
+    assert diameter == 96
+    # a ring of 64 has distance sum 64 * 1024 per coordinate; three coordinates, 64^4 pairs each
+    assert total == 3 * (64 * 1024) * (64 * 64) ** 2
+
+
+def test_properties_use_the_oracle():
+    p = ltm.properties(ltm.torus("8x8x8"))
+    assert p["diameter"] == 12
+    # each ring of 8 has row sum 0+1+2+3+4+3+2+1 = 16, times the 64 choices of the other two coordinates
+    assert p["aspl"] == pytest.approx(3 * 16 * 64 / 511)
+
+
+def test_bad_queries():
+    o = ltm.torus("3").distances
+    with pytest.raises(ltm.TopologyError, match="unknown vertex index 7"):
+        o.pairs([0], [7])
+    with pytest.raises(ltm.TopologyError, match="one length"):
+        o.pairs([0, 1], [1])
