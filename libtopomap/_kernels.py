@@ -651,3 +651,4 @@ def _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
         parts[c, :] = ecmp_traffic(indptr, indices, arc_reverse, n, sources[lo:hi], dem_ptr[lo:hi + 1], dem_dst,
                                    dem_w)
     return parts
+

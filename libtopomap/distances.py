@@ -201,6 +201,21 @@ class DistanceOracle:
         """Scratch arrays for :func:`libtopomap._kernels.vertex_distance` (one set per thread)."""
         return _kernels.new_search_scratch(self.n if self.kind in ("search", "table") else 1)
 
+    @property
+    def n_arcs(self):
+        return int(self._indices.size)
+
+    def attachments(self):
+        """``(att, off)`` arrays over all vertices (read-only views)."""
+        att, off = self._att.view(), self._off.view()
+        att.setflags(write=False)
+        off.setflags(write=False)
+        return att, off
+
+    def first_arc(self, v):
+        """CSR arc index of the first link of each vertex in ``v`` (the only one of a leaf)."""
+        return self._indptr[np.asarray(v, dtype=np.int64)]
+
     def attachment(self, v):
         """``(att, off)`` of vertex ``v``: the vertex through which it reaches the rest, and how far."""
         return int(self._att[v]), int(self._off[v])

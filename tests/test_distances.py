@@ -110,3 +110,28 @@ def test_bad_queries():
         o.pairs([0], [7])
     with pytest.raises(ltm.TopologyError, match="one length"):
         o.pairs([0, 1], [1])
+
+
+@pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
+def test_link_traffic_equals_plain_brandes(name, topo):
+    """Attachment hand-off and pruned searches give the full-BFS ECMP loads (random mappings,
+    a sparse graph that prunes and a dense one that does not)."""
+    rng = np.random.default_rng(3)
+    slots = topo.slots
+    slot_vertices = np.repeat(np.arange(topo.n_vertices), slots)
+    P = min(slot_vertices.size, 40)
+    for deg in (3, 30):
+        src = np.repeat(np.arange(P), deg)
+        dst = rng.integers(0, P, src.size)
+        w = rng.random(src.size) + 0.1
+        g = ltm.CommGraph(P, src, dst, w)
+        vert = rng.permutation(slot_vertices)[:P]
+        got = ltm.link_traffic(topo, g, vert)
+        s, t = vert[src], vert[dst]
+        keep = s != t
+        order = np.lexsort((t[keep], s[keep]))
+        ss, tt, ww = s[keep][order], t[keep][order], w[keep][order]
+        us, start = np.unique(ss, return_index=True)
+        ref = _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
+                                    np.append(start, ss.size).astype(np.int64), tt, ww)
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
