@@ -387,7 +387,8 @@ class Topology:
         """Hop distances from ``sources`` (vertex indices) to every vertex, shape ``(len(sources), n)``.
 
         Unweighted BFS (compiled, parallel over sources), returned as ``int32`` with ``-1`` for
-        unreachable vertices.  Use :attr:`host_distances` for the cached slot-vertex matrix.
+        unreachable vertices: ``len(sources) x n`` entries, for a few sources.  For pairs of vertices use
+        :attr:`distances` (closed forms, a bounded table or searches; no all-pairs matrix).
 
         Raises
         ------
