@@ -380,7 +380,12 @@ class Topology:
                 and np.array_equal(self.link_u, other.link_u) and np.array_equal(self.link_v, other.link_v)
                 and np.allclose(self.capacity, other.capacity))
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        # consistent with __eq__ (capacities compare with a tolerance, so they are left out)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((tuple(self._names), self.link_u.tobytes(), self.link_v.tobytes()))
+        return h
 
     # ------------------------------------------------------------------ distances
     def hop_distances(self, sources):

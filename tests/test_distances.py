@@ -135,3 +135,11 @@ def test_link_traffic_equals_plain_brandes(name, topo):
         ref = _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
                                     np.append(start, ss.size).astype(np.int64), tt, ww)
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_equal_topologies_and_mappings_hash_alike():
+    a, b = ltm.torus("3x3"), ltm.torus("3x3")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    m1, m2 = ltm.Mapping(a, [0, 1, 2]), ltm.Mapping(b, [0, 1, 2])
+    assert m1 == m2 and hash(m1) == hash(m2)
+    assert ltm.Mapping(a, [1, 0, 2]) != m1
