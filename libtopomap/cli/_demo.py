@@ -73,7 +73,7 @@ def _demo(args, stack):
     if args.iterations < 1:
         raise SystemExit("libtopomap demo: error: --iterations must be >= 1")
 
-    placement = fake = None
+    placement = fake = shown = None
     if args.topology:
         topo = collective_call(comm, read, args.topology, what="reading the topology")
         fake = args.fake_hosts
@@ -81,6 +81,7 @@ def _demo(args, stack):
         path = _bundled(DEMO_TOPOLOGY, stack)
         topo = collective_call(comm, read, str(path), what="reading the topology")
         fake = args.fake_hosts or str(_bundled(DEMO_NAMES, stack))
+        shown = args.fake_hosts or f"bundled {DEMO_NAMES}"
         if size > len(_DEMO_LAYOUT) or size < 2:
             raise LibTopoMapError(
                 f"the demo places one process on each of the {len(_DEMO_LAYOUT)} hosts of its 4x2 torus: run it "
@@ -113,7 +114,7 @@ def _demo(args, stack):
         names = topo.names
         print(f"libtopomap demo: {size} ranks, {gname}, on {topo.name or args.topology} "
               f"({topo.hosts.size} hosts, {topo.n_links} links)")
-        where = fake or ("explicit placement" if placement else "MPI processor names")
+        where = shown or fake or ("explicit placement" if placement else "MPI processor names")
         print(f"placement before ({where}): " + " ".join(f"{r}:{names[v]}" for r, v in enumerate(rep.vertices_before)))
         print("placement after (new rank:host): " + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
         print()
