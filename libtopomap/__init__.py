@@ -24,6 +24,7 @@ _LAZY = {
     "as_commgraph": ".commgraph",
     "Mapping": ".mapping",
     "check_mapping": ".mapping",
+    "DistanceOracle": ".distances",
     "load": ".formats:read",
     "save": ".formats:write",
     "read_buffer": ".formats",
@@ -87,6 +88,10 @@ _LAZY = {
     "CommGraphError": ".errors",
     "MappingError": ".errors",
     "CommError": ".errors",
+    "ArgumentError": ".errors",
+    "ArgumentTypeError": ".errors",
+    "SimulationError": ".errors",
+    "SimGridUnavailable": ".errors",
 }
 
 _MPI_NAMES = tuple(k for k, v in _LAZY.items() if v == ".mpi")

@@ -442,6 +442,35 @@ def _vertex_distances(topology):
     return out
 
 
+# The swap search of this version keeps hop distances between slot vertices in a matrix; it is built
+# only up to this many hosts (256 MiB as uint8) and refused beyond, with an error that names the limit.
+HOST_MATRIX_LIMIT = 16384
+
+
+def _host_distance_matrix(topology):
+    """Hop distances between slot vertices (``H x H``, smallest unsigned type), bounded by
+    :data:`HOST_MATRIX_LIMIT` hosts; cached on the topology object."""
+    cached = topology.__dict__.get("_ltm_host_matrix")
+    if cached is not None:
+        return cached
+    h = topology.hosts.size
+    if h > HOST_MATRIX_LIMIT:
+        raise MappingError(f"the swap search for hop-bytes or dilation keeps a host distance matrix, limited to "
+                           f"{HOST_MATRIX_LIMIT} hosts; this topology has {h} (use objective='congestion', or no "
+                           f"refinement)")
+    from .. import _kernels
+
+    hosts = topology.hosts.astype(np.int64)
+    _total, diameter = topology.distances.host_sums(topology.slots)
+    dtype = np.uint8 if diameter < 255 else (np.uint16 if diameter < 65535 else np.uint32)
+    out = np.zeros((h, h), dtype=dtype)
+    _kernels.bfs_distance_rows(topology.indptr, topology.indices, topology.n_vertices, hosts,
+                               topology.host_position, out)
+    out.setflags(write=False)
+    topology.__dict__["_ltm_host_matrix"] = out
+    return out
+
+
 def _near_slots(topology, slots, k=NEAR_SLOTS, limit=8000):
     """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (by hops,
     ties in index order), as CSR ``(ptr, idx)`` over all vertices; empty beyond ``limit`` hosts."""
@@ -450,7 +479,7 @@ def _near_slots(topology, slots, k=NEAR_SLOTS, limit=8000):
     if usable.size < 2 or usable.size > limit:
         return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
     pos = topology.host_position[usable]
-    d = topology.host_distances[np.ix_(pos, pos)].astype(np.int32)
+    d = _host_distance_matrix(topology)[np.ix_(pos, pos)].astype(np.int32)
     np.fill_diagonal(d, np.iinfo(np.int32).max)
     kk = min(k, usable.size - 1)
     part = np.argpartition(d, kk - 1, axis=1)[:, :kk]
@@ -503,7 +532,7 @@ class SwapState:
         self.hpos = topology.host_position.astype(np.int64)
         self.mode = 1 if objective == "congestion" else 0
         if self.mode == 0:
-            self.hdist = topology.host_distances
+            self.hdist = _host_distance_matrix(topology)
             self.traffic = np.zeros(1)
         else:
             self.hdist = np.zeros((1, 1), np.uint8)
