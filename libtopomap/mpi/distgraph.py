@@ -539,7 +539,10 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     time_budget : float, optional
         Seconds per rank for a strategy and its refinement (makes results timing-dependent).
     iterations, refine
-        Passed to :func:`libtopomap.mappers.map_processes` (refinement iterations and kind).
+        Refinement moves and kind (``None``, ``"two-opt"``, ``"ta"``) of every candidate.  Default
+        moves (without ``time_budget``): :func:`libtopomap.portfolio.default_iterations`, 4 per
+        process within [2,000, 20,000].  A candidate whose construction reaches the lower bounds of
+        :func:`libtopomap.portfolio.lower_bounds` is not refined.
     fake_names, placement
         Where the processes are (see :func:`libtopomap.mpi.locate.locate`); default: hostnames, or
         the file named by ``LIBTOPOMAP_FAKE_NAMES``.
