@@ -25,6 +25,7 @@ _LAZY = {
     "Mapping": ".mapping",
     "check_mapping": ".mapping",
     "DistanceOracle": ".distances",
+    "estimate_memory": ".portfolio",
     "load": ".formats:read",
     "save": ".formats:write",
     "read_buffer": ".formats",

@@ -236,8 +236,8 @@ def test_cli_simulate_json_and_text(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "speed-up" in text and "ECMP" in text and "64 KiB" in text
     assert (tmp_path / "times.png").stat().st_size > 10_000 and (tmp_path / "times.svg").exists()
-    # bad input: one line per error, exit 1
-    assert _cli(["simulate", "--topology", str(topo), "--collective", "allgather"]) == 1
+    # bad option values: one line per error, usage errors exit 2
+    assert _cli(["simulate", "--topology", str(topo), "--collective", "allgather"]) == 2
     assert "needs --procs" in capsys.readouterr().err
-    assert _cli(argv[:-6] + ["--sizes", "big"]) == 1
+    assert _cli(argv[:-6] + ["--sizes", "big"]) == 2
     assert "bad message size" in capsys.readouterr().err

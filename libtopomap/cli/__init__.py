@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module ``_<name>.py`` with ``add_parser(subparsers)`` and
 ``run(args) -> int``.  Exit status: 0 on success, 2 on usage errors (argparse), 1 with a one-line
-message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file).
+message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file); a bad option value
+found after parsing (:class:`~libtopomap.ArgumentError`) is a usage error, exit 2.
 
 Start-up stays fast: :func:`main` imports only the module of the command on the command line
 (``libtopomap --help`` imports none; its one-line summaries are in :data:`COMMAND_HELP`, which
@@ -15,7 +16,7 @@ import argparse
 import importlib
 import sys
 
-from ..errors import LibTopoMapError
+from ..errors import ArgumentError, LibTopoMapError
 
 __all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
@@ -75,6 +76,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except ArgumentError as e:
+        # a bad option value found after parsing: a usage error, like argparse's own (exit 2)
+        print(f"libtopomap {args.command}: error: {e}", file=sys.stderr)
+        return 2
     except LibTopoMapError as e:
         print(f"libtopomap {args.command}: error: {e}", file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FormatError, MappingError
+from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
 
 __all__ = ["add_parser", "run", "add_workload_args", "resolve_workload", "Workload", "read_mapping_file"]
@@ -158,7 +158,7 @@ def resolve_workload(args, *, need_mapped=True):
         elif os.path.exists(how):
             original, olabel = read_mapping_file(how, topology, nprocs), os.path.basename(how)
         else:
-            raise MappingError(f"--placement {how!r}: expected identity, random or a mapping file")
+            raise ArgumentError(f"--placement {how!r}: expected identity, random or a mapping file")
         if mapping_opt:
             mapped, mlabel = read_mapping_file(mapping_opt, topology, nprocs), os.path.basename(mapping_opt)
         elif need_mapped:
@@ -172,7 +172,7 @@ def resolve_workload(args, *, need_mapped=True):
     from ..collectives.allocation import ALLOCATIONS, allocate
 
     if args.procs is None:
-        raise MappingError("--collective needs --procs P")
+        raise ArgumentError("--collective needs --procs P")
     nprocs = int(args.procs)
     steps = schedule(args.collective, nprocs, root=root)
     how = placement_opt or "ascending"
@@ -183,7 +183,7 @@ def resolve_workload(args, *, need_mapped=True):
         nodes = read_mapping_file(how, topology, nprocs)
         olabel = os.path.basename(how)
     else:
-        raise MappingError(f"--placement {how!r}: expected one of {', '.join(ALLOCATIONS)} or a mapping file")
+        raise ArgumentError(f"--placement {how!r}: expected one of {', '.join(ALLOCATIONS)} or a mapping file")
     original = np.asarray(nodes, dtype=np.int64)
     if mapping_opt:
         mapped, mlabel = read_mapping_file(mapping_opt, topology, nprocs), os.path.basename(mapping_opt)
@@ -246,12 +246,10 @@ def _fmt_time(t):
 def run(args):
     from ..simulate import compare, parse_bandwidth, parse_latency, parse_sizes
 
-    try:
-        sizes = parse_sizes(args.sizes)
-        bandwidth = parse_bandwidth(args.bandwidth)
-        latency = parse_latency(args.latency)
-    except ValueError as e:
-        raise MappingError(str(e)) from None
+    # bad values raise ArgumentError: a usage error (exit 2)
+    sizes = parse_sizes(args.sizes)
+    bandwidth = parse_bandwidth(args.bandwidth)
+    latency = parse_latency(args.latency)
     w = resolve_workload(args)
     res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
                   latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
