@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -151,7 +152,16 @@ def read_edge_list(path):
     ------
     FormatError
         ``file:line:`` and what is wrong (too few/many fields, non-integer id, bad weight).
+
+    Notes
+    -----
+    A file without comments whose lines all have two fields, or all three, is parsed by numpy in
+    bulk (a 1.5-million-edge file in about a second); anything else, and any file with an error,
+    goes through the line-by-line reader, which finds and reports the first bad line.
     """
+    fast = _read_edge_list_fast(path)
+    if fast is not None:
+        return fast
     src, dst, w = [], [], []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -181,6 +191,30 @@ def read_edge_list(path):
         raise FormatError("no edges in the file", path=path)
     n = max(max(src), max(dst)) + 1
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(w))
+
+
+def _read_edge_list_fast(path):
+    """Bulk parse of a well-formed edge list; ``None`` when the line-by-line reader must decide."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if b"#" in data or not data.strip():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ids = np.loadtxt(path, ndmin=2, dtype=np.int64, usecols=(0, 1))
+            fields = len(data.split())
+            if fields == 2 * ids.shape[0]:
+                w = np.ones(ids.shape[0])
+            elif fields == 3 * ids.shape[0]:  # and every line has a third field: exactly three each
+                w = np.loadtxt(path, ndmin=1, dtype=np.float64, usecols=(2,))
+            else:
+                return None
+    except (ValueError, IndexError):
+        return None
+    if ids.shape[0] == 0 or w.shape != (ids.shape[0],) or ids.min() < 0 or not np.all(np.isfinite(w) & (w >= 0)):
+        return None
+    return CommGraph(int(ids.max()) + 1, ids[:, 0], ids[:, 1], w)
 
 
 def read_matrix_market(path):

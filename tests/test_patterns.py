@@ -131,3 +131,24 @@ def test_large_generated_graphs_are_edge_linear():
     assert g.n_edges == 6 * 32768 and g.indptr.size == 32769
     r = random_graph(32768, 6, 1)
     assert r.n_edges <= 6 * 32768
+
+
+@pytest.mark.parametrize("text", ["0 1\n1 2\n", "0 1 2.5\n1 2 1e3\n\n", " 0  1 \r\n\r\n  2 3\r\n", "5 0 0\n",
+                                  "0 1\n1 2 3\n", "0 1 1_0\n", "# c\n0 1\n"])
+def test_edge_list_bulk_and_line_readers_agree(tmp_path, monkeypatch, text):
+    import libtopomap.patterns as pt
+
+    p = tmp_path / "g.txt"
+    p.write_text(text)
+    bulk = load_graph(str(p))
+    monkeypatch.setattr(pt, "_read_edge_list_fast", lambda path: None)
+    line = load_graph(str(p))
+    assert bulk == line and bulk.n == line.n
+
+
+def test_edge_list_bulk_reader_large(tmp_path):
+    g = scrambled_torus("16x16x16", 3)
+    p = tmp_path / "big.txt"
+    np.savetxt(p, np.stack([g.src, g.dst, g.weights * 2], 1), fmt=["%d", "%d", "%.1f"])
+    h = load_graph(str(p))
+    assert h.n == g.n and (h.to_scipy() != 2 * g.to_scipy()).nnz == 0
