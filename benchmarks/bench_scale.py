@@ -343,15 +343,24 @@ def markdown(rows):
     for r in rows:
         sc = scotch.get(r["instance"])
         ratio = r["max_congestion"] / sc if sc and r.get("max_congestion") is not None else None
-        status = r["status"]
-        if status == "timeout":
-            status += f" ({r['timeout_s']:.0f} s)"
+        status = _status(r)
         lines.append(
             f"| {r['instance']} | {r['P']} | {r['strategy']} | {status} | {_f(r.get('setup_s'), '.2f')} | "
             f"{_f(r.get('strategy_s'), '.2f')} | {_f(r.get('evaluate_s'), '.2f')} | "
             f"{_f(r.get('peak_rss_mib'), '.0f')} | {_f(r.get('max_congestion'), '.3f')} | {_f(ratio, '.3f')} | "
             f"{_f(r.get('avg_dilation'), '.3f')} | {_f(r.get('hop_bytes'), '.0f')} |")
     return "\n".join(lines)
+
+
+def _status(r):
+    """Status with the timeout and the phase that was running, e.g. ``timeout (300 s) in evaluate``."""
+    st = r["status"]
+    if st == "ok":
+        return st
+    if st == "timeout":
+        st += f" ({r['timeout_s']:.0f} s)"
+    where = {"strategy": "evaluate", "setup": "strategy", "loaded": "setup"}.get(r.get("phase"), "start-up")
+    return f"{st} in {where}"
 
 
 def _ok(r):
@@ -391,9 +400,7 @@ def targets(rows, sizes, strategies):
             return None, "not run"
         if r["status"] == "ok" or (key == "strategy_s" and r.get("strategy_s") is not None):
             return r.get(key), f"{r.get(key):.1f} s"
-        if r["status"] == "timeout":
-            return math.inf, f"timeout > {r['timeout_s']:.0f} s"
-        return math.inf, r["status"]
+        return math.inf, _status(r)
 
     # --- 32,768
     P = 32768
@@ -491,7 +498,8 @@ def targets(rows, sizes, strategies):
                 det.append(f"{s} {r['strategy_s']:.0f} s + evaluate {r['evaluate_s']:.0f} s, "
                            f"{_f(r['peak_rss_mib'], '.0f')} MiB")
             else:
-                det.append(f"{s}: {r['status']}" + (f" ({r['timeout_s']:.0f} s)" if r["status"] == "timeout" else ""))
+                det.append(f"{s}: {_status(r)}" + (f" after {s} took {r['strategy_s']:.1f} s"
+                                                   if r.get("strategy_s") is not None else ""))
         if all(c for c in conds):
             conds.append(total <= 600)
         out.append(("262,144 (64^3 torus): rcm, greedy and evaluate complete, <= 10 min in all, <= 8 GB",
@@ -572,7 +580,17 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="only 4,096 processes (torus, fat tree and dragonfly)")
     ap.add_argument("--json", default=str(RESULTS / "scale.json"))
     ap.add_argument("--md", default=str(RESULTS / "scale.md"))
+    ap.add_argument("--render", metavar="JSON", help="no measurements: rewrite the table and targets of a "
+                                                     "previous run's JSON (to --md, and the JSON in place)")
     args = ap.parse_args(argv)
+    if args.render:
+        old = json.loads(pathlib.Path(args.render).read_text())
+        o = old["options"]
+        args.json, args.timeout, args.mem_cap, args.ta_budget = args.render, o["timeout_s"], o["mem_cap_gib"], o["ta_budget_s"]
+        meta = {k: v for k, v in old.items() if k not in ("rows", "final", "targets")}
+        text, res = write(args, meta, old["rows"], o["sizes"], o["strategies"], final=old["final"])
+        print(text)
+        return 0
 
     from libtopomap.mappers import HAVE_SCOTCH  # noqa: F401 - via the public package
     from libtopomap.mappers import STRATEGIES
