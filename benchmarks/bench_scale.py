@@ -22,9 +22,11 @@ the last two carry a scrambled 3-D periodic stencil on ``stencil_dims(P)``.
 
 Measurements (``--strategies``; default all): the constructions of ``map_processes`` (identity,
 random, greedy, rcm, recursive, scotch when pyscotch is installed), ``greedy+ta`` (greedy, then
-threshold accepting on congestion for ``--ta-budget`` seconds) and ``portfolio`` (every construction,
-the best by max congestion refined by threshold accepting: the driver of ``libtopomap.portfolio``
-when that module has one, see :func:`run_portfolio`).  Each runs in a fresh ``spawn`` child that
+threshold accepting on congestion) and ``portfolio`` ("strategy all + refine ta": every strategy
+refined by threshold accepting, the best by max congestion, as ``libtopomap map --strategy all
+--refine ta`` does; the driver of ``libtopomap.portfolio`` when that module has one, see
+:func:`run_portfolio`).  Threshold accepting runs the library's default number of moves, or
+``--ta-budget`` seconds per run.  Each runs in a fresh ``spawn`` child that
 loads the numba caches (untimed), builds the topology and the graph ("setup"), runs the strategy
 ("strategy s", the topology's distance data included, as a fresh call would), checks that the
 mapping is a bijection into slots and calls ``evaluate`` ("evaluate s").  Peak RSS is the child's
@@ -101,51 +103,54 @@ def build_instance(inst):
 
 
 def _portfolio_driver():
-    """The portfolio driver of ``libtopomap.portfolio``, or None while that module has none.
+    """``libtopomap.portfolio`` when it has the serial race driver, else None.
 
-    HOOK: the portfolio driver is being written concurrently with this benchmark.  When it lands,
-    name its entry point here (first match wins) and adapt the call in :func:`run_portfolio`.
+    HOOK: the portfolio driver is being written concurrently with this benchmark (issue 11).  The
+    adapter in :func:`run_portfolio` follows the API seen in its work in progress
+    (``MappingProblem``, ``make_candidates``, ``run_portfolio(problem, candidates)`` returning a
+    result whose ``winner.payload`` is the vertex per process); check it when the module lands.
     """
     try:
         mod = importlib.import_module("libtopomap.portfolio")
     except ImportError:
         return None
-    for name in ("run_portfolio", "portfolio", "map_portfolio", "race"):
-        fn = getattr(mod, name, None)
-        if callable(fn):
-            return fn
+    if all(callable(getattr(mod, n, None)) for n in ("MappingProblem", "make_candidates", "run_portfolio")):
+        return mod
     return None
 
 
 def run_portfolio(topo, g, strategies, seed, ta_budget):
-    """Every construction, the best by max congestion refined by threshold accepting.
+    """The portfolio: every construction refined by threshold accepting, the best by max congestion.
 
-    Returns ``(mapping, info)``.  Uses ``libtopomap.portfolio``'s driver when there is one (see
-    :func:`_portfolio_driver`), otherwise the same steps through ``map_processes`` (what
-    ``libtopomap map --strategy all --refine ta`` and the MPI layer do today, on one process).
+    Returns ``(mapping, info)``.  Uses ``libtopomap.portfolio`` when it has a driver (see
+    :func:`_portfolio_driver`); otherwise the same steps through the public API, as
+    ``libtopomap map --strategy all --refine ta`` runs them today: ``map_processes(strategy=s,
+    refine="ta")`` for each ``s`` (the refinement's own budget: ``ta_budget`` seconds, or the
+    library's default number of moves when None), each scored by ECMP max congestion.
     """
+    import numpy as np
+
     import libtopomap as ltm
 
-    driver = _portfolio_driver()
-    if driver is not None:  # HOOK: check this call against the driver's signature when it lands
-        m = driver(topo, g, strategies=list(strategies), refine="ta", seed=seed, time_budget=ta_budget)
-        m = getattr(m, "mapping", m)
-        return m, {"portfolio_impl": f"libtopomap.portfolio.{driver.__name__}"}
+    pf = _portfolio_driver()
+    if pf is not None:  # HOOK: adapter for the portfolio driver (see _portfolio_driver)
+        problem = pf.MappingProblem(topo, g, objective="congestion", time_budget=ta_budget)
+        cands = pf.make_candidates([s for s in strategies if s != "identity"], seed=seed, refine="ta")
+        res = pf.run_portfolio(problem, cands)
+        m = ltm.Mapping(topo, np.asarray(res.winner.payload), strategy=res.winner.label)
+        return m, {"portfolio_impl": "libtopomap.portfolio.run_portfolio", "portfolio_winner": res.winner.label,
+                   "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped]}
     best, best_val, per = None, math.inf, {}
     for s in strategies:
         t0 = time.perf_counter()
-        m = ltm.map_processes(topo, g, strategy=s, seed=seed)
+        m = ltm.map_processes(topo, g, strategy=s, refine="ta", objective="congestion", seed=seed,
+                              time_budget=ta_budget)
         val = ltm.objective_value(topo, g, m, "congestion")
         per[s] = {"seconds": time.perf_counter() - t0, "congestion": float(val)}
         if val < best_val:
             best, best_val = m, val
-    t0 = time.perf_counter()
-    r = ltm.refine_threshold_accepting(topo, g, best, seed=seed, objective="congestion", time_budget=ta_budget)
-    if ltm.objective_value(topo, g, r, "congestion") <= best_val:
-        best = r
-    return best, {"portfolio_impl": "fallback: map_processes per strategy + refine_threshold_accepting",
-                  "portfolio_steps": per, "portfolio_ta_s": time.perf_counter() - t0,
-                  "portfolio_winner": best.strategy}
+    return best, {"portfolio_impl": "fallback: map_processes(strategy=s, refine='ta') for every strategy",
+                  "portfolio_steps": per, "portfolio_winner": best.strategy}
 
 
 def _check_bijection(topo, g, m):
@@ -169,6 +174,12 @@ def _child(conn, inst, what, opts):
         conn.send((kind, kw))
 
     try:
+        try:  # die with the parent (Linux): a killed benchmark leaves no child running
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001
+            pass
         if opts.get("mem_cap_gib"):
             cap = int(opts["mem_cap_gib"] * 2 ** 30)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -220,6 +231,15 @@ def measure(inst, what, opts, timeout):
     t_start = time.perf_counter()
     p.start()
     tx.close()
+    try:
+        return _collect(p, rx, inst, what, timeout, t_start, before)
+    finally:
+        if p.is_alive():  # interrupted (Ctrl-C): do not leave the child running
+            p.kill()
+            p.join(5)
+
+
+def _collect(p, rx, inst, what, timeout, t_start, before):
     row = {"instance": inst["name"], "family": inst["family"], "P": inst["P"], "strategy": what,
            "status": "running"}
     peak = None
@@ -554,7 +574,8 @@ def write(args, meta, rows, sizes, strategies, final):
               + (f", {m['load_average_at_end'][0]:.2f} at end" if "load_average_at_end" in m else "")
               + f"; Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, pyscotch {m.get('pyscotch')}; "
               f"libtopomap {m.get('git_commit')}{' (dirty)' if m.get('git_dirty') else ''}; timeout "
-              f"{args.timeout:.0f} s, memory cap {args.mem_cap or 'none'} GiB, TA budget {args.ta_budget:g} s"
+              f"{args.timeout:.0f} s, memory cap {args.mem_cap or 'none'} GiB, threshold accepting "
+              + (f"{args.ta_budget:g} s per run" if args.ta_budget else "library default moves")
               + ("" if final else " (run in progress)"))
     text = "\n".join(md)
     for path, data in ((args.md, text + "\n"),
@@ -575,8 +596,9 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=600.0, help="wall-clock seconds per measurement (default 600)")
     ap.add_argument("--mem-cap", type=float, default=None,
                     help="GiB of address space per child (RLIMIT_AS); default: 3/4 of physical memory, 0: none")
-    ap.add_argument("--ta-budget", type=float, default=20.0,
-                    help="seconds of threshold accepting in greedy+ta and the portfolio (default 20)")
+    ap.add_argument("--ta-budget", type=float, default=None,
+                    help="seconds of each threshold accepting run in greedy+ta and the portfolio "
+                         "(default: none, the library's default number of moves)")
     ap.add_argument("--quick", action="store_true", help="only 4,096 processes (torus, fat tree and dragonfly)")
     ap.add_argument("--json", default=str(RESULTS / "scale.json"))
     ap.add_argument("--md", default=str(RESULTS / "scale.md"))
@@ -615,7 +637,7 @@ def main(argv=None):
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
         args.mem_cap = round(0.75 * total, 1)
     opts = {"mem_cap_gib": args.mem_cap or None, "ta_budget": args.ta_budget,
-            "portfolio_strategies": [s for s in CONSTRUCTIONS if s in STRATEGIES]}
+            "portfolio_strategies": list(STRATEGIES)}
     meta = {"machine": machine_info(), "options": {"sizes": sizes, "instances": families, "strategies": strategies,
                                                   "timeout_s": args.timeout, "mem_cap_gib": args.mem_cap or None,
                                                   "ta_budget_s": args.ta_budget, "quick": args.quick,
