@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -22,7 +23,8 @@ from .commgraph import CommGraph
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
 
-__all__ = ["load_graph", "stencil", "scrambled_torus", "random_graph", "read_edge_list", "read_matrix_market"]
+__all__ = ["load_graph", "stencil", "stencil_dims", "scrambled_torus", "random_graph", "read_edge_list",
+           "read_matrix_market"]
 
 
 def stencil(dims, periodic=True):
@@ -51,6 +53,68 @@ def stencil(dims, periodic=True):
         raise CommGraphError(str(e)) from None
     n, p = grid_links(dims, wrap=periodic)
     return CommGraph(n, np.concatenate([p[:, 0], p[:, 1]]), np.concatenate([p[:, 1], p[:, 0]]))
+
+
+def stencil_dims(P, ndim=3):
+    """The most nearly cubic process grid with exactly ``P`` points in ``ndim`` dimensions.
+
+    For a stencil on a machine that is not a grid (a fat tree, a dragonfly), where the job size is
+    known but not its shape.  Like ``MPI_Dims_create`` with no fixed dimension, but exact: among
+    all factorisations ``P = d_1 x ... x d_ndim`` it returns the one with the smallest largest
+    dimension, then the smallest second one, and so on (so the fewest boundary points).
+
+    Parameters
+    ----------
+    P : int
+        Number of processes, ``P >= 1``.
+    ndim : int
+        Number of grid dimensions, ``ndim >= 1``.
+
+    Returns
+    -------
+    tuple of int
+        ``ndim`` sizes in non-increasing order whose product is ``P`` (a prime ``P`` gives
+        ``(P, 1, ..., 1)``).
+
+    Raises
+    ------
+    CommGraphError
+        ``P < 1`` or ``ndim < 1``.
+
+    Examples
+    --------
+    >>> stencil_dims(32768)
+    (32, 32, 32)
+    >>> stencil_dims(65536)
+    (64, 32, 32)
+    >>> "x".join(map(str, stencil_dims(24, 2)))
+    '6x4'
+    """
+    P, ndim = int(P), int(ndim)
+    if P < 1 or ndim < 1:
+        raise CommGraphError(f"stencil_dims needs P >= 1 and ndim >= 1, got P={P}, ndim={ndim}")
+    small = [d for d in range(1, int(P ** 0.5) + 1) if P % d == 0]
+    divisors = sorted(set(small + [P // d for d in small]))
+    best = None
+
+    def search(rest, k, upper, acc):
+        # dims in non-increasing order, each <= upper; the last one takes what is left
+        nonlocal best
+        if k == 1:
+            if rest <= upper:
+                cand = tuple(acc + [rest])
+                if best is None or cand < best:
+                    best = cand
+            return
+        for d in divisors:
+            if d ** k < rest or rest % d:  # the largest of k factors is at least rest ** (1/k)
+                continue
+            if d > upper or (best is not None and d > best[len(acc)]):
+                break
+            search(rest // d, k - 1, d, acc + [d])
+
+    search(P, ndim, P, [])
+    return best
 
 
 def scrambled_torus(dims, seed=None):
@@ -88,7 +152,16 @@ def read_edge_list(path):
     ------
     FormatError
         ``file:line:`` and what is wrong (too few/many fields, non-integer id, bad weight).
+
+    Notes
+    -----
+    A file without comments whose lines all have two fields, or all three, is parsed by numpy in
+    bulk (a 1.5-million-edge file in about a second); anything else, and any file with an error,
+    goes through the line-by-line reader, which finds and reports the first bad line.
     """
+    fast = _read_edge_list_fast(path)
+    if fast is not None:
+        return fast
     src, dst, w = [], [], []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -118,6 +191,30 @@ def read_edge_list(path):
         raise FormatError("no edges in the file", path=path)
     n = max(max(src), max(dst)) + 1
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(w))
+
+
+def _read_edge_list_fast(path):
+    """Bulk parse of a well-formed edge list; ``None`` when the line-by-line reader must decide."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if b"#" in data or not data.strip():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ids = np.loadtxt(path, ndmin=2, dtype=np.int64, usecols=(0, 1))
+            fields = len(data.split())
+            if fields == 2 * ids.shape[0]:
+                w = np.ones(ids.shape[0])
+            elif fields == 3 * ids.shape[0]:  # and every line has a third field: exactly three each
+                w = np.loadtxt(path, ndmin=1, dtype=np.float64, usecols=(2,))
+            else:
+                return None
+    except (ValueError, IndexError):
+        return None
+    if ids.shape[0] == 0 or w.shape != (ids.shape[0],) or ids.min() < 0 or not np.all(np.isfinite(w) & (w >= 0)):
+        return None
+    return CommGraph(int(ids.max()) + 1, ids[:, 0], ids[:, 1], w)
 
 
 def read_matrix_market(path):

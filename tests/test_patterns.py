@@ -6,7 +6,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from libtopomap import CommGraphError, FormatError
-from libtopomap.patterns import load_graph, random_graph, scrambled_torus, stencil
+from libtopomap.patterns import load_graph, random_graph, scrambled_torus, stencil, stencil_dims
 
 
 def test_stencil_3d_degree_and_size():
@@ -84,3 +84,71 @@ def test_bad_specs():
         load_graph("random:5")
     with pytest.raises(FileNotFoundError):
         load_graph("/nonexistent/graph.txt")
+
+
+def test_scrambled_torus_is_exactly_a_relabelled_stencil_3d():
+    # the edge set of the scrambled torus is the stencil's edge set under perm, weights included
+    dims, seed = "3x4x5", 7
+    s, g = stencil(dims), scrambled_torus(dims, seed)
+    perm = np.random.default_rng(seed).permutation(s.n)
+    assert g.n == s.n and g.n_edges == s.n_edges
+    want = sorted(zip(perm[s.src].tolist(), perm[s.dst].tolist(), s.weights.tolist()))
+    assert sorted(zip(g.src.tolist(), g.dst.tolist(), g.weights.tolist())) == want
+    assert load_graph(f"torus-scrambled:{dims}:{seed}") == g
+
+
+@pytest.mark.parametrize("P,ndim,dims", [
+    (1, 3, (1, 1, 1)), (7, 3, (7, 1, 1)), (12, 3, (3, 2, 2)), (24, 2, (6, 4)), (4096, 3, (16, 16, 16)),
+    (32768, 3, (32, 32, 32)), (65536, 3, (64, 32, 32)), (262144, 3, (64, 64, 64)), (1000, 3, (10, 10, 10)),
+    (97 * 89, 3, (97, 89, 1)), (64, 1, (64,)),
+])
+def test_stencil_dims(P, ndim, dims):
+    assert stencil_dims(P, ndim) == dims
+
+
+def test_stencil_dims_is_the_most_cubic_factorisation():
+    import itertools
+    import math
+
+    for P in range(1, 49):
+        for k in (2, 3):
+            cands = {tuple(sorted(c, reverse=True)) for c in itertools.product(range(1, P + 1), repeat=k)
+                     if math.prod(c) == P}
+            assert stencil_dims(P, k) == min(cands)
+
+
+def test_stencil_dims_errors_and_large_prime():
+    with pytest.raises(CommGraphError):
+        stencil_dims(0)
+    with pytest.raises(CommGraphError):
+        stencil_dims(8, 0)
+    assert stencil_dims(1_000_000_007) == (1_000_000_007, 1, 1)
+
+
+def test_large_generated_graphs_are_edge_linear():
+    # 32,768 processes: CSR arrays only, sized by the edges (no P x P array)
+    g = scrambled_torus("32x32x32", 1)
+    assert g.n_edges == 6 * 32768 and g.indptr.size == 32769
+    r = random_graph(32768, 6, 1)
+    assert r.n_edges <= 6 * 32768
+
+
+@pytest.mark.parametrize("text", ["0 1\n1 2\n", "0 1 2.5\n1 2 1e3\n\n", " 0  1 \r\n\r\n  2 3\r\n", "5 0 0\n",
+                                  "0 1\n1 2 3\n", "0 1 1_0\n", "# c\n0 1\n"])
+def test_edge_list_bulk_and_line_readers_agree(tmp_path, monkeypatch, text):
+    import libtopomap.patterns as pt
+
+    p = tmp_path / "g.txt"
+    p.write_text(text)
+    bulk = load_graph(str(p))
+    monkeypatch.setattr(pt, "_read_edge_list_fast", lambda path: None)
+    line = load_graph(str(p))
+    assert bulk == line and bulk.n == line.n
+
+
+def test_edge_list_bulk_reader_large(tmp_path):
+    g = scrambled_torus("16x16x16", 3)
+    p = tmp_path / "big.txt"
+    np.savetxt(p, np.stack([g.src, g.dst, g.weights * 2], 1), fmt=["%d", "%d", "%.1f"])
+    h = load_graph(str(p))
+    assert h.n == g.n and (h.to_scipy() != 2 * g.to_scipy()).nnz == 0
