@@ -13,10 +13,6 @@ from ._common import finish, prepare, slot_list
 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
 
-# SCOTCH_OPTIONNUMDETERMINISTIC and SCOTCH_OPTIONNUMRANDOMFIXEDSEED of scotch.h (Scotch 7)
-_OPTION_DETERMINISTIC = 0
-_OPTION_RANDOM_FIXED_SEED = 1
-
 try:  # pragma: no cover - depends on the environment
     import importlib.util
 
@@ -77,8 +73,7 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
     slots : array_like of int, optional
     seed : int, optional
-        Seed of Scotch's random generator (default 0); Scotch runs in a context with its
-        deterministic option, so the same seed gives the same mapping.
+        Resets Scotch's random generator when given (repeatable runs).
 
     Returns
     -------
@@ -98,7 +93,8 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     from ctypes import byref
 
     with _quiet_import():
-        from pyscotch import Architecture, Context, Graph
+        import pyscotch
+        from pyscotch import Architecture, Graph
         from pyscotch import libscotch as lib
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
     from .objectives import SymGraph
@@ -116,6 +112,8 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     cost = int_weights(topology.capacity.max() / topology.capacity, scale=10)
     phys_edges = list(zip(topology.link_u.tolist(), topology.link_v.tolist()))
     vw = np.where(slots > 0, slots, 1).astype(np.int64).tolist()
+    if seed is not None:
+        pyscotch.random_reset() if hasattr(pyscotch, "random_reset") else None
     appg = Graph.from_edges(app_edges, num_vertices=g.n, edge_weights=gw)
     hg = Graph.from_edges(phys_edges, num_vertices=topology.n_vertices, vertex_weights=vw,
                           edge_weights=cost.tolist())
@@ -123,14 +121,5 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     rc = lib.SCOTCH_archBuild2(byref(arch._arch), byref(hg._graph), lib.SCOTCH_Num(topology.n_vertices), None)
     if rc != 0:
         raise MappingError(f"Scotch could not build a target architecture from {topology.name!r}")
-    # A context with Scotch's deterministic option and a fixed seed: the global generator alone is not
-    # enough, Scotch's threads made four different mappings of a scrambled 8x8x8 torus in four runs.
-    with Context() as ctx:
-        ctx.option_set(_OPTION_DETERMINISTIC, 1)
-        ctx.option_set(_OPTION_RANDOM_FIXED_SEED, 1)
-        ctx.random_seed(0 if seed is None else int(seed) % (2**31 - 1))
-        ctx.random_reset()
-        bound = ctx.bind_graph(appg)
-        part = np.asarray(bound.map(arch), dtype=np.int64)
-        del bound
+    part = np.asarray(appg.map(arch), dtype=np.int64)
     return finish(topology, repair_slots(topology, part, slots), slots, "scotch")
