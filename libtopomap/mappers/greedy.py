@@ -330,6 +330,7 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
             start, window, max_cand, by_connectivity, lookahead, budget, opos, order, stats):
     P = g_ptr.size - 1
     n = h_ptr.size - 1
+    stats[3] = 0
     gamma = np.full(P, -1, np.int64)
     load = np.zeros(h_idx.size)
     ws = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.empty(n, np.int64), np.zeros(2, np.int64))
