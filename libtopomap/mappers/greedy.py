@@ -1,4 +1,12 @@
-"""Greedy graph embedding (Hoefler & Snir, ICS'11, Algorithm 1)."""
+"""Greedy graph embedding (Hoefler & Snir, ICS'11, Algorithm 1) without any all-pairs matrix.
+
+Every search is local: candidate free vertices come from a level-synchronous search around the
+anchor that stops at the nearest free level (plus a window), candidate costs are hop distances
+from the topology's :class:`~libtopomap.distances.DistanceOracle` (closed form, bounded table or
+bidirectional search), and edges are routed by a search from the placed process that stops at
+its farthest mapped neighbour.  Scratch arrays carry stamps instead of being cleared, so a
+placement costs what its searches reach, never ``O(n)``.
+"""
 
 from __future__ import annotations
 
@@ -6,132 +14,342 @@ import heapq
 
 import numpy as np
 from numba import njit
+from scipy.sparse import csgraph
 
+from .._kernels import KIND_SEARCH, KIND_TABLE, new_search_scratch, vertex_distance
 from ._common import finish, prepare
 from .objectives import SymGraph
 
 __all__ = ["map_greedy"]
 
+#: Work counters of the last call (vertices reached by candidate searches, by routing searches,
+#: queue entries); for profiling.
+_STATS = np.zeros(4, np.int64)
+#: Vertices a search may reach: a candidate search that has found no free vertex by then falls
+#: back to the locality order (:func:`_order_candidates`); a routing search from the placed process
+#: leaves the targets it has not reached to bidirectional searches (:func:`_route_all`), and one of
+#: those that has not met by then adds no load (:func:`_route`).
+_BUDGET = 2048
+
 
 @njit(cache=True)
-def _dijkstra_free(anchor, rho, h_ptr, h_idx, free, hdist_ok, window, max_cand, dist, hops, done, touched,
-                   cand):
-    """Dijkstra from ``anchor`` on arc weights ``rho``; collect vertices with a free slot in order of
-    weighted distance, up to ``max_cand`` of them and at most ``window`` hops beyond the first one.
-    Returns the number of candidates written to ``cand``."""
-    ntouched = 0
+def _free_candidates(anchor, load, h_ptr, h_idx, free, window, max_cand, ws, cand, budget):
+    """Free vertices nearest to ``anchor`` in (hops, path load) order (Algorithm 1, line 13).
+
+    Level-synchronous breadth-first search from ``anchor`` that keeps, per vertex, the least load
+    (sum of ``load`` over the arcs) of its shortest paths: Dijkstra on ``omega_hat + load`` with
+    ``omega_hat`` above every path load, without the priority queue and without ``omega_hat`` (the
+    lexicographic order is exact in floating point).  Collects the vertices with ``free > 0`` on
+    the first level that has one and on the ``window`` levels after it, sorted by (level, load,
+    index), at most ``max_cand`` of them.  Work: the arcs of the levels before the last collected
+    one (a stamp makes the scratch reusable without clearing).  Returns the number of candidates,
+    or -1 when more than ``budget`` vertices were reached before the first free one.
+    """
+    stamp, lvl, best, queue, ctr = ws
+    ctr[0] += 1
+    c = ctr[0]
+    stamp[anchor] = c
+    lvl[anchor] = 0
+    best[anchor] = 0.0
+    queue[0] = anchor
+    head = 0
+    tail = 1
     ncand = 0
-    first_hops = -1
-    dist[anchor] = 0.0
-    hops[anchor] = 0
-    touched[ntouched] = anchor
-    ntouched += 1
-    heap = [(0.0, np.int64(anchor))]
-    while len(heap) > 0:
-        d, v = heapq.heappop(heap)
-        if done[v]:
-            continue
-        done[v] = True
-        if first_hops >= 0 and hops[v] > first_hops + window:
+    first = -1
+    L = 0
+    ckey = np.empty(max_cand)
+    while head < tail:
+        level_end = tail
+        if first >= 0 and L > first + window:
             break
-        if free[v] > 0:
-            if first_hops < 0:
-                first_hops = hops[v]
-            cand[ncand] = v
+        for j in range(head, level_end):
+            v = queue[j]
+            if free[v] <= 0:
+                continue
+            if first < 0:
+                first = L
+            b = best[v]
+            # bounded insertion sort by (load, index); earlier levels stay in front
+            if ncand == max_cand:
+                lastv = cand[ncand - 1]
+                if lvl[lastv] < L or ckey[ncand - 1] < b or (ckey[ncand - 1] == b and lastv < v):
+                    continue
+                ncand -= 1
+            i = ncand
+            while i > 0 and lvl[cand[i - 1]] == L and (ckey[i - 1] > b or (ckey[i - 1] == b and cand[i - 1] > v)):
+                cand[i] = cand[i - 1]
+                ckey[i] = ckey[i - 1]
+                i -= 1
+            cand[i] = v
+            ckey[i] = b
             ncand += 1
-            if ncand >= max_cand or not hdist_ok:
-                break
-        for a in range(h_ptr[v], h_ptr[v + 1]):
-            w = h_idx[a]
-            nd = d + rho[a]
-            if nd < dist[w]:
-                if dist[w] == np.inf:
-                    touched[ntouched] = w
-                    ntouched += 1
-                dist[w] = nd
-                hops[w] = hops[v] + 1
-                heapq.heappush(heap, (nd, np.int64(w)))
-    for j in range(ntouched):
-        v = touched[j]
-        dist[v] = np.inf
-        done[v] = False
+        if first >= 0 and (L >= first + window or ncand >= max_cand):
+            break
+        while head < level_end:
+            v = queue[head]
+            head += 1
+            bv = best[v]
+            for a in range(h_ptr[v], h_ptr[v + 1]):
+                w = h_idx[a]
+                nb = bv + load[a]
+                if stamp[w] != c:
+                    stamp[w] = c
+                    lvl[w] = L + 1
+                    best[w] = nb
+                    queue[tail] = w
+                    tail += 1
+                elif lvl[w] == L + 1 and nb < best[w]:
+                    best[w] = nb
+        L += 1
+        if first < 0 and tail > budget:
+            ctr[1] += tail
+            return -1
+    ctr[1] += tail
     return ncand
 
 
 @njit(cache=True)
-def _route_loads(src, targets, tw_out, tw_in, ntargets, rho, h_ptr, h_idx, h_src, h_rev, inv_cap, dist, done,
-                 touched, pred):
-    """One Dijkstra from ``src`` until every target is settled; add ``tw_out[i]/c`` along the path
-    to ``targets[i]`` and ``tw_in[i]/c`` along the reverse arcs (Algorithm 1, line 26)."""
+def _find(parent, i):
+    """Root of ``i`` in a union-find forest stored as parent pointers (with path compression)."""
+    r = i
+    while parent[r] != r:
+        r = parent[r]
+    while parent[i] != r:
+        nxt = parent[i]
+        parent[i] = r
+        i = nxt
+    return r
+
+
+@njit(cache=True)
+def _order_candidates(anchor, opos, order, right, left, max_cand, cand):
+    """Free vertices nearest to ``anchor`` in a locality order of the network (fallback of
+    :func:`_free_candidates` when the free vertices are far): alternately the next free one after
+    and before ``anchor``'s position, up to ``max_cand``; ``right``/``left`` are union-find
+    "next free position" pointers, so each query is nearly constant time."""
+    S = order.size
+    p0 = opos[anchor] if opos[anchor] >= 0 else 0
+    i = _find(right, p0)
+    j = _find(left, p0)  # shifted: left index j is position j - 1
+    ncand = 0
+    while ncand < max_cand and (i < S or j > 0):
+        if i < S:
+            cand[ncand] = order[i]
+            ncand += 1
+            i = _find(right, i + 1)
+        if ncand < max_cand and j > 0:
+            cand[ncand] = order[j - 1]
+            ncand += 1
+            j = _find(left, j - 1)
+    return ncand
+
+
+@njit(cache=True)
+def _expand(q, head, tail, h_ptr, h_idx, h_rev, load, stamp, lvl, best, pred, c, forward):
+    """Expand one whole level ``q[head:tail]`` of one side of :func:`_route`; returns the new tail.
+
+    ``forward``: the s side (path load over arcs v -> w, ``pred`` = arc into w); otherwise the t
+    side (load over the reverse arc w -> v, ``pred`` = arc out of w towards t).
+    """
+    new_tail = tail
+    for j in range(head, tail):
+        v = q[j]
+        dv = lvl[v] + 1
+        bv = best[v]
+        for a in range(h_ptr[v], h_ptr[v + 1]):
+            w = h_idx[a]
+            arc = a if forward else h_rev[a]
+            nb = bv + load[arc]
+            if stamp[w] != c:
+                stamp[w] = c
+                lvl[w] = dv
+                best[w] = nb
+                pred[w] = arc
+                q[new_tail] = w
+                new_tail += 1
+            elif lvl[w] == dv and nb < best[w]:
+                best[w] = nb
+                pred[w] = arc
+    return new_tail
+
+
+@njit(cache=True)
+def _route(s, t, w_st, w_ts, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget):
+    """Route the edge s -> t on a least-loaded shortest path and add its load (Algorithm 1, line 26).
+
+    The path minimises (hops, sum of ``load``) lexicographically, as Dijkstra on
+    ``omega_hat + load`` does, but exactly and by a bidirectional level-synchronous search: whole
+    levels are expanded from the side with the smaller frontier until they meet; every shortest
+    path crosses the meeting level once, so the least ``best_s(m) + best_t(m)`` over the meeting
+    vertices ``m`` gives the optimum.  ``w_st / c`` is added along the path, ``w_ts / c`` along its
+    reverse arcs.  Work: two balls of about half the distance (stamps, no clearing); a search that
+    has reached more than ``budget`` vertices without meeting gives up.
+    Returns the hop distance (-1: unreachable or over budget, nothing added).
+    """
+    if s == t:
+        return 0
+    st_s, st_t, l_s, l_t, b_s, b_t, p_s, p_t, q_s, q_t, ctr = rs
+    ctr[0] += 1
+    c = ctr[0]
+    st_s[s] = c
+    l_s[s] = 0
+    b_s[s] = 0.0
+    q_s[0] = s
+    st_t[t] = c
+    l_t[t] = 0
+    b_t[t] = 0.0
+    q_t[0] = t
+    hs, ts, ht, tt = 0, 1, 0, 1
+    meet = -1
+    while hs < ts and ht < tt:
+        if ts - hs <= tt - ht:
+            nts = _expand(q_s, hs, ts, h_ptr, h_idx, h_rev, load, st_s, l_s, b_s, p_s, c, True)
+            hs = ts
+            ts = nts
+            lo, hi, q, other = hs, ts, q_s, st_t
+        else:
+            ntt = _expand(q_t, ht, tt, h_ptr, h_idx, h_rev, load, st_t, l_t, b_t, p_t, c, False)
+            ht = tt
+            tt = ntt
+            lo, hi, q, other = ht, tt, q_t, st_s
+        bestval = np.inf
+        for j in range(lo, hi):
+            m = q[j]
+            if other[m] == c:
+                x = b_s[m] + b_t[m]
+                if x < bestval or (x == bestval and m < meet):
+                    bestval = x
+                    meet = m
+        if meet >= 0:
+            break
+        if ts + tt > budget:
+            break
+    if meet < 0:
+        # the sides can also meet on the first level: t adjacent to s is found by the check above,
+        # so reaching here means disconnected
+        return -1
+    ctr[1] += ts + tt
+    hops = l_s[meet] + l_t[meet]
+    x = meet
+    while x != s:
+        a = p_s[x]
+        load[a] += w_st * inv_cap[a]
+        load[h_rev[a]] += w_ts * inv_cap[a]
+        x = h_src[a]
+    x = meet
+    while x != t:
+        a = p_t[x]
+        load[a] += w_st * inv_cap[a]
+        load[h_rev[a]] += w_ts * inv_cap[a]
+        x = h_idx[a]
+    return hops
+
+
+@njit(cache=True)
+def _route_all(src, targets, w_out, w_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget):
+    """Route the edges from ``src`` to every ``targets[i]`` and add their loads (Algorithm 1, line 26).
+
+    One level-synchronous search from ``src`` over the least-loaded shortest paths, as the
+    Dijkstra on ``omega_hat + load`` of the paper, with its ties: a vertex keeps the predecessor
+    with the least (path load, index), the one that Dijkstra would settle first.  The search stops
+    once the level of the farthest target is complete, or once it has reached more than ``budget``
+    vertices; targets it has not reached then are routed one by one by :func:`_route` (two balls of
+    half the distance instead of one of the whole distance).  Loads are added after the search.
+    """
+    st, lv, bs, pr, q, ctr = rs[0], rs[2], rs[4], rs[6], rs[8], rs[10]
     left = 0
-    for i in range(ntargets):
+    for i in range(nt):
         if targets[i] != src:
             left += 1
     if left == 0:
         return
-    ntouched = 0
-    dist[src] = 0.0
-    touched[ntouched] = src
-    ntouched += 1
-    heap = [(0.0, np.int64(src))]
-    # mark targets by a negative counter in pred (restored below)
-    while len(heap) > 0 and left > 0:
-        d, v = heapq.heappop(heap)
-        if done[v]:
-            continue
-        done[v] = True
-        for i in range(ntargets):
-            if targets[i] == v and v != src:
-                left -= 1
-        for a in range(h_ptr[v], h_ptr[v + 1]):
-            w = h_idx[a]
-            nd = d + rho[a]
-            if nd < dist[w]:
-                if dist[w] == np.inf:
-                    touched[ntouched] = w
-                    ntouched += 1
-                dist[w] = nd
-                pred[w] = a
-                heapq.heappush(heap, (nd, np.int64(w)))
-    for i in range(ntargets):
+    ctr[0] += 1
+    c = ctr[0]
+    st[src] = c
+    lv[src] = 0
+    bs[src] = 0.0
+    q[0] = src
+    head = 0
+    tail = 1
+    while head < tail:
+        level_end = tail
+        while head < level_end:
+            v = q[head]
+            head += 1
+            dv = lv[v] + 1
+            bv = bs[v]
+            for a in range(h_ptr[v], h_ptr[v + 1]):
+                w = h_idx[a]
+                nb = bv + load[a]
+                if st[w] != c:
+                    st[w] = c
+                    lv[w] = dv
+                    bs[w] = nb
+                    pr[w] = a
+                    q[tail] = w
+                    tail += 1
+                elif lv[w] == dv:
+                    if nb < bs[w]:
+                        bs[w] = nb
+                        pr[w] = a
+                    elif nb == bs[w]:
+                        pv = h_src[pr[w]]
+                        if pv != v and (bv < bs[pv] or (bv == bs[pv] and v < pv)):
+                            pr[w] = a
+        found = 0
+        for i in range(nt):
+            if targets[i] != src and st[targets[i]] == c:
+                found += 1
+        if found == left or tail > budget:
+            break
+    ctr[1] += tail
+    for i in range(nt):
         x = targets[i]
-        if x == src or not done[x]:
+        if x == src or st[x] != c:
             continue
         while x != src:
-            a = pred[x]
-            rho[a] += tw_out[i] * inv_cap[a]
-            rho[h_rev[a]] += tw_in[i] * inv_cap[a]
+            a = pr[x]
+            load[a] += w_out[i] * inv_cap[a]
+            load[h_rev[a]] += w_in[i] * inv_cap[a]
             x = h_src[a]
-    for j in range(ntouched):
-        v = touched[j]
-        dist[v] = np.inf
-        done[v] = False
-        pred[v] = -1
+    if found < left:
+        # marks of this search die with the next stamp: remember the far targets first
+        nfar = 0
+        for i in range(nt):
+            if targets[i] != src and st[targets[i]] != c:
+                targets[nfar] = targets[i]
+                w_out[nfar] = w_out[i]
+                w_in[nfar] = w_in[i]
+                nfar += 1
+        for i in range(nfar):
+            _route(src, targets[i], w_out[i], w_in[i], load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget)
 
 
 @njit(cache=True)
-def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_src, h_rev, inv_cap, free, hpos,
-            hdist, hdist_ok, start, omega_hat, window, max_cand, by_connectivity, lookahead):
+def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_src, h_rev, inv_cap, free, oracle,
+            start, window, max_cand, by_connectivity, lookahead, budget, opos, order, stats):
     P = g_ptr.size - 1
     n = h_ptr.size - 1
+    stats[3] = 0
     gamma = np.full(P, -1, np.int64)
-    rho = np.full(h_idx.size, omega_hat)
-    dist = np.full(n, np.inf)
-    hops = np.zeros(n, np.int64)
-    done = np.zeros(n, np.bool_)
-    touched = np.empty(n, np.int64)
-    pred = np.full(n, -1, np.int64)
+    load = np.zeros(h_idx.size)
+    ws = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.empty(n, np.int64), np.zeros(2, np.int64))
+    rs = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+          np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64),
+          np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(2, np.int64))
+    scratch = new_search_scratch(n if oracle[0] == KIND_SEARCH or oracle[0] == KIND_TABLE else 1)
     cand = np.empty(max_cand, np.int64)
     maxdeg = 1
     for u in range(P):
-        if g_ptr[u + 1] - g_ptr[u] > maxdeg:
-            maxdeg = g_ptr[u + 1] - g_ptr[u]
+        maxdeg = max(maxdeg, g_ptr[u + 1] - g_ptr[u])
     targets = np.empty(maxdeg, np.int64)
     tw_out = np.empty(maxdeg)
     tw_in = np.empty(maxdeg)
     s = start
     hp = 0
     placed = 0
+    right = np.arange(order.size + 1)
+    left = np.arange(order.size + 1)
     conn = np.zeros(P)
     common = np.zeros(P, np.int64)
     second = np.empty(P, np.int64)
@@ -153,8 +371,11 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
             if by_connectivity and -negw < conn[m]:
                 continue  # stale entry: m gained mapped neighbours since
             anchor = s if anchor_p < 0 else gamma[anchor_p]
-            ncand = _dijkstra_free(anchor, rho, h_ptr, h_idx, free, hdist_ok, window, max_cand, dist, hops, done,
-                                   touched, cand)
+            ncand = _free_candidates(anchor, load, h_ptr, h_idx, free, window, max_cand, ws, cand, budget)
+            if ncand <= 0:
+                # no free slot near the anchor (or none reachable): the nearest in the locality order
+                ncand = _order_candidates(anchor, opos, order, right, left, max_cand, cand)
+                stats[3] += 1
             best = cand[0]
             if ncand > 1:
                 # among the nearest free vertices, the one closest (in hops, weighted) to all
@@ -175,14 +396,13 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                             common[z] += 1
                 best_cost = np.inf
                 best_cost2 = np.inf
-                for c in range(ncand):
-                    t = cand[c]
+                for ci in range(ncand):
+                    t = cand[ci]
                     cost = 0.0
-                    pt = hpos[t]
                     for k in range(g_ptr[m], g_ptr[m + 1]):
                         x = g_idx[k]
                         if gamma[x] >= 0:
-                            cost += g_wsum[k] * hdist[pt, hpos[gamma[x]]]
+                            cost += g_wsum[k] * vertex_distance(oracle, t, gamma[x], scratch)
                     if cost > best_cost:
                         continue
                     cost2 = 0.0
@@ -207,6 +427,9 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                     common[second[i]] = 0
             gamma[m] = best
             free[best] -= 1
+            if free[best] == 0 and opos[best] >= 0:
+                right[opos[best]] = opos[best] + 1
+                left[opos[best] + 1] = opos[best]
             placed += 1
             s = best
             nt = 0
@@ -222,8 +445,10 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                     key = conn[x] if by_connectivity else g_wsum[k]
                     heapq.heappush(heap, (-key, np.int64(counter), x, np.int64(m)))
                     counter += 1
-            _route_loads(best, targets, tw_out, tw_in, nt, rho, h_ptr, h_idx, h_src, h_rev, inv_cap, dist, done,
-                         touched, pred)
+            _route_all(best, targets, tw_out, tw_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget)
+    stats[0] = ws[4][1]
+    stats[1] = rs[10][1]
+    stats[2] = counter
     return gamma
 
 
@@ -233,9 +458,11 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
 
     The heaviest unmapped process goes to the start vertex (or the nearest vertex with a free slot);
     then its heaviest edges are taken from a priority queue, and each neighbour is placed on the
-    nearest free vertex, where distance is Dijkstra on arc weights ``rho`` that start at
-    ``max(w) * |V_H|^2`` (so fewer hops always win) and grow by ``w / c`` along the path of every
-    routed edge (so, among equally short paths, less loaded ones win: link capacities count).
+    nearest free vertex, where "nearest" is the paper's Dijkstra on arc weights
+    ``omega_hat + load`` (``omega_hat = max(w) * |V_H|^2``, so fewer hops always win; among
+    equally short paths the less loaded one, so link capacities count).  Here that order is
+    computed exactly as the pair (hops, load) by level-synchronous searches: ``omega_hat`` would
+    reach ``7e10`` at 262,144 vertices and float64 would no longer separate small loads.
 
     Parameters
     ----------
@@ -273,8 +500,17 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     continuation (one common neighbour) from a turn (two), which distances alone cannot; with it
     the greedy recovers scrambled 8x8, 16x16, 8x8x8 and 12x12x12 tori exactly from every start
     vertex (total hops = number of links).  Queue ties are first in, first out (a breadth-first
-    growth).  Every edge to an already-mapped neighbour adds its load to ``rho`` (line 26 routes
-    only the queue edge).
+    growth).  Every edge to an already-mapped neighbour adds its load (line 26 routes only the
+    queue edge).
+
+    Scale: candidate costs are hop distances from ``topology.distances`` (no host x host matrix);
+    searches reuse stamped scratch arrays.  A candidate search that reaches more than
+    ``_BUDGET`` vertices without a free one (a full region, e.g. late on a fat tree) takes the
+    free vertices next to the anchor in a reverse Cuthill-McKee order of H instead (union-find
+    "next free" pointers), still scored by the distance to the mapped neighbours; an edge to a
+    neighbour beyond that many vertices is routed by a bidirectional search, which adds no load
+    when it too exceeds the budget.  Networks of at most ``_BUDGET`` vertices never take these
+    fallbacks.
 
     References
     ----------
@@ -293,16 +529,17 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
             from ..errors import MappingError
 
             raise MappingError(f"start vertex {start} outside 0..{topology.n_vertices - 1}")
-    vweight = np.zeros(g.n)
-    np.add.at(vweight, np.repeat(np.arange(g.n), np.diff(sym.indptr)), sym.wsum)
+    deg = np.diff(sym.indptr)
+    vweight = np.bincount(np.repeat(np.arange(g.n), deg), weights=sym.wsum, minlength=g.n)
     heavy_order = np.lexsort((np.arange(g.n), -vweight)).astype(np.int64)
-    wmax = float(sym.wsum.max()) if sym.wsum.size else 1.0
-    omega_hat = max(wmax, 1.0) * float(topology.n_vertices) ** 2
-    hdist_ok = topology.hosts.size <= 20000
-    hdist = topology.host_distances if hdist_ok else np.zeros((1, 1), np.uint8)
+    # locality order of the slot vertices (RCM of H) for the far-candidate fallback
+    lorder = csgraph.reverse_cuthill_mckee(topology.adjacency.tocsr(), symmetric_mode=True).astype(np.int64)
+    lorder = lorder[free[lorder] > 0]
+    opos = np.full(topology.n_vertices, -1, np.int64)
+    opos[lorder] = np.arange(lorder.size)
     gamma = _greedy(sym.indptr, sym.indices, sym.wout, sym.win, sym.wsum, heavy_order,
-                    topology.indptr, topology.indices.astype(np.int64), topology.arc_source.astype(np.int64),
-                    topology.arc_reverse, 1.0 / topology.arc_capacity, free, topology.host_position.astype(np.int64),
-                    hdist, hdist_ok, start_v, omega_hat, int(window), int(max_candidates),
-                    order == "connectivity", bool(lookahead))
+                    topology.indptr.astype(np.int64), topology.indices.astype(np.int64),
+                    topology.arc_source.astype(np.int64), topology.arc_reverse.astype(np.int64),
+                    1.0 / topology.arc_capacity, free, topology.distances.kernel_args, start_v, int(window),
+                    max(int(max_candidates), 1), order == "connectivity", bool(lookahead), _BUDGET, opos, lorder, _STATS)
     return finish(topology, gamma, slots, "greedy")

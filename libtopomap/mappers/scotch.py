@@ -7,6 +7,7 @@ import io
 import sys
 
 import numpy as np
+from numba import njit
 
 from ..errors import MappingError
 from ._common import finish, prepare, slot_list
@@ -35,28 +36,64 @@ def _quiet_import():
 def repair_slots(topology, vertices, slots):
     """Move the processes that overfill a vertex to the nearest vertices with free slots (BFS hops).
 
-    Returns a new ``int64`` array; unchanged where every vertex is within its slots.
+    Overfull vertices are handled in index order; each of their extra processes (in process order)
+    goes to the free vertex nearest to the overfull one, ties to the smallest index.  One
+    breadth-first search per overfull vertex, stopped once its extra processes are placed (no
+    distance matrix).  Returns a new ``int64`` array; unchanged where every vertex is within its
+    slots.
     """
-    from scipy.sparse import csgraph
-
     v = np.asarray(vertices, dtype=np.int64).copy()
     used = np.bincount(v, minlength=topology.n_vertices)
-    free = slots - used
+    free = (np.asarray(slots, dtype=np.int64) - used[: topology.n_vertices]).astype(np.int64)
     over = np.flatnonzero(free < 0)
     if over.size == 0:
         return v
-    d = csgraph.shortest_path(topology.adjacency, unweighted=True, indices=over)
-    for row, x in enumerate(over):
-        procs = np.flatnonzero(v == x)[slots[x]:]
-        order = np.argsort(d[row], kind="stable")
-        for p in procs:
-            for y in order:
-                if free[y] > 0:
-                    v[p] = y
-                    free[y] -= 1
-                    free[x] += 1
-                    break
+    order = np.argsort(v, kind="stable")
+    first = np.searchsorted(v[order], over)
+    n = topology.n_vertices
+    stamp = np.zeros(n, np.int64)
+    queue = np.empty(n, np.int64)
+    for c, x in enumerate(over.tolist()):
+        procs = order[first[c] + int(slots[x]): first[c] + int(used[x])]
+        dest = _nearest_free(topology.indptr, topology.indices, x, free, procs.size, stamp, queue, c + 1)
+        if dest.size < procs.size:
+            raise MappingError("not enough free slots reachable to repair Scotch's mapping")
+        v[procs] = dest
+        free[x] = 0
     return v
+
+
+@njit(cache=True)
+def _nearest_free(indptr, indices, x, free, need, stamp, queue, c):
+    """``need`` free slots nearest to ``x`` by breadth-first search, each level in index order (a
+    vertex repeats while it has free slots); ``free`` is decremented.  ``stamp`` marks this search
+    with ``c``."""
+    out = np.empty(need, np.int64)
+    k = 0
+    stamp[x] = c
+    queue[0] = x
+    head = 0
+    tail = 1
+    while head < tail and k < need:
+        level_end = tail
+        lv = np.sort(queue[head:level_end])
+        for y in lv:
+            while free[y] > 0 and k < need and y != x:
+                out[k] = y
+                k += 1
+                free[y] -= 1
+        if k >= need:
+            break
+        while head < level_end:
+            u = queue[head]
+            head += 1
+            for a in range(indptr[u], indptr[u + 1]):
+                w = indices[a]
+                if stamp[w] != c:
+                    stamp[w] = c
+                    queue[tail] = w
+                    tail += 1
+    return out[:k]
 
 
 def map_scotch(topology, graph, *, slots=None, seed=None):
