@@ -1,14 +1,16 @@
 """Adapters that read real fabric descriptions into :class:`~libtopomap.Topology` objects.
 
-Importing this package registers its formats with :func:`libtopomap.formats.register_format`, so
-``libtopomap.load(path)`` and every CLI command accept these files directly (sniffed, or named with
-``format=``):
+This package lives in the repository's top-level ``adapters/`` folder and is installed as
+``libtopomap.adapters``.  The format table of :mod:`libtopomap.formats` names each reader by its module
+here and imports it on first use, so ``libtopomap.load(path)`` and every CLI command accept these files
+directly (sniffed, or named with ``format=``):
 
 * ``ibnetdiscover``: classic ibnetdiscover output (``-g``, ``-f``), ibdiagnet's ``.ibnetdiscover``,
-  ibsim net files (:mod:`adapters.ibnetdiscover`);
-* ``ibnetdiscover-ports``: ``ibnetdiscover -p`` / ``-s -p`` reports (:mod:`adapters.ibnetdiscover_ports`);
-* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`adapters.slurm`);
-* ``ibdiagnet-lst``: OpenSM / ibdiagnet ``.lst`` link lists (:mod:`adapters.ibdiagnet_lst`).
+  ibsim net files (:mod:`libtopomap.adapters.ibnetdiscover`);
+* ``ibnetdiscover-ports``: ``ibnetdiscover -p`` / ``-s -p`` reports
+  (:mod:`libtopomap.adapters.ibnetdiscover_ports`);
+* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`libtopomap.adapters.slurm`);
+* ``ibdiagnet-lst``: OpenSM / ibdiagnet ``.lst`` link lists (:mod:`libtopomap.adapters.ibdiagnet_lst`).
 
 Reader options (all formats): ``strict=`` (raise FormatError at the first problem), ``slots=``
 (per host, default 1); InfiniBand formats also take ``hostmap=`` (GUID -> hostname file or dict),
@@ -19,9 +21,9 @@ Reader options (all formats): ``strict=`` (raise FormatError at the first proble
 
 from __future__ import annotations
 
-from libtopomap.formats import read as _read
+import importlib
 
-from . import ibdiagnet_lst, ibnetdiscover, ibnetdiscover_ports, slurm  # noqa: F401  (register the formats)
+from ..formats import read as _read
 from ._fabric import (LANE_RATES, LANE_RATES_EFFECTIVE, LANE_RATES_SIGNAL, IngestReport, hostname_from_description,
                       ingest_report, link_capacity, read_hostmap)
 
@@ -29,6 +31,14 @@ __all__ = ["ingest", "ingest_report", "IngestReport", "link_capacity", "hostname
            "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "FORMATS"]
 
 FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
+_SUBMODULES = ("ibdiagnet_lst", "ibnetdiscover", "ibnetdiscover_ports", "slurm", "synthetic")
+
+
+def __getattr__(name):
+    # ``libtopomap.adapters.slurm`` etc. without importing every adapter up front
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ingest(path, format=None, **options):

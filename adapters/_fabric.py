@@ -28,8 +28,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from libtopomap.errors import FormatError, TopologyError
-from libtopomap.topology import HOST, SWITCH, Topology
+from ..errors import FormatError, TopologyError
+from ..topology import HOST, SWITCH, Topology
 
 __all__ = [
     "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "WIDTH_LANES", "RATE_TOKEN", "parse_rate_token",

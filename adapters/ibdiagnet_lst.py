@@ -9,15 +9,14 @@
 (one line per link direction).  Nodes are keyed by NodeGUID (``S-<guid>``, ``H-<guid>``,
 ``rtr-<guid>``); the type may carry an ``-SM`` suffix.  ``PHY`` is the width, ``SPD`` the per-lane
 rate in Gb/s (2.5 when missing, as in ibutils' ``Fabric.cpp`` ``parseSubnetLine``).  The model is
-that of :mod:`adapters._fabric`.
+that of :mod:`libtopomap.adapters._fabric`.
 """
 
 from __future__ import annotations
 
 import re
 
-from libtopomap.errors import FormatError
-from libtopomap.formats import register_format
+from ..errors import FormatError
 
 from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
 
@@ -40,7 +39,7 @@ def read_ibdiagnet_lst(file, *, path="<stream>", strict=False, hostmap=None, slo
                        rates="linux", name=None):
     """Read an OpenSM/ibdiagnet ``.lst`` link list.
 
-    Parameters and return value are those of :func:`adapters.ibnetdiscover.read_ibnetdiscover`.
+    Parameters and return value are those of :func:`libtopomap.adapters.ibnetdiscover.read_ibnetdiscover`.
 
     Raises
     ------
@@ -97,6 +96,3 @@ def sniff_ibdiagnet_lst(head):
     """True when a line starts with ``{ SW|CA|RT Ports:``."""
     return bool(re.search(r"^[ \t]*\{[ \t]*(SW|CA|RT)(-SM)?[ \t]+Ports:", head, re.MULTILINE))
 
-
-register_format("ibdiagnet-lst", reader=read_ibdiagnet_lst, sniff=sniff_ibdiagnet_lst, extensions=(".lst",),
-                description="OpenSM / ibdiagnet .lst link list (subnet.lst, ibdiagnet.lst)")

@@ -16,7 +16,7 @@ Every node is keyed by the GUID in its node line (``S-<guid>``, ``H-<guid>``, ``
 ``switchguid=``, which ibdiagnet sets to the system GUID on director ASICs).  Every cable is printed
 from both ends and counted once.  The grammar, its variants and the real-world deviations handled
 here are described in ``shared/notes/ibnetdiscover_format.md``; the model (hosts, exclusions,
-capacities, components) in :mod:`adapters._fabric`.
+capacities, components) in :mod:`libtopomap.adapters._fabric`.
 
 Lines that are none of ID, node or port line (shell prompts, stderr messages) are skipped with a
 ``file:line:`` warning; ``DR path`` progress lines, ``-g`` grouping lines and ``#`` comments are
@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import re
 
-from libtopomap.errors import FormatError
-from libtopomap.formats import register_format
+from ..errors import FormatError
 
 from ._fabric import ROUTER, Diagnostics, Fabric, parse_rate_token, read_hostmap, read_text
 
@@ -93,7 +92,7 @@ def _lid(tok, fab, key, line):
 
 
 def parse_ibnetdiscover_lines(lines, fab):
-    """Feed the lines of a classic ibnetdiscover file into ``fab`` (a :class:`~adapters._fabric.Fabric`).
+    """Feed the lines of a classic ibnetdiscover file into ``fab`` (a :class:`~libtopomap.adapters._fabric.Fabric`).
 
     Returns
     -------
@@ -215,7 +214,7 @@ def read_ibnetdiscover(file, *, path="<stream>", strict=False, hostmap=None, slo
     strict : bool
         Raise :class:`~libtopomap.FormatError` at the first problem instead of warning.
     hostmap : str, os.PathLike or dict, optional
-        GUID -> hostname map (see :func:`adapters._fabric.read_hostmap`).
+        GUID -> hostname map (see :func:`libtopomap.adapters._fabric.read_hostmap`).
     slots : int or dict
         Slots per host (default 1).
     unknown_capacity : float, optional
@@ -229,7 +228,7 @@ def read_ibnetdiscover(file, *, path="<stream>", strict=False, hostmap=None, slo
     -------
     Topology
         Hosts (kind ``"host"``), switches ``S-<guid>`` and routers ``rtr-<guid>`` (0 slots).  The
-        ingest report is in ``attrs`` (see :func:`adapters.ingest_report`).
+        ingest report is in ``attrs`` (see :func:`libtopomap.adapters.ingest_report`).
 
     Raises
     ------
@@ -268,7 +267,3 @@ def sniff_ibnetdiscover(head):
     """True when the start of a file looks like classic ibnetdiscover output."""
     return bool(_SNIFF.search(head))
 
-
-register_format("ibnetdiscover", reader=read_ibnetdiscover, sniff=sniff_ibnetdiscover,
-                extensions=(".ibnetdiscover", ".ibnd"),
-                description="InfiniBand ibnetdiscover output (classic, -g, -f, ibdiagnet .ibnetdiscover, ibsim)")

@@ -10,15 +10,14 @@ port, port GUID and both descriptions) or, for an unconnected port, the local de
 Switches are keyed by their port-0 GUID (``S-<guid>``), CAs by the port GUID (``H-<portguid>``; the
 report has no node GUID, so the ports of one HCA are grouped through the hostname).  Unconnected
 ports are skipped; ``DR path`` progress lines (``-s``) too.  The model is that of
-:mod:`adapters._fabric`; ``shared/notes/ibnetdiscover_format.md`` section 8 has the grammar.
+:mod:`libtopomap.adapters._fabric`; ``shared/notes/ibnetdiscover_format.md`` section 8 has the grammar.
 """
 
 from __future__ import annotations
 
 import re
 
-from libtopomap.errors import FormatError
-from libtopomap.formats import register_format
+from ..errors import FormatError
 
 from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
 
@@ -113,7 +112,7 @@ def read_ibnetdiscover_ports(file, *, path="<stream>", strict=False, hostmap=Non
                              rates="linux", name=None):
     """Read an ``ibnetdiscover -p`` / ``-s -p`` ports report.
 
-    Parameters and return value are those of :func:`adapters.ibnetdiscover.read_ibnetdiscover`.
+    Parameters and return value are those of :func:`libtopomap.adapters.ibnetdiscover.read_ibnetdiscover`.
     The hostmap is looked up with the port GUID and with ``port GUID - port number`` (the node GUID
     of ConnectX-3 and older HCAs).
 
@@ -145,7 +144,3 @@ def sniff_ibnetdiscover_ports(head):
     lines = [s for s in head.splitlines()[:-1] if s.strip()]  # the last line may be cut
     return bool(lines) and all(s.startswith("DR path") for s in lines)
 
-
-register_format("ibnetdiscover-ports", reader=read_ibnetdiscover_ports, sniff=sniff_ibnetdiscover_ports,
-                extensions=(".ports", ".ports.txt"),
-                description="InfiniBand 'ibnetdiscover -p' / '-s -p' ports report")

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 
-from libtopomap.errors import FormatError
-from libtopomap.formats import register_format
+from ..errors import FormatError
 
 from ._fabric import Diagnostics, Fabric, read_text
 
@@ -250,6 +249,3 @@ def sniff_slurm(head):
     """True when a line of the head starts with ``SwitchName=`` or ``BlockName=``."""
     return bool(_SNIFF.search(head))
 
-
-register_format("slurm", reader=read_slurm, sniff=sniff_slurm, extensions=("topology.conf", ".conf"),
-                description="Slurm topology.conf (topology/tree; BlockName lines of topology/block)")

@@ -1,5 +1,5 @@
-"""Core benchmark: host distance data of a 32x32x32 torus; ECMP and Algorithm 3 congestion of a 3-D
-7-point stencil on a 16x16x16 torus.
+"""Core benchmark: hop distances of a 32x32x32 torus (distance oracle vs the former dense matrix); ECMP
+and Algorithm 3 congestion of a 3-D 7-point stencil on a 16x16x16 torus.
 
 Usage::
 
@@ -7,8 +7,10 @@ Usage::
 
 Prints a Markdown table and writes the numbers as JSON.  Numba compile time is measured on a tiny
 instance first and reported separately, so the timed runs use compiled (or cached) kernels.
-``--baseline`` also times the previous implementation of ``host_distances`` (batched
-``scipy.sparse.csgraph.shortest_path``, float64 rows converted to uint8) on the same torus.
+The distances part times ``topology.distances`` (closed form on a generated torus, and the bounded
+table/search path on the same graph loaded without its generator attributes), hop-bytes of a random
+mapping of the stencil and ``properties`` (diameter, ASPL).  ``--baseline`` also builds the former
+dense ``H x H`` host distance matrix (compiled BFS per host, uint8) for comparison.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import time
 import tracemalloc
 
 import numpy as np
-from scipy.sparse import csgraph
 
 import libtopomap
 from libtopomap import CommGraph, Mapping, congestion, congestion_estimate, torus
@@ -39,16 +40,6 @@ def stencil_7pt(side):
             src.append(idx.ravel())
             dst.append(np.roll(idx, shift, axis=axis).ravel())
     return CommGraph(n, np.concatenate(src), np.concatenate(dst))
-
-
-def scipy_host_distances(topo, batch=1024):
-    """The previous implementation: batched csgraph BFS with float64 rows, then uint8."""
-    hosts = topo.hosts
-    out = np.empty((hosts.size, hosts.size), dtype=np.uint8)
-    for lo in range(0, hosts.size, batch):
-        d = csgraph.shortest_path(topo.adjacency, method="D", unweighted=True, indices=hosts[lo:lo + batch])
-        out[lo:lo + d.shape[0]] = d[:, hosts]
-    return out
 
 
 def maxrss_mib():
@@ -72,9 +63,9 @@ def timed(fn, *args, trace=False):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--side", type=int, default=32, help="torus side for the host distance build (default 32)")
+    ap.add_argument("--side", type=int, default=32, help="torus side for the distance measurements (default 32)")
     ap.add_argument("--stencil", type=int, default=16, help="torus/stencil side for congestion (default 16)")
-    ap.add_argument("--baseline", action="store_true", help="also time the scipy csgraph implementation")
+    ap.add_argument("--baseline", action="store_true", help="also build the former dense host distance matrix")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "core.json"))
     args = ap.parse_args(argv)
 
@@ -90,39 +81,46 @@ def main(argv=None):
     tiny = torus("3x3x3")
     g_tiny = stencil_7pt(3)
     t0 = time.perf_counter()
-    _ = tiny.host_distances
+    _ = tiny.distances.pairs([0], [1])
     congestion(tiny, g_tiny, np.arange(27))
     congestion_estimate(tiny, g_tiny, np.arange(27))
     res["compile_s"] = time.perf_counter() - t0
     rows.append(("numba compile / cache load (all kernels, 3x3x3)", f"{res['compile_s']:.2f} s", ""))
 
-    # --- host distances of a side^3 torus
+    # --- hop distances of a side^3 torus: no H x H matrix
     side = args.side
     rss0 = maxrss_mib()
     topo, t_build, _ = timed(torus, (side, side, side))
-    d, t_dist, peak = timed(lambda: topo.host_distances, trace=True)
-    cpu_dist = timed.cpu
-    rss1 = maxrss_mib()
-    res["host_distances"] = {"torus": f"{side}x{side}x{side}", "hosts": int(topo.hosts.size),
-                             "build_topology_s": t_build, "host_distances_s": t_dist,
-                             "host_distances_cpu_s": cpu_dist,
-                             "matrix_dtype": str(d.dtype), "matrix_mib": d.nbytes / 2 ** 20,
-                             "tracemalloc_peak_mib": peak, "maxrss_mib": rss1, "maxrss_growth_mib": rss1 - rss0,
-                             "diameter": int(d.max())}
     rows.append((f"build {side}^3 torus (Topology)", f"{t_build:.2f} s", f"{topo.n_vertices} vertices, {topo.n_links} links"))
-    rows.append((f"host_distances {side}^3 ({d.dtype}, compiled BFS)", f"{t_dist:.2f} s (CPU {cpu_dist:.1f} s)",
-                 f"matrix {d.nbytes / 2 ** 20:.0f} MiB, traced peak {peak:.0f} MiB, maxrss {rss1:.0f} MiB"))
+    g = stencil_7pt(side)
+    vert = np.random.default_rng(0).permutation(g.n)
+    res["distances"] = {"torus": f"{side}x{side}x{side}", "hosts": int(topo.hosts.size), "build_topology_s": t_build}
+    plain = libtopomap.Topology(topo.names, np.stack([topo.link_u, topo.link_v], 1))  # no generator attributes
+    for label, t in (("closed form", topo), ("search (no generator attributes)", plain)):
+        oracle, t_o, peak_o = timed(lambda: t.distances, trace=True)
+        hb, t_hb, _ = timed(libtopomap.hop_bytes, t, g, vert)
+        props, t_p, _ = timed(libtopomap.properties, t)
+        res["distances"][label] = {"kind": oracle.kind, "oracle_s": t_o, "oracle_mib": oracle.nbytes / 2**20,
+                                   "hop_bytes_random_s": t_hb, "hop_bytes_random": hb,
+                                   "properties_s": t_p, "diameter": props["diameter"], "aspl": props["aspl"]}
+        rows.append((f"distance oracle {side}^3, {label} ({oracle.kind})", f"{t_o:.2f} s",
+                     f"{oracle.nbytes / 2**20:.1f} MiB held"))
+        rows.append((f"hop-bytes of a random mapping, {g.n_edges} edges, {label}", f"{t_hb:.2f} s", f"{hb:.0f}"))
+        rows.append((f"properties (diameter, ASPL), {label}", f"{t_p:.2f} s",
+                     f"diameter {props['diameter']}, ASPL {props['aspl']:.4f}"))
+    res["distances"]["maxrss_mib"] = maxrss_mib()
+    res["distances"]["maxrss_growth_mib"] = maxrss_mib() - rss0
     if args.baseline:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            d, t_dist, peak = timed(lambda: libtopomap.torus((side, side, side)).host_distances, trace=True)
+        res["distances"]["dense_baseline"] = {"s": t_dist, "matrix_mib": d.nbytes / 2**20, "traced_peak_mib": peak}
+        rows.append((f"former dense host_distances {side}^3 ({d.dtype})", f"{t_dist:.2f} s",
+                     f"matrix {d.nbytes / 2 ** 20:.0f} MiB"))
         del d
-        ref, t_ref, peak_ref = timed(scipy_host_distances, topo, trace=True)
-        assert np.array_equal(ref, topo.host_distances)
-        res["host_distances"]["scipy_baseline_s"] = t_ref
-        res["host_distances"]["scipy_baseline_cpu_s"] = timed.cpu
-        res["host_distances"]["scipy_baseline_tracemalloc_peak_mib"] = peak_ref
-        rows.append((f"host_distances {side}^3, previous scipy csgraph version", f"{t_ref:.2f} s (CPU {timed.cpu:.1f} s)",
-                     f"traced peak {peak_ref:.0f} MiB"))
-        del ref
-    del topo
+    del topo, plain
 
     # --- stencil congestion on a s^3 torus, identity and random mappings
     s = args.stencil
@@ -145,7 +143,7 @@ def main(argv=None):
         rows.append((f"Alg. 3 congestion, 7-pt stencil {s}^3, {label} mapping", f"{t_alg3:.3f} s",
                      f"max {c_alg3.max():.3f}, avg {c_alg3.mean():.3f}"))
 
-    print(f"| measurement | time | notes |\n|---|---|---|")
+    print("| measurement | time | notes |\n|---|---|---|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")
     res["machine"]["load_average_at_end"] = os.getloadavg()[0]

@@ -15,8 +15,8 @@ import tempfile
 import time
 
 import libtopomap as ltm
-from adapters import ingest_report
-from adapters.synthetic import fat_tree_ibnetdiscover
+from libtopomap.adapters import ingest_report
+from libtopomap.adapters.synthetic import fat_tree_ibnetdiscover
 
 
 def main(argv=None):

@@ -24,6 +24,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=3, help="reordering calls (the first may load kernels)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-memory", type=int, help="bytes per node for the strategies running at once "
+                                                   "(default: a quarter of the physical memory)")
     ap.add_argument("--json", help="write the records to this file (rank 0)")
     args = ap.parse_args()
     comm = MPI.COMM_WORLD
@@ -38,20 +40,21 @@ def main():
         comm.Barrier()
         t = time.perf_counter()
         dcomm = ltm.Create_dist_graph_adjacent(comm, s, d, sw, dw, topology=topo, placement=placement,
-                                               seed=args.seed)
+                                               seed=args.seed, max_memory=args.max_memory)
         wall = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
         rep = dcomm.report
         phases = {k: comm.allreduce(rep.timings.get(k, 0.0), op=MPI.MAX) for k in PHASES}
         rec = {"ranks": size, "torus": "x".join(map(str, dims)), "call": call, "wall": wall, **phases,
                "strategy": rep.strategy, "winner_rank": rep.winner_rank,
+               "mapping_ranks": len(rep.plan.get("mapping_ranks", [])), "skipped": rep.skipped,
                "congestion_before": rep.before["max_congestion"], "congestion_after": rep.after["max_congestion"]}
         records.append(rec)
         dcomm.Free()
     if rank == 0:
-        print(f"| ranks | torus | call | {' | '.join(PHASES)} | winner | congestion |")
-        print("|---|---|---|" + "---:|" * len(PHASES) + "---|---|")
+        print(f"| ranks | mapping ranks | torus | call | {' | '.join(PHASES)} | winner | congestion |")
+        print("|---|---|---|---|" + "---:|" * len(PHASES) + "---|---|")
         for r in records:
-            print(f"| {r['ranks']} | {r['torus']} | {r['call']} | " + " | ".join(f"{r[k]:.3f}" for k in PHASES)
+            print(f"| {r['ranks']} | {r['mapping_ranks']} | {r['torus']} | {r['call']} | " + " | ".join(f"{r[k]:.3f}" for k in PHASES)
                   + f" | {r['strategy']} (rank {r['winner_rank']}) | {r['congestion_before']:.3g} -> "
                   f"{r['congestion_after']:.3g} |")
         if args.json:

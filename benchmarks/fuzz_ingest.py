@@ -90,7 +90,6 @@ def check(text):
 
 def worker(args):
     seed, count = args
-    import adapters  # noqa: F401
 
     docs = corpus()
     rng = np.random.default_rng(seed)

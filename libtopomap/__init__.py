@@ -3,60 +3,114 @@
 Map an MPI job's communication graph onto the machine's physical network, and get back an mpi4py
 communicator whose ranks sit where their messages travel fewer, less loaded links.
 
-The core (topologies, formats, generators, metrics, mappers, collective placement) never imports
-mpi4py; the MPI layer (:mod:`libtopomap.mpi`: ``Create_dist_graph_adjacent``, ``Create_dist_graph``,
-``topomap``, ``reorder_for_collective``) is loaded on first use of one of its names.
+``import libtopomap`` is cheap: every public name is listed in :data:`_LAZY` with the submodule that
+defines it, and that submodule is imported on first use of the name (PEP 562).  The core
+(topologies, formats, generators, metrics, mappers, collective placement) never imports mpi4py; the
+MPI layer (:mod:`libtopomap.mpi`: ``Create_dist_graph_adjacent``, ``Create_dist_graph``, ``topomap``,
+``reorder_for_collective``) and numba are loaded only when a name that needs them is used.
 """
 
-from .collectives import CollectivePlacement, collective_placement
-from .commgraph import CommGraph, as_commgraph
-from .errors import CommError, CommGraphError, FormatError, LibTopoMapError, MappingError, TopologyError
-from .formats import read as load, read_buffer, register_format, write as save, write_buffer
-from .generators import (circulant, concentrate, dragonfly, fattree, hypercube, ldr, mesh, percs,
-                         random_shortcut_ring, rt, rtt, torus)
-from .mappers import (OBJECTIVES, STRATEGIES, map_greedy, map_identity, map_multicore, map_processes,
-                      map_random, map_rcm, map_recursive, map_scotch, objective_value,
-                      refine_threshold_accepting, refine_two_opt)
-from .mapping import Mapping, check_mapping
-from .metrics import (average_dilation, congestion, congestion_estimate, dilation, evaluate, hop_bytes,
-                      link_traffic, max_congestion, max_dilation, properties)
-from .patterns import load_graph, random_graph, scrambled_torus, stencil
-from .topology import Topology
+import importlib
+import importlib.util
 
-__version__ = "0.1.0"
+from ._version import __version__
 
-_MPI_NAMES = ("Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "reorder_for_collective")
+# Public name -> "submodule" (same name there) or "submodule:name there".  To add a public name, add
+# one line here; __all__ and dir() follow, and tests/test_package.py resolves every entry.
+_LAZY = {
+    # model and I/O
+    "Topology": ".topology",
+    "CommGraph": ".commgraph",
+    "as_commgraph": ".commgraph",
+    "Mapping": ".mapping",
+    "check_mapping": ".mapping",
+    "DistanceOracle": ".distances",
+    "load": ".formats:read",
+    "save": ".formats:write",
+    "read_buffer": ".formats",
+    "write_buffer": ".formats",
+    "register_format": ".formats",
+    # generators
+    "torus": ".generators",
+    "mesh": ".generators",
+    "hypercube": ".generators",
+    "concentrate": ".generators",
+    "fattree": ".generators",
+    "dragonfly": ".generators",
+    "percs": ".generators",
+    "ldr": ".generators",
+    "rt": ".generators",
+    "rtt": ".generators",
+    "random_shortcut_ring": ".generators",
+    "circulant": ".generators",
+    # communication graphs
+    "load_graph": ".patterns",
+    "stencil": ".patterns",
+    "scrambled_torus": ".patterns",
+    "random_graph": ".patterns",
+    # metrics
+    "dilation": ".metrics",
+    "average_dilation": ".metrics",
+    "max_dilation": ".metrics",
+    "hop_bytes": ".metrics",
+    "link_traffic": ".metrics",
+    "congestion": ".metrics",
+    "max_congestion": ".metrics",
+    "congestion_estimate": ".metrics",
+    "evaluate": ".metrics",
+    "properties": ".metrics",
+    # mapping
+    "map_processes": ".mappers",
+    "objective_value": ".mappers",
+    "STRATEGIES": ".mappers",
+    "OBJECTIVES": ".mappers",
+    "map_identity": ".mappers",
+    "map_random": ".mappers",
+    "map_greedy": ".mappers",
+    "map_rcm": ".mappers",
+    "map_recursive": ".mappers",
+    "map_multicore": ".mappers",
+    "map_scotch": ".mappers",
+    "refine_two_opt": ".mappers",
+    "refine_threshold_accepting": ".mappers",
+    # collective placement
+    "collective_placement": ".collectives",
+    "CollectivePlacement": ".collectives",
+    # MPI layer (imports mpi4py)
+    "Create_dist_graph_adjacent": ".mpi",
+    "Create_dist_graph": ".mpi",
+    "topomap": ".mpi",
+    "reorder_for_collective": ".mpi",
+    # errors
+    "LibTopoMapError": ".errors",
+    "TopologyError": ".errors",
+    "FormatError": ".errors",
+    "CommGraphError": ".errors",
+    "MappingError": ".errors",
+    "CommError": ".errors",
+    "ArgumentError": ".errors",
+    "ArgumentTypeError": ".errors",
+    "SimulationError": ".errors",
+    "SimGridUnavailable": ".errors",
+}
+
+_MPI_NAMES = tuple(k for k, v in _LAZY.items() if v == ".mpi")
+
+__all__ = list(_LAZY)
 
 
 def __getattr__(name):
-    # The MPI layer imports mpi4py; load it only when one of its names is used.
-    if name in _MPI_NAMES:
-        from . import mpi
+    target = _LAZY.get(name)
+    if target is not None:
+        module, _, attr = target.partition(":")
+        value = getattr(importlib.import_module(module, __name__), attr or name)
+        globals()[name] = value  # later look-ups skip __getattr__
+        return value
+    # a submodule used as an attribute (libtopomap.metrics) without importing it first
+    if name.isidentifier() and not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-        return getattr(mpi, name)
-    raise AttributeError(f"module 'libtopomap' has no attribute {name!r}")
 
-
-__all__ = [
-    # model and I/O
-    "Topology", "CommGraph", "as_commgraph", "Mapping", "check_mapping",
-    "load", "save", "read_buffer", "write_buffer", "register_format",
-    # generators
-    "torus", "mesh", "hypercube", "concentrate", "fattree", "dragonfly", "percs", "ldr", "rt", "rtt",
-    "random_shortcut_ring", "circulant",
-    # communication graphs
-    "load_graph", "stencil", "scrambled_torus", "random_graph",
-    # metrics
-    "dilation", "average_dilation", "max_dilation", "hop_bytes", "link_traffic", "congestion",
-    "max_congestion", "congestion_estimate", "evaluate", "properties",
-    # mapping
-    "map_processes", "objective_value", "STRATEGIES", "OBJECTIVES", "map_identity", "map_random",
-    "map_greedy", "map_rcm", "map_recursive", "map_multicore", "map_scotch", "refine_two_opt",
-    "refine_threshold_accepting",
-    # collective placement
-    "collective_placement", "CollectivePlacement",
-    # MPI layer (lazy)
-    *_MPI_NAMES,
-    # errors
-    "LibTopoMapError", "TopologyError", "FormatError", "CommGraphError", "MappingError", "CommError",
-]
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -12,7 +12,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows",
-           "alg3_levels", "vertex_distance", "vertex_distances", "pair_search", "new_search_scratch",
+           "alg3_levels", "hop_distance", "hop_distance_search", "NEEDS_SEARCH", "vertex_distance",
+           "vertex_distances", "pair_search", "new_search_scratch",
            "grouped_pair_search", "source_sums", "k_nearest", "multi_source_levels",
            "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
 
@@ -304,9 +305,9 @@ KIND_TABLE = 3
 
 @njit(cache=True)
 def new_search_scratch(n):
-    """Scratch arrays of :func:`pair_search` for a graph of ``n`` vertices (stamps, levels, queues)."""
-    return (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int32), np.zeros(n, np.int32),
-            np.empty(n, np.int32), np.empty(n, np.int32), np.zeros(1, np.int64))
+    """Scratch of :func:`pair_search` for a graph of ``n`` vertices: one ``(7, n)`` int64 array
+    (two stamp rows, two level rows, two queues, and the stamp counter at ``[6, 0]``)."""
+    return np.zeros((7, max(n, 1)), np.int64)
 
 
 @njit(cache=True)
@@ -319,9 +320,14 @@ def pair_search(indptr, indices, s, t, scratch):
     """
     if s == t:
         return 0
-    stamp_s, stamp_t, ds, dt, qs, qt, ctr = scratch
-    ctr[0] += 1
-    c = ctr[0]
+    stamp_s = scratch[0]
+    stamp_t = scratch[1]
+    ds = scratch[2]
+    dt = scratch[3]
+    qs = scratch[4]
+    qt = scratch[5]
+    scratch[6, 0] += 1
+    c = scratch[6, 0]
     stamp_s[s] = c
     ds[s] = 0
     stamp_t[t] = c
@@ -372,58 +378,95 @@ def pair_search(indptr, indices, s, t, scratch):
 
 @njit(cache=True, inline="always")
 def _popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
+    # SWAR bit count of a non-negative int64
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
 
 
-@njit(cache=True)
-def vertex_distance(oracle, u, v, scratch):
-    """Hop distance between vertices ``u`` and ``v`` from a distance oracle's kernel tuple.
+#: Returned by :func:`hop_distance` when the pair needs :func:`hop_distance_search`.
+NEEDS_SEARCH = -2
 
-    ``oracle = (kind, att, off, coords, dims, wrap, table, tpos, indptr, indices)``: a vertex reaches
-    the rest of the network through its attachment vertex ``att[u]`` at ``off[u]`` hops (a host on a
-    single link to a switch); between attachment vertices the distance is a closed form (grid,
-    hypercube), a bounded table, or a bidirectional search (``scratch`` from
-    :func:`new_search_scratch`).  Returns -1 when unreachable.
+
+@njit(cache=True, inline="always")
+def hop_distance(meta, packed, table, u, v):
+    """Hop distance between vertices ``u`` and ``v`` from a distance oracle's fast path, or
+    :data:`NEEDS_SEARCH` (-2) when only a search can tell (then call :func:`hop_distance_search`).
+
+    ``(meta, packed, table)`` is ``DistanceOracle.fast_arrays``.  ``d(u, v) = off(u) + off(v) +
+    D(u', v')`` for ``u != v``, where ``off = packed[:, 0]`` is 1 for a host on a single link to its
+    switch and ``packed[:, 1:]`` holds what the oracle's kind needs of the attachment vertex ``u'``:
+    grid coordinates, a hypercube id, or a table row.  ``meta = [kind, ndims, dims..., wrap...]``.
+    Three array arguments keep a call at a few tens of nanoseconds (each array argument costs).
     """
     if u == v:
         return 0
-    kind, att, off, coords, dims, wrap, table, tpos, indptr, indices = oracle
-    x = att[u]
-    y = att[v]
-    base = np.int64(off[u]) + np.int64(off[v])
-    if x == y:
-        return base
+    base = np.int64(packed[u, 0]) + np.int64(packed[v, 0])
+    kind = meta[0]
     if kind == KIND_GRID:
+        nd = meta[1]
         d = np.int64(0)
-        for j in range(dims.size):
-            k = dims[j]
-            dx = abs(np.int64(coords[x, j]) - np.int64(coords[y, j]))
-            if wrap[j] and k - dx < dx:
-                dx = k - dx
+        for j in range(nd):
+            dx = abs(np.int64(packed[u, 1 + j]) - np.int64(packed[v, 1 + j]))
+            if meta[2 + nd + j]:
+                k = meta[2 + j]
+                if k - dx < dx:
+                    dx = k - dx
             d += dx
         return base + d
     if kind == KIND_CUBE:
-        return base + _popcount(np.int64(x) ^ np.int64(y))
+        return base + _popcount(np.int64(packed[u, 1]) ^ np.int64(packed[v, 1]))
     if kind == KIND_TABLE:
-        px = tpos[x]
-        py = tpos[y]
+        px = packed[u, 1]
+        py = packed[v, 1]
         if px >= 0 and py >= 0:
             return base + np.int64(table[px, py])
+        if packed[u, 2] == packed[v, 2]:
+            return base
+        return NEEDS_SEARCH
+    if packed[u, 1] == packed[v, 1]:
+        return base
+    return NEEDS_SEARCH
+
+
+@njit(cache=True)
+def hop_distance_search(meta, packed, indptr, indices, scratch, u, v):
+    """The search path of :func:`hop_distance`: bidirectional BFS between the attachment vertices
+    (``scratch`` from :func:`new_search_scratch`).  -1: unreachable."""
+    if u == v:
+        return 0
+    col = 2 if meta[0] == KIND_TABLE else 1
+    x = packed[u, col]
+    y = packed[v, col]
+    base = np.int64(packed[u, 0]) + np.int64(packed[v, 0])
+    if x == y:
+        return base
     d = pair_search(indptr, indices, x, y, scratch)
     return -1 if d < 0 else base + d
 
 
 @njit(cache=True)
+def vertex_distance(oracle, u, v, scratch):
+    """Hop distance from ``DistanceOracle.kernel_args`` (one tuple; slower per call than
+    :func:`hop_distance`, for code outside hot loops).  -1: unreachable."""
+    meta, packed, table, indptr, indices = oracle
+    d = hop_distance(meta, packed, table, u, v)
+    if d == NEEDS_SEARCH:
+        d = hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
+    return d
+
+
+@njit(cache=True)
 def vertex_distances(oracle, a, b, out):
     """``out[i] = vertex_distance(oracle, a[i], b[i])`` (sequential; see :func:`grouped_pair_search`)."""
-    n = oracle[8].size - 1
-    scratch = new_search_scratch(n if oracle[0] == KIND_SEARCH or oracle[0] == KIND_TABLE else 1)
+    meta, packed, table, indptr, indices = oracle
+    scratch = new_search_scratch(indptr.size - 1)
     for i in range(a.size):
-        out[i] = vertex_distance(oracle, a[i], b[i], scratch)
+        d = hop_distance(meta, packed, table, a[i], b[i])
+        if d == NEEDS_SEARCH:
+            d = hop_distance_search(meta, packed, indptr, indices, scratch, a[i], b[i])
+        out[i] = d
     return out
 
 
@@ -651,46 +694,3 @@ def _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
         parts[c, :] = ecmp_traffic(indptr, indices, arc_reverse, n, sources[lo:hi], dem_ptr[lo:hi + 1], dem_dst,
                                    dem_w)
     return parts
-
-
-# ----------------------------------------------------------------------------- local-search engine helpers
-# (appended for libtopomap.mappers.local_search)
-@njit(cache=True, inline="always")
-def oracle_fast_distance(oracle, u, v):
-    """Hop distance between ``u`` and ``v`` when the oracle's closed form or table answers it, else -2.
-
-    The part of :func:`vertex_distance` without the search fallback: small enough for numba to
-    inline into hot loops (a call of :func:`vertex_distance` costs ~200 ns in array reference
-    counting; this costs ~10 ns).  Callers fall back to :func:`vertex_distance` on -2.
-    """
-    if u == v:
-        return np.int64(0)
-    kind = oracle[0]
-    att = oracle[1]
-    off = oracle[2]
-    x = att[u]
-    y = att[v]
-    base = np.int64(off[u]) + np.int64(off[v])
-    if x == y:
-        return base
-    if kind == KIND_TABLE:
-        tpos = oracle[7]
-        px = tpos[x]
-        py = tpos[y]
-        if px >= 0 and py >= 0:
-            return base + np.int64(oracle[6][px, py])
-        return np.int64(-2)
-    if kind == KIND_GRID:
-        coords = oracle[3]
-        dims = oracle[4]
-        wrap = oracle[5]
-        total = base
-        for j in range(dims.size):
-            dx = abs(np.int64(coords[x, j]) - np.int64(coords[y, j]))
-            if wrap[j]:
-                dx = min(dx, dims[j] - dx)
-            total += dx
-        return total
-    if kind == KIND_CUBE:
-        return base + _popcount(np.int64(x) ^ np.int64(y))
-    return np.int64(-2)

@@ -16,7 +16,8 @@ Every metric and mapper asks for hop distances between vertices.  A dense host x
 3. **A table** between attachment vertices when there are at most :data:`TABLE_LIMIT` of them
    (at most 64 MiB as ``uint8``, whatever the number of processes), filled by one breadth-first
    search per attachment vertex; when the whole network is that small the table covers every
-   vertex.
+   vertex.  (Closed forms come first even on small networks: a random lookup in a 16 MiB table
+   misses the caches and costs ~100 ns, the formula ~20 ns.)
 4. **Searches** otherwise: breadth-first searches grouped by source for batches (parallel over
    sources, ``O(n)`` memory per thread), or a bidirectional search for single pairs inside the
    compiled kernels.
@@ -113,8 +114,22 @@ class DistanceOracle:
         self._off = off
         self.covers_all = kind in ("grid", "hypercube") or (kind == "table" and self._tpos.size == n
                                                             and bool(np.all(self._tpos >= 0)))
-        self._kernel = (np.int64(_KINDS[kind]), self._att, self._off, self._coords, self._dims, self._wrap,
-                        self._table, self._tpos, self._indptr, self._indices)
+        # per vertex: its offset, then what the compiled distance needs of its attachment vertex
+        if kind == "grid":
+            vc = self._coords[att]
+        elif kind == "table":
+            vc = np.stack([self._tpos[att], att], axis=1)
+        else:
+            vc = att.reshape(-1, 1)
+        self._packed = np.ascontiguousarray(np.concatenate([off.reshape(-1, 1), vc], axis=1), dtype=np.int32)
+        nd = self._dims.size
+        meta = np.zeros(2 + 2 * nd, np.int64)
+        meta[0], meta[1] = _KINDS[kind], nd
+        meta[2:2 + nd] = self._dims
+        meta[2 + nd:] = self._wrap
+        self._meta = meta
+        for arr in (self._meta, self._packed, self._table, self._att, self._off):
+            arr.setflags(write=False)
 
     # ------------------------------------------------------------------ construction
     def _closed_form(self, t, att, off):
@@ -190,16 +205,40 @@ class DistanceOracle:
     # ------------------------------------------------------------------ queries
     @property
     def nbytes(self):
-        return int(sum(a.nbytes for a in (self._att, self._off, self._coords, self._table, self._tpos)))
+        return int(sum(a.nbytes for a in (self._att, self._off, self._coords, self._table, self._tpos,
+                                          self._packed)))
+
+    @property
+    def fast_arrays(self):
+        """``(meta, packed, table)`` for :func:`libtopomap._kernels.hop_distance` in compiled code;
+        when it returns ``NEEDS_SEARCH``, call :func:`libtopomap._kernels.hop_distance_search` with
+        ``(meta, packed, indptr, indices, scratch)``.  Never needed when :attr:`covers_all`."""
+        return self._meta, self._packed, self._table
 
     @property
     def kernel_args(self):
-        """The tuple that compiled code passes to :func:`libtopomap._kernels.vertex_distance`."""
-        return self._kernel
+        """``(meta, packed, table, indptr, indices)`` as one tuple for
+        :func:`libtopomap._kernels.vertex_distance` (for code outside hot loops)."""
+        return self._meta, self._packed, self._table, self._indptr, self._indices
 
     def new_scratch(self):
-        """Scratch arrays for :func:`libtopomap._kernels.vertex_distance` (one set per thread)."""
+        """Scratch for :func:`libtopomap._kernels.hop_distance_search` (one per thread)."""
         return _kernels.new_search_scratch(self.n if self.kind in ("search", "table") else 1)
+
+    @property
+    def n_arcs(self):
+        return int(self._indices.size)
+
+    def attachments(self):
+        """``(att, off)`` arrays over all vertices (read-only views)."""
+        att, off = self._att.view(), self._off.view()
+        att.setflags(write=False)
+        off.setflags(write=False)
+        return att, off
+
+    def first_arc(self, v):
+        """CSR arc index of the first link of each vertex in ``v`` (the only one of a leaf)."""
+        return self._indptr[np.asarray(v, dtype=np.int64)]
 
     def attachment(self, v):
         """``(att, off)`` of vertex ``v``: the vertex through which it reaches the rest, and how far."""

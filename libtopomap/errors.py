@@ -11,6 +11,10 @@ __all__ = [
     "CommGraphError",
     "MappingError",
     "CommError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "SimulationError",
+    "SimGridUnavailable",
 ]
 
 
@@ -57,3 +61,20 @@ class MappingError(LibTopoMapError, ValueError):
 
 class CommError(LibTopoMapError, RuntimeError):
     """An error in the MPI layer; raised on every rank, naming the rank that failed and why."""
+
+
+class ArgumentError(LibTopoMapError, ValueError):
+    """An option has a bad value (a message size, a bandwidth, an unknown choice...); the message
+    names the option and the value.  The command line reports it as a usage error (exit 2)."""
+
+
+class ArgumentTypeError(LibTopoMapError, TypeError):
+    """An argument has the wrong type (where Python itself would raise :class:`TypeError`)."""
+
+
+class SimulationError(LibTopoMapError, RuntimeError):
+    """A simulation subprocess failed or timed out."""
+
+
+class SimGridUnavailable(LibTopoMapError, RuntimeError):
+    """SimGrid's Python bindings cannot be imported; the message says how to install them."""

@@ -97,7 +97,9 @@ class Mapping:
             return np.array_equal(self.vertices, other.vertices)
         return NotImplemented
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        # equal mappings hash alike (the vertex array is read-only)
+        return hash(self.vertices.tobytes())
 
     def __repr__(self):
         s = f" by {self.strategy}" if self.strategy else ""

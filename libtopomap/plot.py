@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from .commgraph import as_commgraph
-from .errors import LibTopoMapError
+from .errors import ArgumentError, LibTopoMapError
 
 __all__ = ["plot_adjacency", "plot_link_loads", "plot_hops", "plot_times", "layout", "save", "hop_counts",
            "format_bytes"]
@@ -128,7 +128,7 @@ def plot_adjacency(topology=None, graph=None, *, title=None):
     if topology is not None:
         rows.append(("Network", "vertex", _pattern(topology.adjacency)))
     if not rows:
-        raise ValueError("plot_adjacency needs a topology, a communication graph or both")
+        raise ArgumentError("plot_adjacency needs a topology, a communication graph or both")
     fig = _figure((9.0, 4.4 * len(rows) + 0.4))
     axes = fig.subplots(len(rows), 2, squeeze=False)
     for (name, label, a), (ax0, ax1) in zip(rows, axes):
@@ -210,7 +210,9 @@ def _layered(topology):
     """Hosts at the bottom, every switch one layer per hop above them; within a layer, vertices are
     ordered by the mean position of their neighbours one layer below (few crossings in trees)."""
     n = topology.n_vertices
-    level = topology.hop_distances(topology.hosts).min(axis=0).astype(np.int64)
+    from . import _kernels
+
+    level = _kernels.multi_source_levels(topology.indptr, topology.indices, n, topology.hosts)
     nlev = int(level.max()) + 1
     x = np.zeros(n)
     width = max(int(np.bincount(level).max()), 1)
@@ -277,7 +279,7 @@ def _per_link(topology, arc_values):
     if arc_values.shape == (topology.n_links,):
         return arc_values
     if arc_values.shape != (topology.n_arcs,):
-        raise ValueError(f"expected {topology.n_arcs} per-arc (or {topology.n_links} per-link) values, "
+        raise ArgumentError(f"expected {topology.n_arcs} per-arc (or {topology.n_links} per-link) values, "
                          f"got shape {arc_values.shape}")
     out = np.zeros(topology.n_links)
     np.maximum.at(out, topology.arc_link, arc_values)
@@ -473,7 +475,7 @@ def plot_times(sizes, times, *, title=None, speedup_of=None, notes=None):
     sizes = np.asarray(list(sizes), dtype=np.float64)
     names = list(times)
     if not names:
-        raise ValueError("plot_times needs at least one series of times")
+        raise ArgumentError("plot_times needs at least one series of times")
     pair = speedup_of if speedup_of is not None else (tuple(names[:2]) if len(names) >= 2 else None)
     fig = _figure((10.5 if pair else 6.0, 4.3))
     axes = fig.subplots(1, 2 if pair else 1, squeeze=False)[0]

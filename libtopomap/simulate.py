@@ -35,7 +35,8 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .commgraph import CommGraph, as_commgraph
-from .errors import CommGraphError, LibTopoMapError, MappingError
+from .errors import (ArgumentError, ArgumentTypeError, CommGraphError, MappingError,
+                     SimGridUnavailable, SimulationError)
 from .mapping import Mapping, check_mapping
 
 __all__ = [
@@ -66,14 +67,6 @@ _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_simworker.p
 _MARK = "@@SIMWORKER@@"
 
 
-class SimGridUnavailable(LibTopoMapError, RuntimeError):
-    """SimGrid's Python bindings cannot be imported; the message says how to install them."""
-
-
-class SimulationError(LibTopoMapError, RuntimeError):
-    """A simulation subprocess failed or timed out."""
-
-
 # ---------------------------------------------------------------------------------------------- units
 _SI = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _BIN = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -95,13 +88,13 @@ def parse_size(value):
     else:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?B)?\s*", str(value))
         if not m:
-            raise ValueError(f"bad message size {value!r}: expected e.g. 1024, 1K, 64KiB, 1M")
+            raise ArgumentError(f"bad message size {value!r}: expected e.g. 1024, 1K, 64KiB, 1M")
         n = float(m.group(1)) * _BIN[m.group(2).lower()]
         if n != int(n):
-            raise ValueError(f"message size {value!r} is not a whole number of bytes")
+            raise ArgumentError(f"message size {value!r} is not a whole number of bytes")
         n = int(n)
     if n < 0:
-        raise ValueError(f"message size must be >= 0, got {value!r}")
+        raise ArgumentError(f"message size must be >= 0, got {value!r}")
     return n
 
 
@@ -110,7 +103,7 @@ def parse_sizes(value):
     items = value.split(",") if isinstance(value, str) else list(value)
     sizes = [parse_size(x) for x in items if not (isinstance(x, str) and not x.strip())]
     if not sizes:
-        raise ValueError(f"no message size in {value!r}")
+        raise ArgumentError(f"no message size in {value!r}")
     return sizes
 
 
@@ -129,12 +122,12 @@ def parse_bandwidth(value):
     else:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([kKmMgGtT]?)(bps|b/s|Bps|B/s)?\s*", str(value))
         if not m:
-            raise ValueError(f"bad bandwidth {value!r}: expected e.g. 100Gbps, 12.5GBps or bytes/s")
+            raise ArgumentError(f"bad bandwidth {value!r}: expected e.g. 100Gbps, 12.5GBps or bytes/s")
         bw = float(m.group(1)) * _SI[m.group(2).lower()]
         if m.group(3) in ("bps", "b/s"):
             bw /= 8.0
     if not np.isfinite(bw) or bw <= 0:
-        raise ValueError(f"bandwidth must be positive, got {value!r}")
+        raise ArgumentError(f"bandwidth must be positive, got {value!r}")
     return bw
 
 
@@ -151,10 +144,10 @@ def parse_latency(value):
     else:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(s|ms|us|µs|ns|ps)?\s*", str(value))
         if not m:
-            raise ValueError(f"bad latency {value!r}: expected e.g. 100ns, 1us or seconds")
+            raise ArgumentError(f"bad latency {value!r}: expected e.g. 100ns, 1us or seconds")
         lat = float(m.group(1)) / _PER_SECOND[m.group(2) or "s"]
     if not np.isfinite(lat) or lat < 0:
-        raise ValueError(f"latency must be >= 0, got {value!r}")
+        raise ArgumentError(f"latency must be >= 0, got {value!r}")
     return lat
 
 
@@ -308,9 +301,9 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
     from .topology import Topology
 
     if not isinstance(topology, Topology):
-        raise TypeError(f"build_platform needs a Topology, got {type(topology).__name__}")
+        raise ArgumentTypeError(f"build_platform needs a Topology, got {type(topology).__name__}")
     if routing not in ROUTINGS:
-        raise ValueError(f"unknown routing {routing!r}; expected one of {', '.join(ROUTINGS)}")
+        raise ArgumentError(f"unknown routing {routing!r}; expected one of {', '.join(ROUTINGS)}")
     if routing == "auto":
         routing = "explicit"
     base = parse_bandwidth(bandwidth)
@@ -516,7 +509,7 @@ def _simulate_many(topology, communication, placements, *, sizes, bandwidth, lat
     _require_simgrid()
     sizes = parse_sizes(sizes if not isinstance(sizes, (int, np.integer)) else [sizes])
     if int(repeat) < 1:
-        raise ValueError(f"repeat must be >= 1, got {repeat}")
+        raise ArgumentError(f"repeat must be >= 1, got {repeat}")
     platform = build_platform(topology, bandwidth=bandwidth, latency=latency, routing=routing, model=model,
                               loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency)
     verts = [_placement(topology, p) for p in placements]

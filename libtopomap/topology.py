@@ -380,14 +380,20 @@ class Topology:
                 and np.array_equal(self.link_u, other.link_u) and np.array_equal(self.link_v, other.link_v)
                 and np.allclose(self.capacity, other.capacity))
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        # consistent with __eq__ (capacities compare with a tolerance, so they are left out)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((tuple(self._names), self.link_u.tobytes(), self.link_v.tobytes()))
+        return h
 
     # ------------------------------------------------------------------ distances
     def hop_distances(self, sources):
         """Hop distances from ``sources`` (vertex indices) to every vertex, shape ``(len(sources), n)``.
 
         Unweighted BFS (compiled, parallel over sources), returned as ``int32`` with ``-1`` for
-        unreachable vertices.  Use :attr:`host_distances` for the cached slot-vertex matrix.
+        unreachable vertices: ``len(sources) x n`` entries, for a few sources.  For pairs of vertices use
+        :attr:`distances` (closed forms, a bounded table or searches; no all-pairs matrix).
 
         Raises
         ------

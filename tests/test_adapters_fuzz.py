@@ -1,6 +1,7 @@
 """Fuzz the fabric adapters with mutations of real dumps: only FormatError may escape.
 
-Inputs are windows of the shared dumps and of ``topology_files/`` mutated by truncation, line swaps,
+Inputs are windows of the real dumps in ``tests/data/fabrics/`` (plus the GPL-only ones of the shared
+folder when it is there) and of ``topology_files/`` mutated by truncation, line swaps,
 line deletion/duplication and random bytes; each is read with every adapter (strict and not) and by
 sniffing.  A bounded budget keeps this in CI; ``benchmarks/fuzz_ingest.py`` runs the long version.
 """
@@ -15,17 +16,20 @@ from libtopomap.errors import FormatError
 from libtopomap.formats import read_buffer, sniff
 from libtopomap.topology import Topology
 
-from conftest import SHARED
+from conftest import FABRICS, SHARED_ONLY
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
-TOPO = SHARED / "topologies"
+TOPO = FABRICS
 FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
 
 def _corpus():
     paths = sorted(FILES.glob("small_fabric*"))
-    if TOPO.is_dir():
-        paths += sorted(TOPO.glob("*.txt")) + sorted(TOPO.glob("extras/*.txt"))
+    paths += sorted(TOPO.glob("*.txt")) + sorted(TOPO.glob("extras/*.txt"))
+    if SHARED_ONLY.is_dir():  # the GPL-only dumps not copied into tests/data/fabrics
+        copied = {p.relative_to(TOPO) for p in paths if p.is_relative_to(TOPO)}
+        paths += [p for p in sorted(SHARED_ONLY.glob("*.txt")) + sorted(SHARED_ONLY.glob("extras/*.txt"))
+                  if p.relative_to(SHARED_ONLY) not in copied]
     return [p.read_text(encoding="utf-8", errors="replace") for p in paths]
 
 

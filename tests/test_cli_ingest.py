@@ -8,10 +8,10 @@ import pytest
 import libtopomap as ltm
 from libtopomap.cli import main
 
-from conftest import SHARED
+from conftest import FABRICS
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
-TOPO = SHARED / "topologies"
+TOPO = FABRICS
 
 
 def test_ingest_writes_ltm_and_prints_summary(tmp_path, capsys):
@@ -67,7 +67,6 @@ def test_ingest_strict_and_errors(tmp_path, capsys):
     assert e.value.code == 2
 
 
-@pytest.mark.skipif(not TOPO.is_dir(), reason="shared topologies folder absent")
 def test_info_accepts_fabric_files(capsys):
     assert main(["info", str(TOPO / "open-mpi__hwloc__avakas-ib-subnet-fe80.txt"), "--json"]) == 0
     props = json.loads(capsys.readouterr().out)

@@ -19,13 +19,18 @@ def test_map_all_json(torus_file, capsys):
     assert main(["map", "--topology", torus_file, "--graph", "torus-scrambled:4x4:2", "--strategy", "all",
                  "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)
-    assert [r["strategy"] for r in recs] == list(ltm.STRATEGIES)
+    assert [r["strategy"] for r in recs] == ["current"] + list(ltm.STRATEGIES)
     for r in recs:
         assert {"strategy", "congestion", "dilation", "hopbytes", "seconds", "chosen"} <= set(r)
     chosen = [r for r in recs if r["chosen"]]
     assert len(chosen) == 1 and chosen[0]["congestion"] == min(r["congestion"] for r in recs)
     greedy = next(r for r in recs if r["strategy"] == "greedy")
     assert greedy["hopbytes"] == 64 and greedy["dilation"] == 1.0
+    # greedy, rcm and scotch all recover the torus (congestion 1, 64 hop-bytes): the fixed strategy
+    # order picks greedy
+    assert chosen[0]["strategy"] == "greedy"
+    # the current placement is the slots filled in vertex order
+    assert recs[0]["hopbytes"] == recs[1]["hopbytes"] and not recs[0]["chosen"]
 
 
 def test_map_refine_output_file(torus_file, tmp_path, capsys):
@@ -33,7 +38,7 @@ def test_map_refine_output_file(torus_file, tmp_path, capsys):
     assert main(["map", "--topology", torus_file, "--graph", "stencil:4x4", "--strategy", "random", "--refine",
                  "two-opt", "--objective", "hopbytes", "--time-budget", "0.2", "--output", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "random+two-opt" in text and "chosen (lowest hopbytes)" in text
+    assert "random+two-opt" in text and "chosen (lowest hopbytes, then avg congestion, hop-bytes)" in text
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == 16
     assert sorted(line.split()[1] for line in lines) == sorted(f"n{i}" for i in range(16))
@@ -47,3 +52,58 @@ def test_map_errors(torus_file, capsys):
     with pytest.raises(SystemExit) as e:
         main(["map", "--topology", torus_file, "--graph", "stencil:4x4", "--strategy", "magic"])
     assert e.value.code == 2
+
+
+def test_tie_on_max_congestion_goes_to_lower_hopbytes(tmp_path, capsys):
+    """Issue 13: the old driver chose the first lowest max congestion (random) even when its hop-bytes
+    were the worst; now the choice is the lexicographic minimum of (objective, avg congestion, hop-bytes)."""
+    topo = tmp_path / "ring.ltm"
+    ltm.save(str(topo), ltm.torus("8"))
+    # two cliques of 4: every placement has max congestion >= 2; hop-bytes decide among ties
+    edges = tmp_path / "g.txt"
+    edges.write_text("".join(f"{a} {b}\n" for grp in ((0, 1, 2, 3), (4, 5, 6, 7)) for a in grp for b in grp if a != b))
+    assert main(["map", "--topology", str(topo), "--graph", str(edges), "--strategy", "all", "--json"]) == 0
+    recs = [r for r in json.loads(capsys.readouterr().out) if "skipped" not in r]
+    keys = [(r["objective"], r["avg_congestion"], r["hopbytes"]) for r in recs]
+    chosen = next(r for r in recs if r["chosen"])
+    assert (chosen["objective"], chosen["avg_congestion"], chosen["hopbytes"]) == min(keys)
+    worst = max(r["hopbytes"] for r in recs if r["congestion"] == chosen["congestion"])
+    assert chosen["hopbytes"] <= worst
+
+
+def test_map_skips_strategies_over_max_memory(torus_file, capsys):
+    from libtopomap.portfolio import estimate_memory
+
+    t, g = ltm.load(torus_file), ltm.load_graph("stencil:4x4")
+    budget = estimate_memory("rcm", t, g)
+    assert estimate_memory("recursive", t, g) > budget >= estimate_memory("random", t, g)
+    assert main(["map", "--topology", torus_file, "--graph", "stencil:4x4", "--strategy", "all",
+                 "--max-memory", str(budget), "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    skipped = {r["strategy"]: r["skipped"] for r in recs if "skipped" in r}
+    assert set(skipped) == {"recursive", "scotch"} & set(ltm.STRATEGIES)
+    assert skipped["recursive"].startswith("recursive skipped: estimated ")
+    assert skipped["recursive"].endswith(f"> max_memory {ltm.portfolio.format_bytes(budget)} per node")
+    ran = [r["strategy"] for r in recs if "skipped" not in r]
+    assert ran == ["current", "identity", "random", "greedy", "rcm"]
+
+
+def test_serial_map_does_not_import_mpi4py(torus_file):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "PMIX_", "MPI_LOCAL"))}
+    code = ("import sys; from libtopomap.cli import main; "
+            f"rc = main(['map', '--topology', {torus_file!r}, '--graph', 'stencil:4x4']); "
+            "assert rc == 0; assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "greedy" in out.stdout
+
+
+def test_map_max_memory_and_iterations_usage_errors(torus_file):
+    for bad in (["--max-memory", "lots"], ["--max-memory", "0"]):
+        with pytest.raises(SystemExit) as e:
+            main(["map", "--topology", torus_file, "--graph", "stencil:4x4"] + bad)
+        assert e.value.code == 2

@@ -176,3 +176,148 @@ def test_ltm_keeps_non_round_capacities_exactly():
     write_buffer(buf, t, "ltm")
     assert "1(24)" in buf.getvalue()
     assert np.array_equal(read_buffer(buf.getvalue(), "ltm").capacity, t.capacity)
+
+
+# ------------------------------------------------------------------------ the format table and plugins
+import os  # noqa: E402
+import pathlib  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+
+from libtopomap import formats as F  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SMALL_IBND = ROOT / "topology_files" / "small_fabric.ibnetdiscover"
+
+
+@pytest.fixture
+def fresh_table(monkeypatch):
+    """A private copy of the format table (nothing resolved, entry points not listed yet)."""
+    monkeypatch.setattr(F, "_FORMATS", F._builtin_table())
+    monkeypatch.setattr(F, "_entry_points_listed", False)
+    return F._FORMATS
+
+
+def test_table_names_every_builtin_module_inside_the_library():
+    assert list(F.BUILTIN_FORMATS)[:2] == ["ltm", "json"]
+    for name, (module, reader, writer, sniffer, _ext, _desc) in F.BUILTIN_FORMATS.items():
+        assert module.startswith("libtopomap."), name
+        mod = __import__(module, fromlist=["_"])
+        assert callable(getattr(mod, reader)) and callable(getattr(mod, sniffer))
+        assert writer is None or callable(getattr(mod, writer))
+    assert set(F.formats()) >= set(F.BUILTIN_FORMATS)
+
+
+def test_import_formats_loads_no_reader():
+    code = ("import sys, libtopomap.formats as F\n"
+            "assert not [m for m in sys.modules if m.startswith(('libtopomap.adapters', 'libtopomap.formats.'))], "
+            "sorted(sys.modules)\n"
+            "F.formats()\n"
+            "assert 'libtopomap.adapters' not in sys.modules\n"
+            )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_failing_reader_import_is_a_format_error_naming_the_format(fresh_table, monkeypatch):
+    monkeypatch.setitem(sys.modules, "libtopomap.adapters.slurm", None)  # import raises ImportError
+    with pytest.raises(FormatError, match=r"format 'slurm': cannot import its reader module "
+                                          r"'libtopomap.adapters.slurm'"):
+        read_buffer("SwitchName=s0 Nodes=n[1-2]\n", "slurm")
+    # sniffing tries every sniffer: a broken one is an error too, never skipped
+    with pytest.raises(FormatError, match="format 'slurm'"):
+        sniff("nothing known\n")
+
+
+def test_register_format_with_callables_and_module_strings(fresh_table):
+    seen = []
+
+    def reader(file, *, path, **options):
+        seen.append((file.read(), path, options))
+        return torus("2x2")
+
+    F.register_format("mine", reader=reader, sniff=lambda head: head.startswith("MINE"), extensions=(".mine",))
+    assert read_buffer("MINE 1\n", "mine", flag=1) == torus("2x2")
+    assert seen == [("MINE 1\n", "<stream>", {"flag": 1})]
+    assert sniff("MINE\n") == "mine"
+    assert "mine" in F.formats()
+    # lazily named by "module:attr", loaded on first use
+    F.register_format("ltm2", reader="libtopomap.formats.ltm:read_ltm", writer="libtopomap.formats.ltm:write_ltm")
+    buf = io.StringIO()
+    write_buffer(buf, torus("3x3"), "ltm2")
+    assert read_buffer(buf.getvalue(), "ltm2") == torus("3x3")
+    F.register_format("gone", reader="no_such_module_for_libtopomap:read")
+    with pytest.raises(FormatError, match="format 'gone': cannot import its reader module"):
+        read_buffer("x", "gone")
+    with pytest.raises(FormatError, match="cannot be written"):
+        write_buffer(io.StringIO(), torus("2x2"), "gone")
+    with pytest.raises(FormatError, match="must be a callable"):
+        F.register_format("bad", reader=42)
+
+
+def _fake_dist(root, name, entry_points):
+    info = root / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[libtopomap.formats]\n" + entry_points)
+
+
+def test_entry_point_formats(tmp_path):
+    _fake_dist(tmp_path, "ltmplugin", "plugfmt = ltmplugin_mod:FORMAT\nbrokenfmt = ltmplugin_missing:FORMAT\n"
+                                      "ltm = ltmplugin_mod:FORMAT\n")
+    (tmp_path / "ltmplugin_mod.py").write_text(textwrap.dedent('''
+        from libtopomap.formats.ltm import read_ltm
+        def read(file, *, path, **options):
+            return read_ltm(file, path=path, **options)
+        FORMAT = {"reader": read, "sniff": lambda head: head.startswith("PLUG"), "extensions": (".plug",),
+                  "description": "a plugin"}
+    '''))
+    code = textwrap.dedent('''
+        import io, warnings, pytest
+        import libtopomap.formats as F
+        from libtopomap import FormatError, torus
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            names = F.formats()
+        assert "plugfmt" in names and "brokenfmt" in names, names
+        assert any("format 'ltm' is already defined" in str(x.message) for x in w)
+        buf = io.StringIO(); F.write_buffer(buf, torus("2x2"), "ltm")
+        assert F.read_buffer(buf.getvalue(), "plugfmt") == torus("2x2")
+        with pytest.raises(FormatError, match="format 'brokenfmt': cannot load entry point"):
+            F.read_buffer("x", "brokenfmt")
+        assert F.read_buffer(buf.getvalue(), "ltm") == torus("2x2")  # the library's own ltm
+        print("ok")
+    ''')
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_nothing_is_imported_from_the_working_directory(tmp_path):
+    # a module and a package named "adapters" in the working directory, first on sys.path and PYTHONPATH:
+    # importing either leaves a marker file; libtopomap must use its own adapters and never touch them
+    (tmp_path / "adapters.py").write_text("open('IMPORTED_adapters_py', 'w').close()\nraise SystemExit(3)\n")
+    pkg = tmp_path / "sub" / "adapters"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("open('IMPORTED_adapters_pkg', 'w').close()\nraise SystemExit(4)\n")
+    for mod in ("ibnetdiscover", "slurm", "ibnetdiscover_ports", "ibdiagnet_lst", "_fabric"):
+        (pkg / f"{mod}.py").write_text("open('IMPORTED_adapters_sub', 'w').close()\nraise SystemExit(5)\n")
+    code = textwrap.dedent(f'''
+        import sys
+        sys.path.insert(0, {str(tmp_path / "sub")!r})
+        sys.path.insert(0, "")
+        import libtopomap, libtopomap.formats as F
+        t = libtopomap.load({str(SMALL_IBND)!r})
+        assert t.hosts.size == 5, t
+        assert F.sniff(open({str(SMALL_IBND)!r}).read()) == "ibnetdiscover"
+        assert F._FORMATS["ibnetdiscover"].reader.__module__ == "libtopomap.adapters.ibnetdiscover"
+        assert "adapters" not in sys.modules
+        import libtopomap.adapters as A
+        assert not A.__file__.startswith({str(tmp_path)!r}), A.__file__
+        print("ok")
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(tmp_path / "sub")]))
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("IMPORTED")) == []

@@ -113,8 +113,18 @@ def test_percs_capacities_and_structure():
     assert np.all(deg_ll == 7) and np.all(deg_lr == 24)
     assert dlinks == {pair: 8 for pair in itertools.combinations(range(S), 2)}
     assert properties(t)["diameter"] <= 3
-    # the seed's machine: 9 D links per node -> 289 supernodes, 9248 nodes, one D link per pair
-    assert 32 * 9 + 1 == 289 and 289 * 32 == 9248
+    # the seed's machine (section 5.3.2): 9 D links per node and 289 supernodes give 9248 nodes, exactly one
+    # D link between every pair of supernodes, and every node uses all 9 of its D ports
+    big = percs(289, 9, seed=0)
+    assert big.n_vertices == 9248 == big.hosts.size
+    u, v, c = big.link_u, big.link_v, big.capacity
+    d = (u // 32) != (v // 32)
+    su, sv = np.minimum(u[d], v[d]) // 32, np.maximum(u[d], v[d]) // 32
+    per_pair = np.bincount(su * 289 + sv, minlength=289 * 289).reshape(289, 289)
+    assert np.array_equal(per_pair, np.triu(np.ones((289, 289), int), 1))
+    assert np.all(c[d] == 10.0)
+    assert np.array_equal(np.bincount(np.r_[u[d], v[d]], minlength=9248), np.full(9248, 9))
+    assert big.n_links == 9248 * (7 + 24) // 2 + 289 * 288 // 2
 
 
 def test_percs_is_deterministic_per_seed():

@@ -186,20 +186,39 @@ def test_hypercube_diameter_and_aspl(d):
 def test_rt_and_rtt_distance_properties_seed004_table1(a):
     n = 2 * a * a
     p_rt, p_rtt = properties(rt(a)), properties(rtt(a))
-    # RT(a) = 2a x a torus: exact sums per source; Table 1 gives k = 3a/2, kbar = 3a/4 (a even)
-    rt_sum = a * ring_sum(2 * a) + 2 * a * ring_sum(a)
-    assert p_rt["diameter"] == a + a // 2
+    # brute force: breadth-first search (networkx) from every vertex; hist[d] = number of (source,
+    # destination) pairs at d hops
+    def brute(t):
+        g = t.to_networkx()
+        hist = {}
+        for s in range(n):
+            for dist in nx.single_source_shortest_path_length(g, s).values():
+                hist[dist] = hist.get(dist, 0) + 1
+        return hist
+
+    h_rt, h_rtt = brute(rt(a)), brute(rtt(a))
+    assert sum(h_rt.values()) == sum(h_rtt.values()) == n * n  # connected
+    # RT(a) = 2a x a torus: per source, the distance histogram is the convolution of the two rings'
+    ring = lambda k: {d: (1 if d == 0 or 2 * d == k else 2) for d in range(k // 2 + 1)}  # noqa: E731
+    conv = {}
+    for (d1, c1), (d2, c2) in itertools.product(ring(2 * a).items(), ring(a).items()):
+        conv[d1 + d2] = conv.get(d1 + d2, 0) + c1 * c2
+    assert h_rt == {d: n * c for d, c in conv.items()}
+    rt_sum = sum(d * c for d, c in h_rt.items()) / n  # per source
+    assert rt_sum == a * ring_sum(2 * a) + 2 * a * ring_sum(a)
+    assert p_rt["diameter"] == max(h_rt) == a + a // 2
     assert p_rt["aspl"] == pytest.approx(rt_sum / (n - 1), rel=1e-12)
     if a % 2 == 0:
-        assert p_rt["diameter"] == 3 * a // 2
-        assert rt_sum / n == pytest.approx(3 * a / 4, rel=1e-12)  # Table 1, exact for even a
-    # RTT(a): 4d nodes at distance d < a and 2a-1 at distance a (diamond-shaped Voronoi cell):
-    rtt_sum = sum(4 * d * d for d in range(1, a)) + a * (2 * a - 1)
-    assert rtt_sum * 3 == a * (4 * a * a - 1)
-    assert p_rtt["diameter"] == a  # Table 1: k = a
+        assert p_rt["diameter"] == 3 * a // 2  # Table 1: k = 3a/2
+        assert rt_sum / n == pytest.approx(3 * a / 4, rel=1e-12)  # Table 1: kbar = 3a/4, exact for even a
+    # RTT(a), from every source: 4d nodes at distance d < a and 2a-1 at distance a (diamond-shaped
+    # Voronoi cell), counted by the search, not assumed
+    assert h_rtt == {0: n, **{d: n * 4 * d for d in range(1, a)}, a: n * (2 * a - 1)}
+    rtt_sum = sum(d * c for d, c in h_rtt.items()) / n
+    assert 3 * rtt_sum == a * (4 * a * a - 1)
+    assert p_rtt["diameter"] == max(h_rtt) == a  # Table 1: k = a
     assert p_rtt["aspl"] == pytest.approx(rtt_sum / (n - 1), rel=1e-12)
     # Table 1 approximates kbar = 2a/3 (averaging over all n destinations, self included)
-    assert rtt_sum / n == pytest.approx((4 * a * a - 1) / (6 * a), rel=1e-12)
     assert abs(rtt_sum / n - 2 * a / 3) <= 1 / (6 * a) + 1e-12
     assert p_rtt["aspl"] < p_rt["aspl"]
     assert p_rtt["degree_min"] == p_rtt["degree_max"] == 4 and p_rtt["links"] == 2 * n

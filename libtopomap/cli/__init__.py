@@ -3,6 +3,10 @@
 Each subcommand lives in its own module ``_<name>.py`` with ``add_parser(subparsers)`` and
 ``run(args) -> int``.  Exit status: 0 on success, 2 on usage errors (argparse), 1 with a one-line
 message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file).
+
+Start-up stays fast: :func:`main` imports only the module of the command on the command line
+(``libtopomap --help`` imports none; its one-line summaries are in :data:`COMMAND_HELP`, which
+``tests/test_package.py`` keeps equal to each module's own ``help=``).
 """
 
 from __future__ import annotations
@@ -13,30 +17,61 @@ import sys
 
 from ..errors import LibTopoMapError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
-COMMANDS = ["generate", "info", "ingest", "map", "collective", "bench", "demo", "simulate", "plot"]
+#: Command -> the one-line help its module's ``add_parser`` gives (shown by ``libtopomap --help``).
+COMMAND_HELP = {
+    "generate": "write a generated topology (torus, fat tree, dragonfly, PERCS, ...)",
+    "info": "print vertices, hosts, slots, switches, links, degrees, diameter, ASPL",
+    "ingest": "convert an ibnetdiscover / ibnetdiscover -p / Slurm topology.conf / ibdiagnet .lst file",
+    "map": "map a communication graph onto a topology and report congestion, dilation, hop-bytes",
+    "collective": "place the ranks of a Bcast/Allreduce/Alltoall/Allgather to cut their hops",
+    "bench": "benchmark collectives on the original and the reordered communicator (run under mpiexec)",
+    "demo": "reorder a badly placed halo exchange on a bundled torus (run under mpiexec -n 4 or 8)",
+    "simulate": "SimGrid-simulated time of the original and the mapped placement",
+    "plot": "draw adjacency matrices, link loads, hop histograms or simulated times",
+}
+COMMANDS = list(COMMAND_HELP)
 
 
-def build_parser():
+def build_parser(commands=None):
+    """The argument parser; ``commands`` (default: all) are built from their modules, the others are
+    placeholders that only carry their one-line help."""
+    from .._version import __version__
+
     parser = argparse.ArgumentParser(
         prog="libtopomap",
         description="Topology-aware MPI rank reordering: generate and inspect topologies, map "
                     "communication graphs, reorder mpi4py communicators.")
-    from .. import __version__
-
     parser.add_argument("--version", action="version", version=f"libtopomap {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    full = COMMANDS if commands is None else commands
     for name in COMMANDS:
-        mod = importlib.import_module(f"{__name__}._{name}")
-        p = mod.add_parser(sub)
-        p.set_defaults(_run=mod.run)
+        if name in full:
+            mod = importlib.import_module(f"{__name__}._{name}")
+            p = mod.add_parser(sub)
+            p.set_defaults(_run=mod.run)
+        else:
+            sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     return parser
 
 
+def _command_of(argv):
+    """The command named on the command line: the first word that is not an option (the top-level
+    parser has no options that take a value), else None."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMAND_HELP else None
+    return None
+
+
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_of(argv)
+    parser = build_parser([command] if command else [])
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)

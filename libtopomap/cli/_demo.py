@@ -1,25 +1,32 @@
 """``mpiexec -n 8 libtopomap demo``: reorder a badly placed halo exchange and show what changed.
 
-With no arguments it uses the bundled 4x2 torus ``topology_files/demo_torus_4x2.topo``, the fake-names
-layout ``topology_files/demo_torus_4x2.names`` that spreads the ranks badly, and the periodic 2-D halo
+With no arguments it uses the bundled 4x2 torus ``demo_torus_4x2.topo``, the fake-names layout
+``demo_torus_4x2.names`` that spreads the ranks badly (both installed with the package in
+``libtopomap/data/`` and read through :mod:`importlib.resources`), and the periodic 2-D halo
 exchange of the job's ranks.  It reorders with :func:`libtopomap.Create_dist_graph_adjacent`, prints
 congestion and dilation before and after, which strategy won on which rank, and a short
 Neighbor_alltoall benchmark on the original and the reordered communicator.  Only rank 0 prints.
 """
 
-import pathlib
+import contextlib
+import importlib.resources
 
 from ._mpi_command import run_on_every_rank
 
 DEMO_TOPOLOGY = "demo_torus_4x2.topo"
 DEMO_NAMES = "demo_torus_4x2.names"
-# The layout of demo_torus_4x2.names, used when the repository's topology_files/ is not around.
+# The layout of demo_torus_4x2.names: rank r starts on host _DEMO_LAYOUT[r] of the 4x2 torus.
 _DEMO_LAYOUT = (3, 0, 6, 1, 5, 2, 4, 7)
 
 
-def _bundled(name):
-    p = pathlib.Path(__file__).resolve().parents[2] / "topology_files" / name
-    return p if p.is_file() else None
+def _bundled(name, stack):
+    """A real file path to the package data file ``name`` that stays valid while ``stack`` is open."""
+    resource = importlib.resources.files("libtopomap.data").joinpath(name)
+    if not resource.is_file():
+        from ..errors import LibTopoMapError
+
+        raise LibTopoMapError(f"the package data file libtopomap/data/{name} is missing: reinstall libtopomap")
+    return stack.enter_context(importlib.resources.as_file(resource))
 
 
 def add_parser(sub):
@@ -28,9 +35,9 @@ def add_parser(sub):
                        description="Reorder a halo exchange whose ranks a fake-names layout spreads badly over a "
                                    "bundled 4x2 torus; print congestion and dilation before/after, the winning "
                                    "strategy and rank, and a short benchmark.  Run: mpiexec -n 8 libtopomap demo")
-    p.add_argument("--topology", help=f"topology file (default: topology_files/{DEMO_TOPOLOGY})")
+    p.add_argument("--topology", help=f"topology file (default: the bundled {DEMO_TOPOLOGY})")
     p.add_argument("--fake-hosts", metavar="FILE",
-                   help=f"fake-names file (default: topology_files/{DEMO_NAMES} with the bundled topology, "
+                   help=f"fake-names file (default: the bundled {DEMO_NAMES} with the bundled topology, "
                         "else $LIBTOPOMAP_FAKE_NAMES or the MPI processor names)")
     p.add_argument("--graph", help="communication graph spec or file (default: periodic 2-D halo exchange)")
     p.add_argument("--sizes", default="8,1K,16K", help="benchmark message sizes per neighbour (default: 8,1K,16K)")
@@ -44,11 +51,15 @@ def run(args):
 
 
 def _run(args):
+    with contextlib.ExitStack() as stack:
+        return _demo(args, stack)
+
+
+def _demo(args, stack):
     from mpi4py import MPI
 
     from ..errors import LibTopoMapError
     from ..formats import read
-    from ..generators import torus
     from ..mpi import Create_dist_graph_adjacent
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
     from ..mpi.race import collective_call
@@ -62,19 +73,15 @@ def _run(args):
     if args.iterations < 1:
         raise SystemExit("libtopomap demo: error: --iterations must be >= 1")
 
-    placement = fake = None
+    placement = fake = shown = None
     if args.topology:
         topo = collective_call(comm, read, args.topology, what="reading the topology")
         fake = args.fake_hosts
     else:
-        path = _bundled(DEMO_TOPOLOGY)
-        topo = collective_call(comm, read, str(path), what="reading the topology") if path else torus("4x2")
-        if args.fake_hosts:
-            fake = args.fake_hosts
-        elif _bundled(DEMO_NAMES):
-            fake = str(_bundled(DEMO_NAMES))
-        else:
-            placement = list(_DEMO_LAYOUT[:size])
+        path = _bundled(DEMO_TOPOLOGY, stack)
+        topo = collective_call(comm, read, str(path), what="reading the topology")
+        fake = args.fake_hosts or str(_bundled(DEMO_NAMES, stack))
+        shown = args.fake_hosts or f"bundled {DEMO_NAMES}"
         if size > len(_DEMO_LAYOUT) or size < 2:
             raise LibTopoMapError(
                 f"the demo places one process on each of the {len(_DEMO_LAYOUT)} hosts of its 4x2 torus: run it "
@@ -107,7 +114,7 @@ def _run(args):
         names = topo.names
         print(f"libtopomap demo: {size} ranks, {gname}, on {topo.name or args.topology} "
               f"({topo.hosts.size} hosts, {topo.n_links} links)")
-        where = fake or ("explicit placement" if placement else "MPI processor names")
+        where = shown or fake or ("explicit placement" if placement else "MPI processor names")
         print(f"placement before ({where}): " + " ".join(f"{r}:{names[v]}" for r, v in enumerate(rep.vertices_before)))
         print("placement after (new rank:host): " + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
         print()

@@ -3,7 +3,6 @@
 import json
 
 from ..formats import read
-from ..metrics import properties
 
 
 def add_parser(sub):
@@ -16,6 +15,8 @@ def add_parser(sub):
 
 
 def run(args):
+    from ..metrics import properties  # numba: imported only when the command runs
+
     topo = read(args.file, format=args.format)
     props = properties(topo)
     if args.json:

@@ -10,7 +10,6 @@ import sys
 
 from ..errors import FormatError
 from ..formats import read, sniff, write
-from ..formats.ltm import DEFAULT_SWITCH_PATTERN
 
 _IN_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 
@@ -37,8 +36,8 @@ def add_parser(sub):
 
 
 def run(args):
-    import adapters  # noqa: F401  (registers the formats)
-    from adapters import ingest_report
+    from ..adapters import ingest_report
+    from ..formats.ltm import DEFAULT_SWITCH_PATTERN
 
     if args.slots < 1:
         raise FormatError(f"--slots must be a positive integer, got {args.slots}")

@@ -1,14 +1,73 @@
-"""``libtopomap map``: map a communication graph onto a topology offline (no MPI) and compare strategies."""
+"""``libtopomap map``: map a communication graph onto a topology and compare strategies.
+
+Runs the portfolio driver of :mod:`libtopomap.portfolio`: candidate 0 is the current placement (the
+usable slots filled in vertex order), then one candidate per strategy (with ``--refine``), scored by
+``(objective, average congestion, hop-bytes)`` and chosen in that order, then by a fixed strategy
+order.  Under ``mpiexec -n N`` (N > 1) the candidates are raced over the ranks by the same driver as
+the MPI layer (:func:`libtopomap.mpi.driver.race`), so the winner is the same as serially; rank 0
+prints, and any failure on any rank ends every rank with exit status 1.  Without mpiexec nothing
+imports mpi4py.
+"""
 
 from __future__ import annotations
 
 import json
-import time
+import os
+import re
 
-from ..formats import read
-from ..mappers import OBJECTIVES, REFINEMENTS, STRATEGIES, map_processes, objective_value
-from ..metrics import evaluate
-from ..patterns import load_graph
+from ..errors import LibTopoMapError
+from ..mappers import OBJECTIVES, REFINEMENTS, STRATEGIES
+
+__all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
+
+# Environment variables with the number of processes that MPI launchers set (MPICH/Hydra, Intel MPI,
+# Slurm's PMI, Open MPI, PMIx).
+_SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+
+
+def launched_by_mpiexec(environ=None):
+    """Whether this process is one of several started by an MPI launcher (from its environment).
+
+    Examples
+    --------
+    >>> launched_by_mpiexec({"PMI_SIZE": "4"}), launched_by_mpiexec({"PMI_SIZE": "1"}), launched_by_mpiexec({})
+    (True, False, False)
+    """
+    env = os.environ if environ is None else environ
+    for var in _SIZE_VARS:
+        try:
+            if int(env.get(var, "0")) > 1:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def parse_bytes(text):
+    """``"512M"``, ``"1.5G"``, ``"1000000"`` -> bytes (binary suffixes K, M, G, T).
+
+    Examples
+    --------
+    >>> parse_bytes("1G"), parse_bytes("1500")
+    (1073741824, 1500)
+    """
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)i?[bB]?\s*", str(text))
+    if not m:
+        raise ValueError(f"not a size in bytes: {text!r} (e.g. 512M, 2G)")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    value = int(float(m.group(1)) * scale)
+    if value <= 0:
+        raise ValueError(f"a size must be positive, got {text!r}")
+    return value
+
+
+def _bytes_arg(text):
+    import argparse
+
+    try:
+        return parse_bytes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_parser(sub):
@@ -16,7 +75,10 @@ def add_parser(sub):
         "map", help="map a communication graph onto a topology and report congestion, dilation, hop-bytes",
         description="Map a communication graph (edge list 'src dst [weight]', Matrix Market file, or a "
                     "pattern: stencil:16x16x16, stencil:64x64, torus-scrambled:8x8:SEED, random:P:DEGREE:SEED) "
-                    "onto a topology with one strategy or all of them, and print the quality of each.")
+                    "onto a topology with one strategy or all of them, and print the quality of each next to "
+                    "the current placement (slots filled in vertex order).  The winner has the lowest objective, "
+                    "then average congestion, then hop-bytes.  Under 'mpiexec -n N' the strategies are raced "
+                    "over the ranks (same winner as serially); rank 0 prints.")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
     p.add_argument("--strategy", default="greedy", choices=list(STRATEGIES) + ["all"],
@@ -24,50 +86,119 @@ def add_parser(sub):
     p.add_argument("--refine", choices=list(REFINEMENTS), help="refine each construction")
     p.add_argument("--objective", default="congestion", choices=list(OBJECTIVES),
                    help="what the refinement minimises and how the best is chosen (default: congestion)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="base seed; each candidate derives its own (default 0)")
     p.add_argument("--time-budget", type=float, metavar="SEC", help="seconds per refinement")
+    p.add_argument("--iterations", type=int, metavar="N", help="moves per refinement (default: the refinement's)")
+    p.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
+                   help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
+                        "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     p.add_argument("--output", metavar="MAPPING", help="write the chosen mapping as 'process vertex-name' lines")
     return p
 
 
-def run(args):
+def _prepare(args):
+    import numpy as np
+
+    from ..formats import read
+    from ..patterns import load_graph
+    from ..portfolio import MappingProblem, check_memory, make_candidates
+
+    if args.seed < 0:
+        raise LibTopoMapError(f"--seed must be >= 0, got {args.seed}")
+    if args.iterations is not None and args.iterations < 1:
+        raise LibTopoMapError(f"--iterations must be >= 1, got {args.iterations}")
     topo = read(args.topology)
     graph = load_graph(args.graph)
-    names = [s for s in STRATEGIES] if args.strategy == "all" else [args.strategy]
-    records, mappings = [], []
-    for name in names:
-        t0 = time.perf_counter()
-        m = map_processes(topo, graph, strategy=name, objective=args.objective, refine=args.refine, seed=args.seed,
-                          time_budget=args.time_budget)
-        seconds = time.perf_counter() - t0
-        q = evaluate(topo, graph, m)
-        records.append({
-            "strategy": m.strategy or name,
-            "congestion": q["max_congestion"],
-            "avg_congestion": q["avg_congestion"],
-            "dilation": q["avg_dilation"],
-            "max_dilation": q["max_dilation"],
-            "hopbytes": q["hop_bytes"],
-            "seconds": seconds,
-            "objective": objective_value(topo, graph, m, args.objective),
-        })
-        mappings.append(m)
-    best = min(range(len(records)), key=lambda i: (records[i]["objective"], i))
-    for i, r in enumerate(records):
-        r["chosen"] = i == best
-    if args.output:
-        with open(args.output, "w") as f:
-            for p, nm in enumerate(mappings[best].names()):
-                f.write(f"{p} {nm}\n")
+    problem = MappingProblem(topo, graph, objective=args.objective, time_budget=args.time_budget,
+                             iterations=args.iterations)
+    from ..mappers._common import prepare
+
+    prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error
+    names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
+    cands = make_candidates(names, seed=args.seed, refine=args.refine, starts=np.flatnonzero(problem.slots))
+    return topo, problem, cands, check_memory(args.max_memory)
+
+
+def _records(result, with_rank):
+    recs = []
+    for o in result.outcomes:
+        m = o.metrics
+        r = {"strategy": o.label, "congestion": m["max_congestion"], "avg_congestion": m["avg_congestion"],
+             "dilation": m["avg_dilation"], "max_dilation": m["max_dilation"], "hopbytes": m["hop_bytes"],
+             "seconds": o.seconds, "objective": m["objective"], "chosen": o.candidate.index == result.winner.candidate.index,
+             "seed": o.candidate.seed, "note": o.note}
+        if with_rank:
+            r["rank"] = o.rank
+        recs.append(r)
+    for s in result.skipped:
+        recs.append({"strategy": s.candidate.label, "skipped": s.reason, "chosen": False, "seed": s.candidate.seed})
+    return recs
+
+
+def _print(args, recs, result, with_rank):
     if args.json:
-        print(json.dumps(records))
-    else:
-        print(f"{'strategy':<16} {'max cong':>10} {'avg cong':>10} {'avg dil':>8} {'max dil':>7} "
-              f"{'hop-bytes':>12} {'seconds':>9}")
-        for r in records:
-            mark = " *" if r["chosen"] else ""
-            print(f"{r['strategy']:<16} {r['congestion']:>10.4g} {r['avg_congestion']:>10.4g} {r['dilation']:>8.3f} "
-                  f"{r['max_dilation']:>7d} {r['hopbytes']:>12.6g} {r['seconds']:>9.3f}{mark}")
-        print(f"chosen (lowest {args.objective}): {records[best]['strategy']}")
+        print(json.dumps(recs))
+        return
+    who = f" {'rank':>4}" if with_rank else ""
+    print(f"{'strategy':<20} {'max cong':>10} {'avg cong':>10} {'avg dil':>8} {'max dil':>7} "
+          f"{'hop-bytes':>12} {'seconds':>9}{who}")
+    for r in recs:
+        if "skipped" in r:
+            print(f"{r['strategy']:<20} {r['skipped']}")
+            continue
+        mark = " *" if r["chosen"] else ""
+        rk = f" {r['rank']:>4}" if with_rank else ""
+        note = f"  ({r['note']})" if r["note"] else ""
+        print(f"{r['strategy']:<20} {r['congestion']:>10.4g} {r['avg_congestion']:>10.4g} {r['dilation']:>8.3f} "
+              f"{r['max_dilation']:>7d} {r['hopbytes']:>12.6g} {r['seconds']:>9.3f}{rk}{mark}{note}")
+    print(f"chosen (lowest {args.objective}, then avg congestion, hop-bytes): {result.winner.label}")
+
+
+def _write_output(path, topo, vertices):
+    with open(path, "w") as f:
+        for p, v in enumerate(vertices):
+            f.write(f"{p} {topo.names[int(v)]}\n")
+
+
+def run(args):
+    if launched_by_mpiexec():
+        from ._mpi_command import run_on_every_rank
+
+        return run_on_every_rank(_run_mpi, args)
+    return _run_serial(args)
+
+
+def _run_serial(args):
+    from ..portfolio import run_portfolio
+
+    topo, problem, cands, budget = _prepare(args)
+    result = run_portfolio(problem, cands, max_memory=budget)
+    recs = _records(result, False)
+    if args.output:
+        _write_output(args.output, topo, result.winner.payload)
+    _print(args, recs, result, False)
+    return 0
+
+
+def _run_mpi(args):
+    from mpi4py import MPI
+
+    from ..mpi.driver import race
+    from ..mpi.race import collective_call
+
+    comm = MPI.COMM_WORLD
+    topo, problem, cands, budget = collective_call(comm, _prepare, args, what="reading the inputs")
+    result = race(comm, problem, lambda n: cands, max_memory=budget, what="mapping")
+
+    def finish():
+        if comm.Get_rank() != 0:
+            return None
+        recs = _records(result, True)
+        if args.output:
+            _write_output(args.output, topo, result.winner.payload)
+        return recs
+    recs = collective_call(comm, finish, what="writing the result")
+    if comm.Get_rank() == 0:
+        _print(args, recs, result, True)
     return 0

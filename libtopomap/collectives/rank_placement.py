@@ -82,8 +82,8 @@ def _greedy(P, node_vertex, oracle, inc_ptr, inc_other, inc_w, nbr_ptr, nbr, fir
     """Greedy construction: place the rank with the most placed partners next, on the free node with
     the least hops to them (ties: the node with fewer free job neighbours, keeping well-connected nodes
     for later ranks).  Hops come from the distance oracle: ``O(P^2 x degree)`` time, ``O(P)`` memory."""
-    scratch = _kernels.new_search_scratch(oracle[8].size - 1 if oracle[0] == _kernels.KIND_SEARCH
-                                          or oracle[0] == _kernels.KIND_TABLE else 1)
+    scratch = _kernels.new_search_scratch(oracle[3].size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
+                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
     pos = np.full(P, -1, dtype=np.int64)
     used = np.zeros(P, dtype=np.bool_)
     conn = np.zeros(P, dtype=np.float64)

@@ -1,9 +1,26 @@
-"""Reading and writing topologies: one reader/writer pair per format, registered in one table.
+"""Reading and writing topologies: one table of formats, each loaded on first use.
 
 ``read(path)`` sniffs the format from the file's first lines unless ``format=`` names it;
-``read_buffer(file, format)`` reads from an open text stream.  Adapters for other formats
-(ibnetdiscover, Slurm topology.conf, ...) register themselves with :func:`register_format`; the
-``adapters`` package is imported on first use so ``read`` accepts its formats too.
+``read_buffer(file, format)`` reads from an open text stream.
+
+Every format the library knows is one row of :data:`BUILTIN_FORMATS`: the module that implements it
+(always inside the library, e.g. ``libtopomap.adapters.ibnetdiscover``) and the names of its reader,
+writer and sniffer there.  Nothing is imported until a format is used: ``import libtopomap.formats``
+is cheap, and reading an LTM file never imports the InfiniBand adapters.  A module that cannot be
+imported is an error naming the format (:class:`~libtopomap.FormatError`), never skipped.
+
+Third-party formats come from two places:
+
+* :func:`register_format` (user code, at run time), with callables or ``"module:attr"`` strings;
+* the entry-point group ``libtopomap.formats``: in the plugin's ``pyproject.toml``::
+
+      [project.entry-points."libtopomap.formats"]
+      myformat = "mypkg.topo:FORMAT"
+
+  where ``FORMAT`` is a dict with the keyword arguments of :func:`register_format` (``reader``,
+  ``writer``, ``sniff``, ``extensions``, ``description``), or a reader callable.  Entry points are
+  listed on first use of a name the table does not hold, of :func:`formats` or of :func:`sniff`;
+  each is loaded when its format is used.  A name the library already has stays the library's.
 """
 
 from __future__ import annotations
@@ -11,79 +28,174 @@ from __future__ import annotations
 import importlib
 import io
 import os
+import warnings
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..errors import FormatError
 
-__all__ = ["register_format", "read", "read_buffer", "write", "write_buffer", "formats", "sniff"]
+__all__ = ["register_format", "read", "read_buffer", "write", "write_buffer", "formats", "sniff",
+           "BUILTIN_FORMATS", "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "libtopomap.formats"
+
+#: name -> (module, reader, writer, sniffer, extensions, description).  Order matters: sniffers are
+#: tried in this order, and so are extensions when no sniffer accepts a file.
+BUILTIN_FORMATS = {
+    "ltm": ("libtopomap.formats.ltm", "read_ltm", "write_ltm", "sniff_ltm", (".topo", ".ltm", ".txt"),
+            "LibTopoMap text format (num: N [w], names, adjacency)"),
+    "json": ("libtopomap.formats.json_format", "read_json", "write_json", "sniff_json", (".json",),
+             "libtopomap JSON (versioned, round-trips slots and kinds)"),
+    "ibdiagnet-lst": ("libtopomap.adapters.ibdiagnet_lst", "read_ibdiagnet_lst", None, "sniff_ibdiagnet_lst",
+                      (".lst",), "OpenSM / ibdiagnet .lst link list (subnet.lst, ibdiagnet.lst)"),
+    "ibnetdiscover": ("libtopomap.adapters.ibnetdiscover", "read_ibnetdiscover", None, "sniff_ibnetdiscover",
+                      (".ibnetdiscover", ".ibnd"),
+                      "InfiniBand ibnetdiscover output (classic, -g, -f, ibdiagnet .ibnetdiscover, ibsim)"),
+    "ibnetdiscover-ports": ("libtopomap.adapters.ibnetdiscover_ports", "read_ibnetdiscover_ports", None,
+                            "sniff_ibnetdiscover_ports", (".ports", ".ports.txt"),
+                            "InfiniBand 'ibnetdiscover -p' / '-s -p' ports report"),
+    "slurm": ("libtopomap.adapters.slurm", "read_slurm", None, "sniff_slurm", ("topology.conf", ".conf"),
+              "Slurm topology.conf (topology/tree; BlockName lines of topology/block)"),
+}
+
+_ROLES = ("reader", "writer", "sniff")
 
 
 @dataclass
 class _Format:
+    """One row of the table; ``reader``/``writer``/``sniff`` are callables, ``"module:attr"`` or None."""
+
     name: str
-    reader: Callable | None
-    writer: Callable | None
-    sniff: Callable | None
+    reader: object = None
+    writer: object = None
+    sniff: object = None
     extensions: tuple = field(default_factory=tuple)
     description: str = ""
+    entry_point: object = None  # an importlib.metadata.EntryPoint not loaded yet
+
+    def resolve(self, role):
+        """The callable for ``role``, importing its module on first use (FormatError naming the format)."""
+        if self.entry_point is not None:
+            _load_entry_point(self)
+        obj = getattr(self, role)
+        if isinstance(obj, str):
+            obj = _import_attr(obj, self.name, role)
+            setattr(self, role, obj)
+        return obj
 
 
-_FORMATS: dict[str, _Format] = {}
-_plugins_loaded = False
+def _import_attr(spec, fmt, role):
+    module, _, attr = spec.partition(":")
+    what = {"reader": "reader", "writer": "writer", "sniff": "sniffer"}[role]
+    try:
+        mod = importlib.import_module(module)
+    except Exception as e:  # any failure to import the module is an error about this format
+        raise FormatError(f"format {fmt!r}: cannot import its {what} module {module!r}: "
+                          f"{type(e).__name__}: {e}") from e
+    try:
+        obj = getattr(mod, attr) if attr else mod
+    except AttributeError:
+        raise FormatError(f"format {fmt!r}: module {module!r} has no {what} {attr!r}") from None
+    if not callable(obj):
+        raise FormatError(f"format {fmt!r}: {what} {spec!r} is not callable")
+    return obj
+
+
+def _load_entry_point(f):
+    ep, f.entry_point = f.entry_point, None
+    try:
+        obj = ep.load()
+    except Exception as e:
+        f.entry_point = ep  # stays broken: every use reports it
+        raise FormatError(f"format {f.name!r}: cannot load entry point {ep.value!r} of group "
+                          f"{ENTRY_POINT_GROUP!r}: {type(e).__name__}: {e}") from e
+    if callable(obj):
+        obj = {"reader": obj}
+    if not isinstance(obj, dict) or not set(obj) <= {*_ROLES, "extensions", "description"}:
+        f.entry_point = ep
+        raise FormatError(f"format {f.name!r}: entry point {ep.value!r} must give a reader callable or a dict "
+                          "with keys reader, writer, sniff, extensions, description")
+    for role in _ROLES:
+        setattr(f, role, obj.get(role))
+    f.extensions = tuple(obj.get("extensions", ()))
+    f.description = obj.get("description", f.description)
+
+
+def _builtin_table():
+    return {name: _Format(name, f"{mod}:{r}", f"{mod}:{w}" if w else None, f"{mod}:{s}" if s else None, ext, desc)
+            for name, (mod, r, w, s, ext, desc) in BUILTIN_FORMATS.items()}
+
+
+_FORMATS: dict[str, _Format] = _builtin_table()
+_entry_points_listed = False
 
 
 def register_format(name, *, reader=None, writer=None, sniff=None, extensions=(), description=""):
-    """Register a topology format.
+    """Register a topology format (replaces a format of the same name).
 
     Parameters
     ----------
     name : str
         Format name used by ``format=`` and the CLI (``ltm``, ``json``, ``ibnetdiscover`` ...).
-    reader : callable(file, *, path, **options) -> Topology
+    reader : callable(file, *, path, **options) -> Topology, or "module:attr"
         Reads from an open text stream; ``path`` is only for error messages.
-    writer : callable(topology, file, **options)
-    sniff : callable(head: str) -> bool
+    writer : callable(topology, file, **options), or "module:attr"
+    sniff : callable(head: str) -> bool, or "module:attr"
         Given the first few KiB of a file, says whether it is in this format.
     extensions : tuple of str
         File name suffixes tried when sniffing fails.
+    description : str
     """
+    if not isinstance(name, str) or not name:
+        raise FormatError(f"format name must be a non-empty string, got {name!r}")
+    for role, obj in (("reader", reader), ("writer", writer), ("sniff", sniff)):
+        if obj is not None and not callable(obj) and not (isinstance(obj, str) and obj.partition(":")[0]):
+            raise FormatError(f"format {name!r}: {role} must be a callable or 'module:attr', got {obj!r}")
+    _FORMATS.pop(name, None)  # a replaced format moves to the end of the sniffing order
     _FORMATS[name] = _Format(name, reader, writer, sniff, tuple(extensions), description)
 
 
-def _load_plugins():
-    global _plugins_loaded
-    if _plugins_loaded:
+def _list_entry_points():
+    """Add the formats of the ``libtopomap.formats`` entry points (not loaded yet) to the table, once."""
+    global _entry_points_listed
+    if _entry_points_listed:
         return
-    _plugins_loaded = True
-    try:
-        importlib.import_module("adapters")
-    except ImportError:  # the adapters package is optional for the core
-        pass
+    _entry_points_listed = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _FORMATS:
+            warnings.warn(f"entry point {ep.value!r} of group {ENTRY_POINT_GROUP!r} ignored: format {ep.name!r} "
+                          "is already defined", RuntimeWarning, stacklevel=3)
+            continue
+        _FORMATS[ep.name] = _Format(ep.name, description=f"third-party format ({ep.value})", entry_point=ep)
 
 
 def formats():
-    """Registered format names mapped to their descriptions."""
-    _load_plugins()
+    """Known format names mapped to their descriptions (imports nothing but the entry-point list)."""
+    _list_entry_points()
     return {k: f.description for k, f in _FORMATS.items()}
 
 
 def _get(name, *, need):
-    _load_plugins()
     f = _FORMATS.get(name)
     if f is None:
+        _list_entry_points()
+        f = _FORMATS.get(name)
+    if f is None:
         raise FormatError(f"unknown format {name!r}; known formats: {', '.join(sorted(_FORMATS))}")
-    if getattr(f, need) is None:
+    fn = f.resolve(need)
+    if fn is None:
         raise FormatError(f"format {name!r} cannot be {'read' if need == 'reader' else 'written'}")
-    return f
+    return fn
 
 
 def sniff(head, path=None):
     """Name of the format whose sniffer accepts ``head`` (the start of a file), else by extension."""
-    _load_plugins()
+    _list_entry_points()
     text = head.lstrip("\ufeff")
-    for f in _FORMATS.values():
-        if f.sniff is not None and f.sniff(text):
+    for f in list(_FORMATS.values()):
+        fn = f.resolve("sniff")
+        if fn is not None and fn(text):
             return f.name
     if path is not None:
         p = str(path).lower()
@@ -131,28 +243,23 @@ def read(path, format=None, **options):
 
 def read_buffer(file, format, *, path=None, **options):
     """Read a topology from an open text stream in the named format."""
-    f = _get(format, need="reader")
+    reader = _get(format, need="reader")
     if isinstance(file, str):
         file = io.StringIO(file)
-    return f.reader(file, path=path if path is not None else "<stream>", **options)
+    return reader(file, path=path if path is not None else "<stream>", **options)
 
 
 def write(path, topology, format=None, **options):
     """Write a topology; the format defaults from the extension (``.json`` -> json, else ltm)."""
     path = os.fspath(path)
     if format is None:
-        _load_plugins()
-        format = next((f.name for f in _FORMATS.values() if f.writer and any(path.lower().endswith(e) for e in f.extensions)),
-                      "ltm")
-    f = _get(format, need="writer")
+        format = next((f.name for f in _FORMATS.values()
+                       if f.writer is not None and any(path.lower().endswith(e) for e in f.extensions)), "ltm")
+    writer = _get(format, need="writer")
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        f.writer(topology, fh, **options)
+        writer(topology, fh, **options)
 
 
 def write_buffer(file, topology, format, **options):
     """Write a topology to an open text stream."""
-    _get(format, need="writer").writer(topology, file, **options)
-
-
-from . import ltm as _ltm  # noqa: E402,F401  (registers itself)
-from . import json_format as _json  # noqa: E402,F401
+    _get(format, need="writer")(topology, file, **options)

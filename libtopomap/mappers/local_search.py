@@ -107,13 +107,11 @@ def hop_distance(oracle, u, v, scratch):
     """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.vertex_distance`):
     the inlined closed form / table first, a bidirectional search between the attachment vertices
     only when that cannot answer.  ~10x cheaper per call in hot loops than ``vertex_distance``."""
-    d = _kernels.oracle_fast_distance(oracle, u, v)
-    if d != -2:
+    meta, packed, table, indptr, indices = oracle
+    d = _kernels.hop_distance(meta, packed, table, u, v)
+    if d != _kernels.NEEDS_SEARCH:
         return d
-    x = oracle[1][u]
-    y = oracle[1][v]
-    e = _kernels.pair_search(oracle[8], oracle[9], x, y, scratch)
-    return np.int64(-1) if e < 0 else np.int64(oracle[2][u]) + np.int64(oracle[2][v]) + e
+    return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
 
 
 @njit(cache=True)
@@ -372,8 +370,8 @@ def _route_messages(sign, n, buf, proc_vertex, paths, oracle, scratch, indptr, i
 def _paths_init(proc_vertex, paths, oracle, indptr, indices):
     msrc = paths[0]
     buf = np.arange(msrc.size)
-    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0] == _kernels.KIND_SEARCH
-                                          or oracle[0] == _kernels.KIND_TABLE else 1)
+    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
+                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
     return _route_messages(1, msrc.size, buf, proc_vertex, paths, oracle, scratch, indptr, indices)
 
 
@@ -446,8 +444,8 @@ def _walk(n_moves, levels, accept_kind, seed, mode, p_local, st, gr, net, oracle
     nbuf_x = np.empty(2 * maxdeg + 1, np.int64)
     nbuf_k = np.empty(2 * maxdeg + 1, np.int64)
     mbuf = np.empty(paths[0].size + 1, np.int64)
-    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0] == _kernels.KIND_SEARCH
-                                          or oracle[0] == _kernels.KIND_TABLE else 1)
+    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
+                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
     log_arc = np.empty(_LOG if mode == 1 else 0, np.int64)
     log_val = np.empty(_LOG if mode == 1 else 0)
     log_n = np.zeros(2, np.int64)

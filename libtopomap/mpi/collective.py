@@ -1,35 +1,102 @@
 """Reorder a communicator for a collective's schedule (Cui 2024, section 3.3, in parallel).
 
-Every rank searches a rank placement for the collective's point-to-point schedule on the nodes the
-job already runs on, with its own optimizer and seed (a portfolio like LibTopoMap's, Hoefler & Snir
-ICS'11 section 4.2); the best placement is chosen by ``MINLOC`` and broadcast, the current order
-(identity) competing too, and the communicator is rebuilt with ``comm.Split(0, key=new_rank)``.
+The same portfolio driver as the dist-graph calls (:mod:`libtopomap.portfolio`, raced over the ranks
+by :func:`libtopomap.mpi.driver.race`): each candidate is a rank-placement optimizer with its own seed
+for the collective's point-to-point schedule on the nodes the job already runs on; candidates are
+scored by ``(objective, total hops)``, the current order (identity) competing too, and the
+communicator is rebuilt with ``comm.Split(0, key=new_rank)``.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
+from mpi4py import MPI
 
-from ..collectives import OBJECTIVES, OPTIMIZERS, evaluate_schedule, optimize_ranks, schedule
 from ..errors import MappingError
+from .driver import race
 from .locate import locate
-from .race import collective_call, select_best
+from .race import collective_call
 
-__all__ = ["reorder_for_collective", "DEFAULT_OPTIMIZERS"]
+__all__ = ["reorder_for_collective", "DEFAULT_OPTIMIZERS", "CollectiveReport", "TopomapIntracomm"]
 
 DEFAULT_OPTIMIZERS = ("anneal", "two-opt")
+# Mixed into the candidates' seeds (the collective race has its own seed stream).
+_SALT = 5
+_UNSET = object()
 
 
-def _rank_seed(base, rank):
-    return int(np.random.SeedSequence([base, rank, 5]).generate_state(1, dtype=np.uint32)[0])
+@dataclass
+class CollectiveReport:
+    """What :func:`reorder_for_collective` did; the same on every rank except ``old_rank``, ``new_rank``.
+
+    Attributes
+    ----------
+    collective, objective : str
+    improved : bool
+        Whether the new order is strictly better on ``(objective, total hops)``.
+    winner_rank : int or None
+        Rank whose candidate won; None when the current order was kept.
+    optimizer : str
+        The winning optimizer, ``"identity"`` when the current order was kept.
+    before, after : dict
+        ``{"hops", "contention", "step"}`` of the current and the new order.
+    vertices_before, vertices_after : numpy.ndarray
+        Vertex of each old rank, and of each new rank.
+    new_rank_of : numpy.ndarray
+        New rank of each old rank.
+    old_rank, new_rank : int
+    seed : int
+    candidates : list of dict
+        Per candidate that ran: ``index, rank, optimizer, seed, value, hops, seconds``.
+    skipped : list of str
+        Candidates not run and why (memory bound).
+    plan : dict
+        As :attr:`libtopomap.TopomapReport.plan`.
+    seconds : float
+    """
+
+    collective: str
+    objective: str
+    improved: bool
+    winner_rank: int | None
+    optimizer: str
+    before: dict
+    after: dict
+    vertices_before: np.ndarray
+    vertices_after: np.ndarray
+    new_rank_of: np.ndarray
+    old_rank: int
+    new_rank: int
+    seed: int
+    candidates: list
+    skipped: list = field(default_factory=list)
+    plan: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self):
+        """The dict that ``report=True`` returned before 0.3 (same keys, plus ``skipped`` and ``plan``)."""
+        return {"collective": self.collective, "objective": self.objective, "improved": self.improved,
+                "winner_rank": self.winner_rank, "optimizer": self.optimizer, "before": self.before,
+                "after": self.after, "vertices_before": self.vertices_before, "vertices_after": self.vertices_after,
+                "new_rank_of": self.new_rank_of, "old_rank": self.old_rank, "new_rank": self.new_rank,
+                "seed": self.seed, "candidates": self.candidates, "skipped": self.skipped, "plan": self.plan,
+                "seconds": self.seconds}
+
+
+class TopomapIntracomm(MPI.Intracomm):
+    """A real :class:`mpi4py.MPI.Intracomm` that also carries a :class:`CollectiveReport` as ``report``."""
+
+    report: CollectiveReport
 
 
 def reorder_for_collective(comm, topology, collective="allreduce", *, objective="hops", optimizers=None,
                            iterations=200_000, seed=None, root=0, fake_names=None, placement=None,
-                           report=False):
+                           max_memory=None, report=_UNSET):
     """A communicator whose rank order makes ``collective``'s messages travel few hops.
 
     Collective: every process of ``comm`` must call it with the same arguments.
@@ -44,22 +111,28 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
         ``comm.Get_size()`` ranks.
     objective : {"hops", "contention", "step"}
     optimizers : sequence of str, optional
-        Portfolio; rank ``r`` runs ``optimizers[r % len]`` (default ``("anneal", "two-opt")``).
+        Portfolio: ``max(len(optimizers), R)`` candidates over the ``R`` mapping ranks, candidate
+        ``k`` running ``optimizers[k % len]`` (default ``("anneal", "two-opt")``).
     iterations : int
-        Swaps per rank.
+        Swaps per candidate.
     seed : int, optional
-        Base seed; rank ``r`` derives its own.  Default: drawn on rank 0 and broadcast.
+        Base seed; candidate ``k`` derives its own.  Default: drawn on rank 0 and broadcast.
     root : int
         Bcast root (a rank of the *new* communicator).
     fake_names, placement
         How processes find their vertex (see :func:`~libtopomap.mpi.locate.locate`).
-    report : bool
-        Also return a dict with ``before``/``after`` objectives, the winner and per-rank candidates.
+    max_memory : int, optional
+        Bytes per node for the searches running at once (see
+        :func:`libtopomap.Create_dist_graph_adjacent`).
+    report : bool, optional
+        Deprecated: ``report=True`` returns ``(communicator, report.as_dict())`` as before 0.3, with a
+        :class:`DeprecationWarning`; use the ``report`` attribute of the returned communicator.
 
     Returns
     -------
-    mpi4py.MPI.Intracomm or (mpi4py.MPI.Intracomm, dict)
-        ``comm.Split(0, key=new_rank)``: new rank ``r`` runs on the node chosen for rank ``r``.
+    TopomapIntracomm
+        ``comm.Split(0, key=new_rank)``: new rank ``r`` runs on the node chosen for rank ``r``; its
+        ``report`` attribute is a :class:`CollectiveReport`.
 
     Raises
     ------
@@ -72,13 +145,18 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     K. Cui, "Efficient Collective Communication in Interconnection Networks with Shortcut Network
     Topologies", PhD thesis, 2024, section 3.3.2 (two-opt rank placement).
     T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
-    Architectures", ICS'11, section 4.2 (parallel portfolio, best by MINLOC).
+    Architectures", ICS'11, section 4.2 (parallel portfolio).
     """
+    if report is not _UNSET:
+        warnings.warn("reorder_for_collective(report=...) is deprecated and will be removed in the next release; "
+                      "the returned communicator always carries .report", DeprecationWarning, stacklevel=2)
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
 
     def prepare():
+        from ..collectives import OBJECTIVES, OPTIMIZERS, schedule
         from ..formats import read as load
+        from ..portfolio import check_memory
 
         topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
         opts = DEFAULT_OPTIMIZERS if optimizers is None else (
@@ -90,6 +168,8 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
             raise MappingError(f"unknown optimizer {bad[0]!r}; expected some of {', '.join(OPTIMIZERS)}")
         if objective not in OBJECTIVES:
             raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        if max_memory is not None:
+            check_memory(max_memory)
         steps = schedule(collective, size, root=root)
         return topo, opts, steps
     topo, opts, steps = collective_call(comm, prepare, what="preparing the collective placement")
@@ -100,39 +180,41 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
     else:
         base = int(seed)
-    my_opt = opts[rank % len(opts)]
-    my_seed = _rank_seed(base, rank)
 
-    def search():
-        res = optimize_ranks(topo, current, steps, objective=objective, optimizer=my_opt, iterations=iterations,
-                             seed=my_seed)
-        hops = evaluate_schedule(topo, steps, current[res.permutation], paths=False)["hops"]
-        return res, hops
-    res, my_hops = collective_call(comm, search, what=f"collective placement (optimizer {my_opt!r})")
+    def make_problem():
+        from ..portfolio import CollectiveProblem
 
-    # MINLOC over (objective, total hops, rank); the current order competes through cost_before.
-    best_perm, winner, best_value = select_best(comm, res.cost_after, res.permutation,
-                                                tiebreak=0.0 if objective == "hops" else my_hops)
-    base_value = res.cost_before  # identical on every rank: same start, same objective
-    improved = best_value < base_value
-    if not improved:
-        best_perm = np.arange(size, dtype=np.int64)
+        return CollectiveProblem(topo, current, steps, objective=objective, iterations=iterations)
+    problem = collective_call(comm, make_problem, what="preparing the collective placement")
+
+    def make(n):
+        from ..portfolio import make_candidates
+
+        return make_candidates(opts, seed=base, count=n, salt=_SALT)
+    result = race(comm, problem, make, max_memory=max_memory, what="collective placement")
+    win = result.winner
+    improved = not win.candidate.baseline
+    perm = np.asarray(win.payload, dtype=np.int64) if improved else np.arange(size, dtype=np.int64)
     new_rank_of = np.empty(size, dtype=np.int64)
-    new_rank_of[np.asarray(best_perm, dtype=np.int64)] = np.arange(size)
-    newcomm = comm.Split(0, key=int(new_rank_of[rank]))
-    if not report:
-        return newcomm
-    infos = comm.allgather((my_opt, my_seed, res.cost_after, res.seconds))
-    info = {
-        "collective": collective if isinstance(collective, str) else "custom", "objective": objective,
-        "improved": bool(improved), "winner_rank": int(winner) if improved else None,
-        "optimizer": infos[winner][0] if improved else "identity",
-        "before": evaluate_schedule(topo, steps, current),
-        "after": evaluate_schedule(topo, steps, current[best_perm]),
-        "vertices_before": current, "vertices_after": current[best_perm], "new_rank_of": new_rank_of,
-        "old_rank": rank, "new_rank": int(new_rank_of[rank]), "seed": base,
-        "candidates": [{"rank": r, "optimizer": o, "seed": s, "value": v, "seconds": sec}
-                       for r, (o, s, v, sec) in enumerate(infos)],
-        "seconds": time.perf_counter() - t_start,
-    }
-    return newcomm, info
+    new_rank_of[perm] = np.arange(size)
+    newcomm = TopomapIntracomm(comm.Split(0, key=int(new_rank_of[rank])))
+
+    def full_metrics():
+        from ..collectives import evaluate_schedule
+
+        return evaluate_schedule(topo, steps, current), evaluate_schedule(topo, steps, current[perm])
+    before, after = collective_call(comm, full_metrics, what="evaluating the collective placement")
+    rep = CollectiveReport(
+        collective=collective if isinstance(collective, str) else "custom", objective=objective,
+        improved=bool(improved), winner_rank=win.rank if improved else None,
+        optimizer=win.label if improved else "identity", before=before, after=after,
+        vertices_before=current, vertices_after=current[perm], new_rank_of=new_rank_of, old_rank=rank,
+        new_rank=int(new_rank_of[rank]), seed=base,
+        candidates=[{"index": o.candidate.index, "rank": o.rank, "optimizer": o.label, "seed": o.candidate.seed,
+                     "value": o.key[0], "hops": o.key[1], "seconds": o.seconds}
+                    for o in result.outcomes if not o.candidate.baseline],
+        skipped=[s.reason for s in result.skipped], plan=result.plan, seconds=time.perf_counter() - t_start)
+    newcomm.report = rep
+    if report is not _UNSET and report:
+        return newcomm, rep.as_dict()
+    return newcomm

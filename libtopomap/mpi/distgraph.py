@@ -6,10 +6,14 @@ in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjace
 
 1. locate every process on the topology (:func:`~libtopomap.mpi.locate.locate`);
 2. gather the whole process graph on every rank with one ``Allgatherv`` of edge lists;
-3. run a *portfolio* of mapping strategies, rank ``r`` running strategy ``r mod S`` with its own
-   seed and start vertex (Hoefler & Snir, ICS'11, section 4.2 and Figure 4);
-4. select the best mapping with ``Allreduce(MINLOC)``; the winner broadcasts it; the current
-   placement (identity) is always a candidate, so the result is never worse on the objective;
+3. run a *portfolio* of mapping candidates (:mod:`libtopomap.portfolio`, raced over the ranks by
+   :func:`libtopomap.mpi.driver.race`): candidate ``k + 1`` runs strategy ``k mod S`` with its own
+   seed and start vertex on the ``k``-th mapping rank (Hoefler & Snir, ICS'11, section 4.2 and
+   Figure 4); a per-node memory bound (``max_memory``) decides how many ranks of a node map, and
+   skips strategies that cannot fit;
+4. select the best candidate in the portfolio's lexicographic order (objective, average congestion,
+   hop-bytes, strategy order); the winner broadcasts it; the current placement (identity) is always a
+   candidate and wins full ties, so the result is never worse on the objective;
 5. build the communicator with ``comm.Split(0, key=newrank)`` and
    ``Create_dist_graph_adjacent(..., reorder=False)``, new rank ``k`` passing the lists that old rank
    ``k`` passed: in the result, rank ``k`` plays logical vertex ``k`` and sits on the vertex the
@@ -30,9 +34,9 @@ from mpi4py import MPI
 
 from ..commgraph import CommGraph
 from ..errors import CommError, CommGraphError, MappingError
-from ..mapping import check_mapping
 from .locate import locate
-from .race import collective_call, select_best
+from .driver import race
+from .race import collective_call, wait_quietly
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
            "TopomapDistgraphcomm", "last_report", "DEFAULT_STRATEGIES"]
@@ -70,8 +74,7 @@ class TopomapReport:
         hop_bytes``).
     improved : bool
         Whether the chosen placement is strictly better than the current one on
-        ``(objective, tie-break)``; the tie-break is hop-bytes (maximum congestion when the objective
-        is hop-bytes).
+        ``(objective, average congestion, hop-bytes)``.
     old_rank, new_rank : int
         This process's rank before and after.
     new_rank_of : numpy.ndarray
@@ -80,13 +83,23 @@ class TopomapReport:
         Topology vertex of each logical vertex (= rank of the input communicator) before, and of
         each new rank after.
     candidates : list of dict
-        Per rank: ``rank, strategy, seed, value, tiebreak, seconds``.
+        Per candidate that ran (the current placement excluded), in portfolio order: ``index,
+        rank`` (who ran it), ``strategy`` (what ran, e.g. ``"greedy+ta"``), ``seed, refine, start,
+        value`` (objective), ``tiebreak`` (hop-bytes), ``key`` (the score), ``metrics, seconds`` and
+        ``note`` (e.g. a refinement skipped at the lower bound).
     timings : dict
         Seconds measured on this rank: ``locate, gather, kernels`` (rank 0 compiles or loads the
         numba kernels, the others wait), ``strategies, selection, build`` (``build`` only
         when a communicator was built, not for :func:`topomap`) and ``total``.
     seed : int
-        The base seed (per-rank seeds derive from it), for reproducing the run.
+        The base seed (per-candidate seeds derive from it), for reproducing the run.
+    skipped : list of str
+        Candidates not run and why, e.g. ``"scotch skipped: estimated 3.2 GB > max_memory 1 GB per
+        node"``.
+    plan : dict
+        ``max_memory`` (bytes per node), ``mapping_ranks`` (the ranks allowed to map),
+        ``assignment`` (rank -> candidate indices), ``threads`` (rank -> numba threads) and
+        ``estimates`` (``"strategy[+refine]"`` -> bytes).
     """
 
     strategy: str
@@ -106,6 +119,8 @@ class TopomapReport:
     n_processes: int = 0
     topology: str | None = None
     extra: dict = field(default_factory=dict)
+    skipped: list = field(default_factory=list)
+    plan: dict = field(default_factory=dict)
 
     def summary(self):
         """A few human-readable lines (what the demo prints)."""
@@ -119,6 +134,9 @@ class TopomapReport:
             f"max dilation {b['max_dilation']} -> {a['max_dilation']}",
             "timings (s): " + ", ".join(f"{k} {v:.4f}" for k, v in self.timings.items()),
         ]
+        if self.candidates:
+            lines.append("candidates: " + ", ".join(f"{c['strategy']} on rank {c['rank']}" for c in self.candidates))
+        lines += self.skipped
         return "\n".join(lines)
 
 
@@ -297,25 +315,6 @@ def _check_same_edges(out_edges, in_edges):
 
 
 # ----------------------------------------------------------------------------------- the portfolio
-def _rank_seed(base, rank):
-    return int(np.random.SeedSequence([base, rank]).generate_state(1, dtype=np.uint32)[0])
-
-
-def _tiebreak_value(topology, graph, vertices, objective):
-    from ..mappers import objective_value
-
-    return objective_value(topology, graph, vertices, "congestion" if objective == "hopbytes" else "hopbytes")
-
-
-def _metrics(topology, graph, vertices, objective):
-    from ..mappers import objective_value
-    from ..metrics import evaluate
-
-    m = {"objective": float(objective_value(topology, graph, vertices, objective))}
-    m.update(evaluate(topology, graph, vertices))
-    return m
-
-
 def _assign_new_ranks(current, chosen):
     """New rank of each process: processes whose host already hosts their own logical vertex keep it;
     the others take the remaining logical vertices of their host in rank order."""
@@ -367,16 +366,28 @@ def _compile_on_rank0(comm, strategies, objective, refine):
             compile_kernels(strategies, objective=objective, refine=refine)
         except Exception as e:  # reported by the portfolio step, which runs the same kernels
             error = f"{type(e).__name__}: {e}"
-    req = comm.Ibarrier()
-    while not req.Test():
-        time.sleep(0.002)
+    wait_quietly(comm)
     return error
 
 
+def _candidate_records(result, objective):
+    """The report's ``candidates``: one dict per candidate that ran (the current placement excluded)."""
+    out = []
+    for o in result.outcomes:
+        c = o.candidate
+        if c.baseline:
+            continue
+        out.append({"index": c.index, "rank": o.rank, "strategy": o.label, "seed": c.seed, "refine": c.refine,
+                    "start": c.start, "value": o.key[0], "tiebreak": o.key[2], "key": list(o.key),
+                    "metrics": o.metrics, "seconds": o.seconds, "note": o.note})
+    return out
+
+
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
-             fake_names, placement):
+             fake_names, placement, max_memory=None):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph)."""
     from ..formats import read as load
+    from ..portfolio import MappingProblem, check_memory, make_candidates
 
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -385,7 +396,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     # 0. Inputs (same on all ranks): the topology and options, checked before any collective data.
     def prepare():
         topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-        from ..mappers import STRATEGIES
+        from ..mappers import REFINEMENTS, STRATEGIES
         from ..mappers.objectives import check_objective
 
         strats = _default_strategies() if strategies is None else (
@@ -396,11 +407,15 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         if unknown:
             raise MappingError(f"unknown strategy {unknown[0]!r}; expected some of {', '.join(STRATEGIES)}")
         check_objective(objective)
+        if refine not in (None,) + REFINEMENTS:
+            raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
+        if max_memory is not None:
+            check_memory(max_memory)
         return topo, strats
     topo, strats = collective_call(comm, prepare, what="preparing the topology")
     _check_agreement(comm, "topology", _topology_fingerprint(topo))
     _check_agreement(comm, "options (strategies, objective, seed, refine, iterations)",
-                     repr((strats, objective, seed, refine, iterations)).encode())
+                     repr((strats, objective, seed, refine, iterations, time_budget, max_memory)).encode())
 
     # 1. Where is every process?
     t = time.perf_counter()
@@ -415,9 +430,9 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     graph = collective_call(comm, gathered.commgraph, what="gathering the process graph")
     timings["gather"] = time.perf_counter() - t
 
-    # 3. Portfolio: rank r runs strategy r mod S with its own seed and start vertex.  Rank 0 first
-    # compiles (or loads) the numba kernels so the other ranks load them from the cache instead of
-    # all compiling the same code at once.
+    # 3. Portfolio (libtopomap.portfolio, raced by mpi.driver): candidate k + 1 runs strategy k mod S
+    # with its own seed and start vertex on the k-th mapping rank.  Rank 0 first compiles (or loads)
+    # the numba kernels so the other ranks load them from the cache instead of all compiling at once.
     t = time.perf_counter()
     warm_error = _compile_on_rank0(comm, strats, objective, refine) if graph.n_edges else None
     timings["kernels"] = time.perf_counter() - t
@@ -426,54 +441,29 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
     else:
         base = int(seed)
-    my_strategy = strats[rank % len(strats)]
-    my_seed = _rank_seed(base, rank)
-    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int32)
+    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
     job_hosts = np.flatnonzero(job_slots)
-    my_start = int(job_hosts[(rank // len(strats)) % job_hosts.size])
+    problem = collective_call(comm, lambda: MappingProblem(
+        topo, graph, slots=job_slots, current=current, objective=objective, time_budget=time_budget,
+        iterations=iterations), what="preparing the mapping")
 
-    def run_strategy():
-        from ..mappers import map_processes
-
-        t0 = time.perf_counter()
-        before = _metrics(topo, graph, current, objective)
-        if graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
-            verts, label = current.copy(), my_strategy
-        else:
-            try:
-                m = map_processes(topo, graph, strategy=my_strategy, slots=job_slots, current=current,
-                                  objective=objective, refine=refine, seed=my_seed, start=my_start,
-                                  time_budget=time_budget, iterations=iterations)
-            except Exception as e:
-                raise MappingError(f"strategy {my_strategy!r} (seed {my_seed}, start vertex "
-                                   f"{topo.names[my_start]!r}): {type(e).__name__}: {e}") from e
-            verts, label = np.asarray(m.vertices, dtype=np.int64), (m.strategy or my_strategy)
-        check_mapping(topo, verts, size, slots=job_slots)
-        value = float(before["objective"]) if np.array_equal(verts, current) else None
-        if value is None:
-            from ..mappers import objective_value
-            value = float(objective_value(topo, graph, verts, objective))
-        tb = float(_tiebreak_value(topo, graph, verts, objective))
-        return verts, label, value, tb, before, time.perf_counter() - t0
-    verts, label, value, tb, before, seconds = collective_call(
-        comm, run_strategy, what="mapping")
+    def make(n):
+        return make_candidates(strats, seed=base, refine=refine, count=n, starts=job_hosts)
+    result = race(comm, problem, make, max_memory=max_memory, what="mapping")
     timings["strategies"] = time.perf_counter() - t
 
-    # 4. Selection: MINLOC over (value, tie-break, rank); identity (current placement) always competes.
+    # 4. Selection is done (every rank holds the winner); check it and derive the new ranks.
     t = time.perf_counter()
-    best, winner, best_value = select_best(comm, value, verts, tiebreak=tb)
-    infos = comm.allgather((label, my_seed, value, tb, seconds))
-    base_tb = float(_tiebreak_value(topo, graph, current, objective))
-    best_tb = infos[winner][3]
-    base_value = before["objective"]
+    win = result.winner
+    before = dict(result.baseline.metrics)
+    if not win.candidate.baseline:
+        chosen = np.asarray(win.payload, dtype=np.int64)
 
-    def check_winner():
-        check_mapping(topo, best, size, slots=job_slots)
-        return _assign_new_ranks(current, best)
-    if (best_value, best_tb) < (base_value, base_tb):
-        chosen, strategy, winner_rank = best, infos[winner][0], winner
+        def check_winner():
+            problem.validate(chosen)
+            return _assign_new_ranks(current, chosen)
         new_rank_of = collective_call(comm, check_winner, what="checking the chosen mapping")
-        after = _metrics(topo, graph, chosen, objective)
+        strategy, winner_rank, after = win.label, win.rank, dict(win.metrics)
     else:
         chosen, strategy, winner_rank = current.copy(), "identity", None
         new_rank_of = np.arange(size, dtype=np.int64)
@@ -481,14 +471,14 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     timings["selection"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
 
+    extra = {} if warm_error is None else {"kernel_warmup_error": warm_error}
     report = TopomapReport(
         strategy=strategy, winner_rank=winner_rank, objective=objective, before=before, after=after,
         improved=winner_rank is not None, old_rank=rank, new_rank=int(new_rank_of[rank]),
         new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
-        candidates=[{"rank": r, "strategy": s, "seed": sd, "value": v, "tiebreak": b, "seconds": sec}
-                    for r, (s, sd, v, b, sec) in enumerate(infos)],
-        timings=timings, seed=base, n_processes=size, topology=getattr(topo, "name", None),
-        extra={} if warm_error is None else {"kernel_warmup_error": warm_error})
+        candidates=_candidate_records(result, objective), timings=timings, seed=base, n_processes=size,
+        topology=getattr(topo, "name", None), extra=extra,
+        skipped=[sk.reason for sk in result.skipped], plan=result.plan)
     return report, gathered
 
 
@@ -519,7 +509,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
                                info=MPI.INFO_NULL, reorder=True, topology=None, *,
                                strategies=None, objective="congestion", seed=None,
                                time_budget=None, iterations=None, refine=None, fake_names=None,
-                               placement=None):
+                               placement=None, max_memory=None):
     """``comm.Create_dist_graph_adjacent`` that really reorders ranks onto ``topology``.
 
     A one-line change in an mpi4py application: replace ``comm.Create_dist_graph_adjacent(...)`` by
@@ -537,7 +527,9 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     topology : Topology or path, optional
         The physical network (a path is loaded on every rank).
     strategies : sequence of str, optional
-        Raced over the ranks, rank ``r`` running ``strategies[r % len(strategies)]``; the current
+        Raced over the ranks: ``max(len(strategies), R)`` candidates for ``R`` mapping ranks,
+        candidate ``k`` running ``strategies[k % len(strategies)]`` on the ``k``-th mapping rank
+        (rank ``r`` runs ``strategies[r % len(strategies)]`` when every rank maps); the current
         placement is always a candidate as well.  Default: those of :data:`DEFAULT_STRATEGIES` that
         are installed.
     objective : {"congestion", "dilation", "hopbytes"}
@@ -547,10 +539,19 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     time_budget : float, optional
         Seconds per rank for a strategy and its refinement (makes results timing-dependent).
     iterations, refine
-        Passed to :func:`libtopomap.mappers.map_processes` (refinement iterations and kind).
+        Refinement moves and kind (``None``, ``"two-opt"``, ``"ta"``) of every candidate.  Default
+        moves (without ``time_budget``): :func:`libtopomap.portfolio.default_iterations`, 4 per
+        process within [2,000, 20,000].  A candidate whose construction reaches the lower bounds of
+        :func:`libtopomap.portfolio.lower_bounds` is not refined.
     fake_names, placement
         Where the processes are (see :func:`libtopomap.mpi.locate.locate`); default: hostnames, or
         the file named by ``LIBTOPOMAP_FAKE_NAMES``.
+    max_memory : int, optional
+        Bytes per node (ranks sharing memory, ``MPI.COMM_TYPE_SHARED``) for the strategies running
+        at once, from :func:`libtopomap.portfolio.estimate_memory`: a node lets ``max_memory //
+        largest estimate`` of its ranks map, the others wait; a strategy estimated above it is
+        skipped (``report.skipped`` says why).  Default: a quarter of the smallest node's physical
+        memory.
 
     Returns
     -------
@@ -567,10 +568,11 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
 
     Notes
     -----
-    Steps: locate, ``Allgatherv`` of edge lists, portfolio of strategies (rank ``r`` runs strategy
-    ``r mod S`` with its own seed and start vertex, optionally refined), ``Allreduce(MINLOC)`` on
-    ``(objective, tie-break)``, broadcast of the winning mapping, bijection check on every rank,
-    ``Split(0, key=newrank)`` and ``Create_dist_graph_adjacent(reorder=False)``.
+    Steps: locate, ``Allgatherv`` of edge lists, portfolio of candidates (:mod:`libtopomap.portfolio`:
+    strategy x seed x start vertex, optionally refined; a refinement is skipped when the construction
+    already reaches a lower bound), a lexicographic ``Allreduce(MIN)`` on ``(objective, average
+    congestion, hop-bytes, strategy order, candidate)``, broadcast of the winning mapping, bijection
+    check on every rank, ``Split(0, key=newrank)`` and ``Create_dist_graph_adjacent(reorder=False)``.
 
     References
     ----------
@@ -592,7 +594,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     report, gathered = _reorder(comm, topology, (sources, destinations, sourceweights, destweights),
                                 strategies=strategies, objective=objective, seed=seed,
                                 time_budget=time_budget, iterations=iterations, refine=refine,
-                                fake_names=fake_names, placement=placement)
+                                fake_names=fake_names, placement=placement, max_memory=max_memory)
     return _build(comm, report, gathered, info)
 
 
@@ -610,7 +612,7 @@ def _own_lists(dcomm):
 def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=MPI.INFO_NULL,
                       reorder=True, topology=None, *, strategies=None, objective="congestion",
                       seed=None, time_budget=None, iterations=None, refine=None, fake_names=None,
-                      placement=None):
+                      placement=None, max_memory=None):
     """``comm.Create_dist_graph`` that really reorders ranks onto ``topology``.
 
     The general form (any rank may give any edge) is first built by MPI without reordering; each rank's
@@ -627,12 +629,12 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
         plain.Free()
     report, gathered = _reorder(comm, topology, lists, strategies=strategies, objective=objective,
                                 seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
-                                fake_names=fake_names, placement=placement)
+                                fake_names=fake_names, placement=placement, max_memory=max_memory)
     return _build(comm, report, gathered, info)
 
 
 def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion", seed=None,
-            time_budget=None, iterations=None, refine=None, fake_names=None, placement=None):
+            time_budget=None, iterations=None, refine=None, fake_names=None, placement=None, max_memory=None):
     """The new rank of this process for a distributed-graph communicator (like ``TPM_Topomap``).
 
     Low level: the caller splits (``comm.Split(0, key=newrank)``) and moves the neighbour lists
@@ -642,7 +644,7 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     ----------
     distgraph_comm : mpi4py.MPI.Distgraphcomm
     topology : Topology or path
-    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
         As for :func:`Create_dist_graph_adjacent`.
 
     Returns
@@ -662,6 +664,6 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     lists = _own_lists(distgraph_comm)
     report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                          seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
-                         fake_names=fake_names, placement=placement)
+                         fake_names=fake_names, placement=placement, max_memory=max_memory)
     _attach(distgraph_comm, report)
     return report.new_rank

@@ -11,12 +11,17 @@ Two building blocks that every rank calls together:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from mpi4py import MPI
 
 from ..errors import CommError
 
-__all__ = ["collective_call", "select_best", "format_failures"]
+__all__ = ["collective_call", "select_best", "format_failures", "wait_quietly", "lexmin"]
+
+# Seconds between two tests of a pending barrier while waiting without spinning.
+_POLL = 0.002
 
 # Longest per-rank message kept in a CommError (the full text stays on the failing rank's __cause__).
 _MAX_MESSAGE = 2000
@@ -51,7 +56,46 @@ def format_failures(what, failures, size):
     return f"{head}; " + "; ".join(parts)
 
 
-def collective_call(comm, fn, *args, what="mapping", **kw):
+def wait_quietly(comm):
+    """A barrier that does not spin: ``Ibarrier`` tested every 2 ms with sleeps in between.
+
+    MPICH busy-polls inside blocking collectives, so ranks that are only waiting for others (the
+    ranks that do not map, or the ranks done early) would take the cores of the ranks still
+    working when ranks share cores.
+    """
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(_POLL)
+
+
+def lexmin(comm, key):
+    """Lexicographic minimum over ranks of a tuple of floats, and the lowest rank holding it.
+
+    One ``Allreduce(MIN)`` per component over the ranks still tied, then one for the rank.  A rank
+    without a key passes ``None``.  NaN counts as ``+inf``.
+
+    Returns
+    -------
+    best : tuple of float
+    owner : int
+        The lowest rank whose key equals ``best`` (``-1`` if no rank had a key).
+    """
+    length = comm.allreduce(0 if key is None else len(key), op=MPI.MAX)
+    mine = [np.inf] * length if key is None else [float(x) if np.isfinite(x) else np.inf for x in key]
+    tied = key is not None
+    best = []
+    buf = np.empty(1, dtype=np.float64)
+    for x in mine:
+        buf[0] = x if tied else np.inf
+        comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.MIN)
+        tied = tied and x == buf[0]
+        best.append(float(buf[0]))
+    size = comm.Get_size()
+    owner = comm.allreduce(comm.Get_rank() if tied else size, op=MPI.MIN)
+    return tuple(best), (-1 if owner == size else int(owner))
+
+
+def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     """Run ``fn(*args, **kw)`` on every rank and agree on failure before anyone proceeds.
 
     Every rank calls ``fn`` locally, then all ranks exchange one small error flag/message with
@@ -69,6 +113,9 @@ def collective_call(comm, fn, *args, what="mapping", **kw):
         Passed to ``fn``.
     what : str, optional
         What is being done, used in the error message (default ``"mapping"``).
+    quiet : bool, optional
+        Wait for the other ranks with :func:`wait_quietly` before agreeing (for long, unequal
+        local work such as running strategies: waiting ranks then leave the cores to the others).
 
     Returns
     -------
@@ -92,9 +139,11 @@ def collective_call(comm, fn, *args, what="mapping", **kw):
     try:
         result = fn(*args, **kw)
         message = None
-    except Exception as e:  # noqa: BLE001 - every error must reach the other ranks
+    except BaseException as e:  # noqa: BLE001 - every failure (even KeyboardInterrupt) must reach the others
         local_exc = e
-        message = f"{type(e).__name__}: {e}"[:_MAX_MESSAGE]
+        message = (f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)[:_MAX_MESSAGE]
+    if quiet:
+        wait_quietly(comm)
     messages = comm.allgather(message)
     failures = [(r, m) for r, m in enumerate(messages) if m is not None]
     if failures:

@@ -62,8 +62,10 @@ def test_reorder_reaches_minimum_hops(optimizers):
     placement = _scrambled()
     steps = schedule("allreduce", P)
     before = total_hops(topo, steps, placement)
-    newcomm, info = reorder_for_collective(COMM, topo, "allreduce", optimizers=optimizers, iterations=3000, seed=5,
-                                           placement=placement, report=True)
+    newcomm = reorder_for_collective(COMM, topo, "allreduce", optimizers=optimizers, iterations=3000, seed=5,
+                                     placement=placement)
+    assert isinstance(newcomm, MPI.Intracomm)
+    info = newcomm.report.as_dict()
     new = _new_placement(newcomm, placement)
     after = total_hops(topo, steps, new)
     views = COMM.allgather((after, new, info["after"]["hops"], info["improved"]))
@@ -81,8 +83,8 @@ def test_reorder_reaches_minimum_hops(optimizers):
 def test_identity_kept_when_optimal():
     topo = _machine()
     placement = _optimal("alltoall")[1]  # already optimal: no candidate is strictly better
-    newcomm, info = reorder_for_collective(COMM, topo, "alltoall", iterations=2000, seed=1, placement=placement,
-                                           report=True)
+    newcomm = reorder_for_collective(COMM, topo, "alltoall", iterations=2000, seed=1, placement=placement)
+    info = newcomm.report.as_dict()
     ranks = COMM.allgather(newcomm.Get_rank())
     assert ranks == list(range(P))
     assert not info["improved"] and info["optimizer"] == "identity"
@@ -94,8 +96,9 @@ def test_bcast_with_root_and_contention_objective():
     topo = _machine()
     placement = _scrambled(seed=11, collective="bcast")
     steps = schedule("bcast", P, root=1)
-    newcomm, info = reorder_for_collective(COMM, topo, "bcast", root=1, objective="contention", iterations=2000,
-                                           seed=2, placement=placement, report=True)
+    newcomm = reorder_for_collective(COMM, topo, "bcast", root=1, objective="contention", iterations=2000,
+                                     seed=2, placement=placement)
+    info = newcomm.report.as_dict()
     new = _new_placement(newcomm, placement)
     cont = ltm.collectives.contention(topo, steps, new)
     views = COMM.allgather((cont, info["after"]["contention"], info["before"]["contention"]))
@@ -116,3 +119,23 @@ def test_errors_are_raised_on_every_rank():
     with pytest.raises(CommError):
         reorder_for_collective(COMM, topo, iterations=10, placement=bad)
     COMM.Barrier()
+
+
+def test_return_type_does_not_depend_on_report_flag():
+    topo = _machine()
+    placement = _scrambled()
+    a = reorder_for_collective(COMM, topo, "allreduce", iterations=500, seed=4, placement=placement)
+    with pytest.warns(DeprecationWarning, match="report"):
+        b, info = reorder_for_collective(COMM, topo, "allreduce", iterations=500, seed=4, placement=placement,
+                                         report=True)
+    with pytest.warns(DeprecationWarning):
+        c = reorder_for_collective(COMM, topo, "allreduce", iterations=500, seed=4, placement=placement, report=False)
+    ok = (type(a) is type(b) is type(c) and isinstance(a, MPI.Intracomm) and isinstance(info, dict)
+          and info["new_rank_of"].tolist() == a.report.new_rank_of.tolist() == c.report.new_rank_of.tolist()
+          and a.Get_rank() == b.Get_rank() == c.Get_rank() == a.report.new_rank)
+    # who ran which optimizer: candidate k on rank k (every rank maps), optimizers alternate
+    ok &= [(d["rank"], d["optimizer"]) for d in a.report.candidates] == [
+        (r, ("anneal", "two-opt")[r % 2]) for r in range(P)]
+    ok &= a.report.skipped == []
+    a.Free(), b.Free(), c.Free()
+    assert all(COMM.allgather(bool(ok)))

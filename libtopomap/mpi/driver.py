@@ -1,0 +1,175 @@
+"""The portfolio race under MPI: :mod:`libtopomap.portfolio` plus communication, nothing else.
+
+Every rank calls :func:`race` with the same problem and candidate list; what differs between ranks
+is only who runs which candidate:
+
+1. the ranks of each node are found with ``comm.Split_type(MPI.COMM_TYPE_SHARED)``, with the CPUs
+   they may use (``os.sched_getaffinity``) and the node's default memory bound;
+2. every rank computes the same plan (:func:`libtopomap.portfolio.plan_ranks`): candidates whose
+   estimated footprint (:func:`~libtopomap.portfolio.estimate_memory`) exceeds ``max_memory`` are
+   skipped with a reason, and each node lets only as many ranks map as the bound allows; the other
+   ranks just wait (without spinning) for the selection;
+3. each mapping rank runs its candidates with its share of the node's cores as numba threads;
+4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
+   ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
+
+Any failure on any rank becomes the same :class:`~libtopomap.CommError` on every rank.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from mpi4py import MPI
+
+from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, check_memory, default_max_memory,
+                         format_bytes, numba_thread_limit, numba_threads, plan_ranks, selection_key)
+from .race import collective_call, lexmin
+
+__all__ = ["race", "node_layout", "REPORT_LIMIT"]
+
+#: Up to this many candidates, every rank's report lists them all (one ``allgather`` of small
+#: records); beyond it only the winner and the current placement are listed.
+REPORT_LIMIT = 4096
+
+
+def _affinity():
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def node_layout(comm):
+    """Per rank of ``comm``: its node (lowest rank of the node), the node's usable cores and the node's
+    default ``max_memory``, as three ``int64`` arrays (the same on every rank).
+
+    Ranks sharing memory (``MPI.COMM_TYPE_SHARED``) form a node; its cores are the union of their
+    CPU affinities.
+    """
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    try:
+        leader = node.bcast(comm.Get_rank(), root=0)
+        cpus = node.allgather(_affinity())
+    finally:
+        node.Free()
+    cores = len(set().union(*map(set, cpus)))
+    mine = np.array([leader, cores, default_max_memory()], dtype=np.int64)
+    every = np.empty((comm.Get_size(), 3), dtype=np.int64)
+    comm.Allgather(mine, every)
+    return every[:, 0].copy(), every[:, 1].copy(), every[:, 2].copy()
+
+
+def _bcast_array(comm, arr, root):
+    if comm.Get_rank() == root:
+        buf = np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
+        n = np.array([buf.size], dtype=np.int64)
+    else:
+        n = np.zeros(1, dtype=np.int64)
+    comm.Bcast(n, root=root)
+    if comm.Get_rank() != root:
+        buf = np.empty(int(n[0]), dtype=np.int64)
+    comm.Bcast(buf, root=root)
+    return buf
+
+
+def _from_record(cand, rec, payload=None):
+    return Outcome(cand, rec["label"], tuple(rec["key"]), rec["metrics"], payload, rec["seconds"], rec["rank"],
+                   rec["note"])
+
+
+def race(comm, problem, make, *, max_memory=None, what="mapping"):
+    """Race a portfolio over the ranks of ``comm`` (collective).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+    problem : libtopomap.portfolio.MappingProblem or CollectiveProblem
+        The same on every rank.
+    make : callable
+        ``make(n)`` returns the candidate list for ``n`` mapping ranks (the same on every rank);
+        ``make(1)`` must list every (strategy, refinement) pair.
+    max_memory : int, optional
+        Bytes per node for the strategies running at once (already agreed between ranks).  Default:
+        a quarter of the physical memory of the smallest node.
+    what : str
+        Names the step in error messages.
+
+    Returns
+    -------
+    PortfolioResult
+        ``winner.payload`` is the winning result on every rank; ``baseline.payload`` is None.
+        ``plan`` holds ``max_memory, mapping_ranks, assignment, threads`` (rank -> numba threads)
+        and ``estimates`` (``"strategy[+refine]" -> bytes``).
+
+    Raises
+    ------
+    CommError
+        On every rank when any rank failed.
+    """
+    rank = comm.Get_rank()
+    leaders, cores, node_memory = node_layout(comm)
+
+    def plan():
+        budget = int(node_memory.min()) if max_memory is None else check_memory(max_memory)
+        base = make(1)
+        est = {}
+        for c in base[1:]:
+            if (c.strategy, c.refine) not in est:
+                est[(c.strategy, c.refine)] = int(problem.estimate(c))
+        baseline_est = int(problem.estimate(base[0]))
+        mapping_ranks, _ = plan_ranks(leaders, list(est.values()) + [baseline_est], budget)
+        cands = make(len(mapping_ranks))
+        skipped, runnable = [], []
+        for c in cands:
+            e = baseline_est if c.baseline else est[(c.strategy, c.refine)]
+            if c.baseline or e <= budget:
+                runnable.append(c.index)
+            else:
+                skipped.append(Skipped(c, f"{c.label} skipped: estimated {format_bytes(e)} > max_memory "
+                                          f"{format_bytes(budget)} per node"))
+        assignment = assign_candidates(runnable, mapping_ranks)
+        threads = {}
+        for r in assignment:
+            same_node = sum(1 for q in assignment if leaders[q] == leaders[r])
+            threads[r] = numba_threads(cores[r], same_node)
+        estimates = {(s + (f"+{rf}" if rf else "")): e for (s, rf), e in est.items()}
+        return budget, cands, skipped, assignment, mapping_ranks, threads, estimates
+    budget, cands, skipped, assignment, mapping_ranks, threads, estimates = collective_call(
+        comm, plan, what=f"planning the {what}")
+
+    mine = assignment.get(rank, [])
+
+    def work():
+        outs = []
+        if not mine:
+            return outs
+        with numba_thread_limit(threads[rank]):
+            for i in mine:
+                o = problem.evaluate(cands[i])
+                o.rank = rank
+                outs.append(o)
+        return outs
+    outs = collective_call(comm, work, what=what, quiet=True)
+
+    # Selection: lexicographic minimum over ranks, then the owner broadcasts the result.
+    local = min((selection_key(o.key, o.candidate.strategy, o.candidate.index, problem.order) for o in outs),
+                default=None)
+    best, owner = lexmin(comm, local)
+    win_index = int(best[-1])
+    win = next((o for o in outs if o.candidate.index == win_index), None) if rank == owner else None
+    win_rec = comm.bcast(win.record() if win is not None else None, root=owner)
+    payload = _bcast_array(comm, win.payload if win is not None else None, owner)
+    winner = _from_record(cands[win_index], win_rec, payload)
+    base_rank = mapping_ranks[0]
+    base = next((o for o in outs if o.candidate.baseline), None) if rank == base_rank else None
+    baseline = _from_record(cands[0], comm.bcast(base.record() if base is not None else None, root=base_rank))
+    if len(cands) <= REPORT_LIMIT:
+        records = [r for part in comm.allgather([o.record() for o in outs]) for r in part]
+        outcomes = [_from_record(cands[r["index"]], r) for r in sorted(records, key=lambda r: r["index"])]
+    else:
+        outcomes = [baseline] if winner.candidate.baseline else [baseline, winner]
+    return PortfolioResult(winner, baseline, outcomes, skipped,
+                           {"max_memory": budget, "mapping_ranks": list(mapping_ranks), "assignment": assignment,
+                            "threads": threads, "estimates": estimates})

@@ -1,0 +1,824 @@
+"""One portfolio driver for every mapping race: candidates, budgets, scores, memory, selection.
+
+The offline ``libtopomap map`` command, the MPI layer (:func:`libtopomap.Create_dist_graph_adjacent`,
+:func:`~libtopomap.Create_dist_graph`, :func:`~libtopomap.topomap`) and
+:func:`~libtopomap.reorder_for_collective` all race a *portfolio* of candidates (Hoefler & Snir,
+ICS'11, section 4.2): each candidate is a strategy with a seed (and, for mappings, a start vertex
+and a refinement); the best scored candidate wins.  This module holds everything of that race except
+communication, so the same inputs give the same winner offline or under MPI:
+
+* :func:`make_candidates` -- the list: candidate 0 is always the current placement (``identity``,
+  never refined), then ``strategy x seed x refinement``, strategy ``k mod S`` for candidate ``k + 1``,
+  seeds derived from the base seed and the candidate's position (not from who runs it);
+* :class:`MappingProblem` / :class:`CollectiveProblem` -- how one candidate is run within its budget
+  and scored (generic: the driver only calls ``evaluate(candidate)``, ``estimate(candidate)`` and
+  reads ``order``);
+* :func:`selection_key` / :func:`select` -- the deterministic lexicographic order: the score tuple
+  (for mappings: the chosen objective, then average congestion, then hop-bytes), then a fixed strategy
+  order (the current placement first, so a full tie moves nothing, then :data:`STRATEGY_ORDER`),
+  then the candidate's position;
+* :func:`estimate_memory`, :func:`plan_ranks`, :func:`assign_candidates`, :func:`numba_threads` --
+  how many ranks of a node may run a strategy at once under a per-node memory bound, which rank runs
+  which candidate, and how many numba threads each mapping rank gets;
+* :func:`run_portfolio` -- the serial driver (the MPI driver is :func:`libtopomap.mpi.driver.race`).
+
+This module never imports mpi4py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import MappingError
+
+__all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
+           "make_candidates", "selection_key", "select", "MappingProblem", "CollectiveProblem", "lower_bounds",
+           "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
+           "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio"]
+
+#: Tie order of raced strategies after equal scores, by how structured their result is.  The current
+#: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
+#: *refined* current placement.
+STRATEGY_ORDER = ("greedy", "recursive", "scotch", "rcm", "random", "identity")
+
+# Scores are compared after rounding to this many significant digits, so two placements whose values
+# are mathematically equal but were summed in another order tie (and the next key decides).
+_DIGITS = 12
+
+
+# ----------------------------------------------------------------------------------- candidates
+@dataclass(frozen=True)
+class Candidate:
+    """One entry of the portfolio.
+
+    Attributes
+    ----------
+    index : int
+        Position in the list; 0 is the current placement.
+    strategy : str
+        Mapping strategy (or collective optimizer); ``"identity"`` for candidate 0.
+    seed : int or None
+    refine : str or None
+        Refinement after the construction (mappings only).
+    start : int or None
+        Greedy's start vertex (mappings only).
+    """
+
+    index: int
+    strategy: str
+    seed: int | None = None
+    refine: str | None = None
+    start: int | None = None
+
+    @property
+    def baseline(self):
+        """Whether this is the current placement (candidate 0)."""
+        return self.index == 0
+
+    @property
+    def label(self):
+        """``"current"`` for candidate 0, else ``strategy[+refine]``."""
+        if self.baseline:
+            return "current"
+        return self.strategy + (f"+{self.refine}" if self.refine else "")
+
+
+def candidate_seed(base, k, salt=None):
+    """Seed of raced candidate ``k`` (0-based, candidate index ``k + 1``) from the base seed.
+
+    Examples
+    --------
+    >>> candidate_seed(1, 0) == candidate_seed(1, 0) != candidate_seed(1, 1)
+    True
+    """
+    entropy = [int(base), int(k)] + ([] if salt is None else [int(salt)])
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0])
+
+
+def make_candidates(strategies, *, seed, refine=None, count=None, starts=None, salt=None):
+    """The portfolio: candidate 0 is the current placement, then ``count`` raced candidates.
+
+    Parameters
+    ----------
+    strategies : sequence of str
+        Raced candidate ``k`` (index ``k + 1``) runs ``strategies[k % S]``.
+    seed : int
+        Base seed; candidate ``k + 1`` gets :func:`candidate_seed` ``(seed, k, salt)``.
+    refine : str, optional
+        Refinement of every raced candidate.
+    count : int, optional
+        Number of raced candidates, at least ``S`` (default ``S``).  The MPI layer passes the number
+        of mapping ranks, so larger jobs try more seeds and start vertices.
+    starts : sequence of int, optional
+        Start vertices; round ``k // S`` uses ``starts[(k // S) % len(starts)]``.
+    salt : int, optional
+        Mixed into the seeds (the collective race uses its own seed stream).
+
+    Returns
+    -------
+    list of Candidate
+
+    Examples
+    --------
+    >>> [c.label for c in make_candidates(["greedy", "rcm"], seed=0, refine="ta", count=3)]
+    ['current', 'greedy+ta', 'rcm+ta', 'greedy+ta']
+    """
+    strategies = tuple(strategies)
+    if not strategies:
+        raise MappingError("the portfolio has no strategies")
+    n = len(strategies) if count is None else max(int(count), len(strategies))
+    starts = None if starts is None or len(starts) == 0 else [int(s) for s in starts]
+    out = [Candidate(0, "identity")]
+    for k in range(n):
+        rnd = k // len(strategies)
+        out.append(Candidate(k + 1, strategies[k % len(strategies)], candidate_seed(seed, k, salt), refine,
+                             None if starts is None else starts[rnd % len(starts)]))
+    return out
+
+
+# ----------------------------------------------------------------------------------- outcomes and selection
+@dataclass
+class Outcome:
+    """A candidate that ran: its result, score and cost.
+
+    Attributes
+    ----------
+    candidate : Candidate
+    label : str
+        What ran (e.g. ``"greedy+ta"``, ``"multicore(greedy)"``, ``"current"``).
+    key : tuple of float
+        The score, lower is better (for mappings ``(objective, avg_congestion, hop_bytes)``).
+    metrics : dict
+        Numbers for the report (for mappings: ``objective`` and the keys of
+        :func:`libtopomap.evaluate`).
+    payload : numpy.ndarray or None
+        The result: topology vertex per process (mappings) or the rank permutation (collectives).
+    seconds : float
+    rank : int or None
+        Rank that ran it (MPI), else None.
+    note : str
+        E.g. why a refinement was skipped.
+    """
+
+    candidate: Candidate
+    label: str
+    key: tuple
+    metrics: dict
+    payload: np.ndarray | None = field(default=None, repr=False)
+    seconds: float = 0.0
+    rank: int | None = None
+    note: str = ""
+
+    def record(self):
+        """A small JSON-ready dict (no payload)."""
+        c = self.candidate
+        return {"index": c.index, "strategy": c.strategy, "label": self.label, "seed": c.seed, "refine": c.refine,
+                "start": c.start, "key": [float(x) for x in self.key], "metrics": dict(self.metrics),
+                "seconds": float(self.seconds), "rank": self.rank, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A candidate that was not run, and why."""
+
+    candidate: Candidate
+    reason: str
+
+
+def _round(x):
+    x = float(x)
+    if not math.isfinite(x):
+        return math.inf
+    return float(f"{x:.{_DIGITS}g}")
+
+
+def _order_index(strategy, index, order=STRATEGY_ORDER):
+    if index == 0:
+        return -1
+    return order.index(strategy) if strategy in order else len(order)
+
+
+def selection_key(key, strategy, index, order=STRATEGY_ORDER):
+    """The total order of the race: ``(*rounded score, strategy order, candidate index)``.
+
+    The current placement (index 0) comes first in the strategy order, then ``order``, then unknown
+    strategies.  NaN and infinite scores count as ``+inf``.  Every entry is a float, so the key can
+    be reduced component by component with ``MPI.MIN``.
+
+    Examples
+    --------
+    >>> selection_key((1.0, 2.0), "random", 3) > selection_key((1.0, 2.0), "greedy", 7)
+    True
+    """
+    return tuple(_round(x) for x in key) + (float(_order_index(strategy, index, order)), float(index))
+
+
+def select(outcomes, order=STRATEGY_ORDER):
+    """The winning outcome: lowest :func:`selection_key`."""
+    outcomes = list(outcomes)
+    if not outcomes:
+        raise MappingError("no candidate ran")
+    return min(outcomes, key=lambda o: selection_key(o.key, o.candidate.strategy, o.candidate.index, order))
+
+
+@dataclass
+class PortfolioResult:
+    """The result of a race.
+
+    Attributes
+    ----------
+    winner, baseline : Outcome
+        The chosen candidate and the current placement (the same object when nothing beat it).
+    outcomes : list of Outcome
+        Every candidate that ran, in index order (payloads only on the rank that ran them under MPI).
+    skipped : list of Skipped
+    plan : dict
+        Who ran what: ``max_memory``, ``mapping_ranks``, ``threads`` (MPI) and the estimates.
+    """
+
+    winner: Outcome
+    baseline: Outcome
+    outcomes: list
+    skipped: list
+    plan: dict = field(default_factory=dict)
+
+    @property
+    def improved(self):
+        return not self.winner.candidate.baseline
+
+
+# ----------------------------------------------------------------------------------- lower bounds
+def lower_bounds(topology, graph, slots):
+    """Cheap lower bounds of the mapping objectives, or 0 where none is known.
+
+    With at most one process per host (``max(slots) <= 1``) every edge between two processes
+    crosses at least one link, so
+
+    * hop-bytes >= the weight of the edges between distinct processes, and average dilation >=
+      that weight over the total weight;
+    * max congestion >= every process's outgoing (incoming) weight over the largest total
+      outgoing (incoming) link capacity of a usable host: all of it leaves through the host's
+      links, and the most loaded of them carries at least the capacity-weighted average; and
+      >= the total cross weight over the total arc capacity (every such edge loads at least one arc).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph
+    slots : array_like of int
+        Usable slots per vertex.
+
+    Returns
+    -------
+    dict
+        ``{"congestion", "dilation", "hopbytes"}``.
+    """
+    zero = {"congestion": 0.0, "dilation": 0.0, "hopbytes": 0.0}
+    slots = np.asarray(slots)
+    if graph.n_edges == 0 or slots.size == 0 or int(slots.max()) > 1:
+        return zero
+    src, dst, w = graph.src, graph.dst, np.asarray(graph.weights, dtype=np.float64)
+    cross = src != dst
+    total = float(w.sum())
+    wx = float(w[cross].sum())
+    if wx <= 0:
+        return zero
+    n = graph.n
+    outw = np.bincount(src[cross], weights=w[cross], minlength=n)
+    inw = np.bincount(dst[cross], weights=w[cross], minlength=n)
+    usable = np.flatnonzero(slots > 0)
+    cap = np.asarray(topology.arc_capacity, dtype=np.float64)
+    outcap = np.bincount(topology.arc_source, weights=cap, minlength=topology.n_vertices)[usable].max()
+    incap = np.bincount(topology.indices, weights=cap, minlength=topology.n_vertices)[usable].max()
+    cong = max(outw.max() / outcap, inw.max() / incap, wx / cap.sum())
+    return {"congestion": float(cong), "dilation": wx / total, "hopbytes": wx}
+
+
+def _at_bound(value, bound):
+    return bound > 0 and value <= bound * (1 + 1e-9)
+
+
+# ----------------------------------------------------------------------------------- memory
+_MIB = 1 << 20
+# Distance table of the distance oracle (libtopomap.distances.TABLE_LIMIT attachment vertices, uint8).
+_ORACLE_TABLE = 64 * _MIB
+# Hosts up to which greedy keeps a dense host-distance matrix (mappers/greedy.py).
+_GREEDY_DENSE_HOSTS = 20000
+# Hosts up to which the swap engine builds its nearest-slot table from a dense matrix, and vertices
+# up to which it keeps all-vertex hops (mappers/objectives.py).
+_NEAR_DENSE_HOSTS = 8000
+_VDIST_VERTICES = 8192
+
+
+def _sizes(topology, graph, slots=None):
+    P = int(graph.n)
+    E = int(graph.n_edges)
+    n = int(topology.n_vertices)
+    A = int(topology.n_arcs)
+    H = int(topology.hosts.size)
+    S = int(np.asarray(topology.slots if slots is None else slots).sum())
+    return P, E, n, A, H, S
+
+
+def estimate_memory(strategy, topology, graph, refine=None, *, objective="congestion", slots=None):
+    """Conservative peak memory, in bytes, of running one candidate (construction, refinement, scoring).
+
+    Counts what the candidate allocates on top of the inputs every rank already holds (topology,
+    graph).  With ``P`` processes, ``E`` communication edges, ``n`` topology vertices, ``A`` arcs
+    (two per link), ``H`` hosts and ``S`` slots:
+
+    ======================  ==================================================================
+    part                    bytes
+    ======================  ==================================================================
+    scoring (every one)     ``min(n^2, 64 MiB)`` (distance-oracle table) ``+ 48 A + 64 E + 32 P
+                            + 64 n``
+    ``identity``            ``+ 16 P``
+    ``random``              ``+ 24 S + 16 P``
+    ``rcm``                 ``+ 96 (E + A) + 64 (P + n)``
+    ``recursive``           ``+ 256 (P + E + n + A)`` (METIS copies, one level at a time)
+    ``scotch``              ``+ 400 (E + A) + 200 (P + n)`` (Python edge lists for pyscotch and
+                            Scotch's own graphs and decomposition-defined architecture)
+    ``greedy``              ``+ 2 H^2`` while ``H <= 20,000`` (dense host distances)
+                            ``+ 64 (P + n + A) + 48 E``
+    refinement (ta/2-opt)   ``+ 8 H^2`` while ``H <= 8,000`` (nearest-slot table from dense
+                            distances), ``+ n^2`` for congestion while ``n <= 8,192``
+                            (all-vertex hops), ``+ 2 H^2`` for dilation / hop-bytes (dense host
+                            distances), ``+ 8 (3 A + 6 P + 4 E + 2 S)``
+    ======================  ==================================================================
+
+    ``identity``, ``random``, ``rcm``, ``recursive`` and ``scotch`` are linear in the size of the
+    inputs; ``greedy`` and the refinements are quadratic in the number of hosts up to the thresholds
+    above (the dense matrices of the current engine) and linear beyond them.
+
+    Parameters
+    ----------
+    strategy : str
+        A mapping strategy (``identity``, ``random``, ``greedy``, ``rcm``, ``recursive``, ``scotch``).
+    topology : Topology
+    graph : CommGraph
+    refine : {None, "two-opt", "ta"}
+    objective : {"congestion", "dilation", "hopbytes"}
+    slots : array_like of int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> t, g = ltm.torus("4x4"), ltm.load_graph("stencil:4x4")
+    >>> estimate_memory("rcm", t, g) < estimate_memory("rcm", t, g, refine="ta")
+    True
+    """
+    P, E, n, A, H, S = _sizes(topology, graph, slots)
+    total = min(n * n, _ORACLE_TABLE) + 48 * A + 64 * E + 32 * P + 64 * n
+    if strategy == "identity":
+        total += 16 * P
+    elif strategy == "random":
+        total += 24 * S + 16 * P
+    elif strategy == "rcm":
+        total += 96 * (E + A) + 64 * (P + n)
+    elif strategy == "recursive":
+        total += 256 * (P + E + n + A)
+    elif strategy == "scotch":
+        total += 400 * (E + A) + 200 * (P + n)
+    elif strategy == "greedy":
+        total += (2 * H * H if H <= _GREEDY_DENSE_HOSTS else 0) + 64 * (P + n + A) + 48 * E
+    else:
+        raise MappingError(f"no memory estimate for strategy {strategy!r}")
+    if refine:
+        total += 8 * H * H if H <= _NEAR_DENSE_HOSTS else 0
+        if objective == "congestion":
+            total += n * n if n <= _VDIST_VERTICES else 0
+        else:
+            total += 2 * H * H
+        total += 8 * (3 * A + 6 * P + 4 * E + 2 * S)
+    return int(total)
+
+
+def _collective_memory(topology, nprocs, objective, n_messages):
+    """Conservative bytes of one collective rank search (collectives/rank_placement.py): the job
+    distance matrix ``int32 P x P`` and its near-mask ``P x P``, the dense host distances it is cut
+    from ``2 H^2``, per-message arrays, and for path objectives the next-hop table ``8 n x P`` and the
+    per-step arc loads ``4 (log2 P + P) A``."""
+    P, n, A, H = int(nprocs), int(topology.n_vertices), int(topology.n_arcs), int(topology.hosts.size)
+    total = min(n * n, _ORACLE_TABLE) + 5 * P * P + 2 * H * H + 64 * n_messages + 64 * P
+    if objective != "hops":
+        total += 8 * n * P + 4 * (P + max(P, 2).bit_length()) * A
+    return int(total)
+
+
+def default_max_memory():
+    """A quarter of this node's physical memory, in bytes (``SC_PHYS_PAGES x SC_PAGE_SIZE / 4``)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) // 4
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 4 << 30
+
+
+def format_bytes(b):
+    """``3.2 GB``-style text (powers of 1000).
+
+    Examples
+    --------
+    >>> format_bytes(3_200_000_000), format_bytes(512)
+    ('3.2 GB', '512 B')
+    """
+    b = float(b)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(b) < 1000 or unit == "TB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
+        b /= 1000
+
+
+def check_memory(max_memory):
+    """Validate ``max_memory`` (bytes per node, positive) or return the default."""
+    if max_memory is None:
+        return default_max_memory()
+    try:
+        ok = float(max_memory) > 0 and float(max_memory) == int(max_memory)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise MappingError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
+    return int(max_memory)
+
+
+def plan_ranks(node_of_rank, estimates, max_memory):
+    """Which ranks may map, so that no node holds more than ``max_memory`` of running strategies.
+
+    Every candidate whose estimate exceeds ``max_memory`` is skipped.  Each node runs at most
+    ``k = max_memory // peak`` candidates at once, ``peak`` being the largest estimate that fits
+    (``k = 1`` when none fits: one rank scores the current placement): its first ``k`` ranks (in
+    rank order) map, the others only wait.
+
+    Parameters
+    ----------
+    node_of_rank : array_like of int
+        A node id per rank (ranks sharing memory share the id).
+    estimates : sequence of int
+        Bytes of each candidate to place.
+    max_memory : int
+        Bytes per node.
+
+    Returns
+    -------
+    mapping_ranks : list of int
+        Round robin over the nodes (first mapping rank of every node, then the second...), so a
+        few candidates spread over nodes rather than crowding one.
+    fits : list of bool
+        Per estimate.
+
+    Examples
+    --------
+    >>> plan_ranks([0, 0, 0, 0, 4, 4], [100, 300, 900], 650)
+    ([0, 4, 1, 5], [True, True, False])
+    """
+    node_of_rank = np.asarray(node_of_rank, dtype=np.int64).reshape(-1)
+    fits = [int(e) <= max_memory for e in estimates]
+    peak = max([int(e) for e, f in zip(estimates, fits) if f], default=0)
+    k = max_memory // peak if peak > 0 else 1
+    nodes, first = np.unique(node_of_rank, return_index=True)
+    members = [np.flatnonzero(node_of_rank == nd) for nd in nodes[np.argsort(first)]]
+    out = []
+    for j in range(int(min(k, max((m.size for m in members), default=0)))):
+        out.extend(int(m[j]) for m in members if j < m.size)
+    return out, fits
+
+
+def assign_candidates(indices, mapping_ranks):
+    """Raced candidate ``indices[j]`` runs on ``mapping_ranks[j % R]``; the baseline (index 0) on
+    ``mapping_ranks[0]``.  Returns ``{rank: [candidate index, ...]}``.
+
+    Examples
+    --------
+    >>> assign_candidates([0, 1, 2, 3], [2, 0])
+    {2: [0, 1, 3], 0: [2]}
+    """
+    out = {r: [] for r in mapping_ranks}
+    raced = [i for i in indices if i != 0]
+    if 0 in indices:
+        out[mapping_ranks[0]].append(0)
+    for j, i in enumerate(raced):
+        out[mapping_ranks[j % len(mapping_ranks)]].append(i)
+    return {r: v for r, v in out.items() if v}
+
+
+def numba_threads(cores, mapping_ranks_on_node):
+    """Numba threads per mapping rank: the node's cores shared among its mapping ranks (at least 1).
+
+    Examples
+    --------
+    >>> numba_threads(16, 3), numba_threads(2, 8)
+    (5, 1)
+    """
+    return max(1, int(cores) // max(1, int(mapping_ranks_on_node)))
+
+
+@contextlib.contextmanager
+def numba_thread_limit(n):
+    """Run the block with ``numba.set_num_threads(n)`` (capped by numba's pool), then restore.
+
+    Imports numba, so use it only where a strategy is about to run anyway.
+    """
+    if n is None:
+        yield
+        return
+    import numba
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+# ----------------------------------------------------------------------------------- budgets
+#: Refinement moves per process of the default budget, and its bounds.
+MOVES_PER_PROCESS = 4
+MIN_ITERATIONS, MAX_ITERATIONS = 2000, 20000
+
+
+def default_iterations(nprocs):
+    """Default refinement budget of a portfolio candidate: ``4 P`` moves, within [2,000, 20,000].
+
+    The refinements' own default (20,000 moves, plus as many hop-bytes warm-up moves for the
+    congestion objective) spends ~4 s per candidate at P = 1,728 on a loaded 2-core machine; the
+    portfolio runs one per strategy, so a move budget proportional to the job keeps small races
+    short and, unlike a time budget, gives the same result on every run.
+
+    Examples
+    --------
+    >>> default_iterations(16), default_iterations(1728), default_iterations(262144)
+    (2000, 6912, 20000)
+    """
+    return int(min(MAX_ITERATIONS, max(MIN_ITERATIONS, MOVES_PER_PROCESS * int(nprocs))))
+
+
+# ----------------------------------------------------------------------------------- problems
+class MappingProblem:
+    """Run and score mapping candidates (the dist-graph calls and ``libtopomap map``).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph
+    slots : array_like of int, optional
+        Slots this job may use per vertex (default ``topology.slots``).
+    current : array_like of int, optional
+        Current placement (default: the usable slots filled in vertex order).
+    objective : {"congestion", "dilation", "hopbytes"}
+    time_budget : float, optional
+        Seconds for each candidate's refinement.
+    iterations : int, optional
+        Moves of each candidate's refinement.  Default (when no ``time_budget`` either):
+        :func:`default_iterations` of the number of processes, so small races stay fast and the result
+        does not depend on timing.
+
+    Notes
+    -----
+    Score: ``(objective, avg_congestion, hop_bytes)`` from :func:`libtopomap.evaluate`.  A candidate
+    whose construction already reaches :func:`lower_bounds` on both the objective and hop-bytes is
+    not refined (nothing can beat it).
+    """
+
+    kind = "mapping"
+    order = STRATEGY_ORDER
+    key_length = 3
+
+    def __init__(self, topology, graph, *, slots=None, current=None, objective="congestion", time_budget=None,
+                 iterations=None):
+        from .mappers import check_objective
+        from .mappers._common import check_slots
+
+        self.topology = topology
+        self.graph = graph
+        self.objective = check_objective(objective)
+        self.slots = check_slots(topology, slots).astype(np.int64)
+        if current is None:
+            from .mappers import map_identity
+
+            current = map_identity(topology, graph, slots=self.slots).vertices
+        self.current = np.asarray(current, dtype=np.int64)
+        self.time_budget = time_budget
+        self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
+                           else iterations)
+        self._bounds = None
+
+    @property
+    def bounds(self):
+        """:func:`lower_bounds` of this instance (computed once)."""
+        if self._bounds is None:
+            self._bounds = lower_bounds(self.topology, self.graph, self.slots)
+        return self._bounds
+
+    def estimate(self, candidate):
+        """:func:`estimate_memory` of a candidate (0 extra for the current placement's scoring is not
+        assumed: it is estimated as ``identity``)."""
+        return estimate_memory(candidate.strategy, self.topology, self.graph, candidate.refine,
+                               objective=self.objective, slots=self.slots)
+
+    def score(self, vertices):
+        """``(key, metrics)`` of a placement."""
+        from .metrics import evaluate
+
+        m = evaluate(self.topology, self.graph, vertices)
+        obj = {"congestion": m["max_congestion"], "dilation": m["avg_dilation"],
+               "hopbytes": m["hop_bytes"]}[self.objective]
+        metrics = {"objective": float(obj), **m}
+        return (float(obj), float(m["avg_congestion"]), float(m["hop_bytes"])), metrics
+
+    def at_lower_bound(self, metrics):
+        """Whether nothing can beat these metrics (objective and hop-bytes at their lower bounds)."""
+        b = self.bounds
+        return _at_bound(metrics["objective"], b[self.objective]) and _at_bound(metrics["hop_bytes"], b["hopbytes"])
+
+    def validate(self, vertices):
+        """Raise MappingError unless ``vertices`` is a placement of this job into its slots."""
+        from .mapping import check_mapping
+
+        check_mapping(self.topology, vertices, self.graph.n, slots=self.slots)
+
+    def evaluate(self, candidate):
+        """Run one candidate within its budget and score it; returns an :class:`Outcome`."""
+        t0 = time.perf_counter()
+        c = candidate
+        note = ""
+        if c.baseline:
+            verts, label = self.current.copy(), "current"
+        elif self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
+            verts, label, note = self.current.copy(), c.label, "no communication: current placement"
+        else:
+            verts, label, note, scored = self._run(c)
+            if scored is not None:
+                key, metrics = scored
+                return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note)
+        self.validate(verts)
+        key, metrics = self.score(verts)
+        return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note)
+
+    def _run(self, c):
+        from . import mappers
+
+        topo, g = self.topology, self.graph
+        where = f"strategy {c.strategy!r} (seed {c.seed}" + (
+            f", start vertex {topo.names[c.start]!r})" if c.start is not None else ")")
+        try:
+            m = mappers.map_processes(topo, g, strategy=c.strategy, slots=self.slots, current=self.current,
+                                      objective=self.objective, seed=c.seed, start=c.start)
+            verts = np.asarray(m.vertices, dtype=np.int64)
+            label = m.strategy or c.strategy
+            if not c.refine:
+                return verts, label, "", None
+            self.validate(verts)
+            key, metrics = self.score(verts)
+            if self.at_lower_bound(metrics):
+                return verts, label, f"{c.refine} skipped: at the lower bound", (key, metrics)
+            # Refine the construction in the slots map_processes used for it (the spare slots of a
+            # congestion mapping are those behind the weakest host links).
+            used = self.slots
+            if c.strategy != "identity" and self.objective == "congestion":
+                used = mappers.spare_weakest_hosts(topo, self.slots, g.n)
+            r = mappers.map_processes(topo, g, strategy="identity", slots=used, current=verts,
+                                      objective=self.objective, refine=c.refine, seed=c.seed,
+                                      time_budget=self.time_budget, iterations=self.iterations)
+            rv = np.asarray(r.vertices, dtype=np.int64)
+            self.validate(rv)
+            rkey, rmetrics = self.score(rv)
+            label = f"{label}+{c.refine}"
+            if rkey[0] <= key[0]:
+                return rv, label, "", (rkey, rmetrics)
+            return verts, label, f"{c.refine} kept the construction", (key, metrics)
+        except Exception as e:
+            raise MappingError(f"{where}: {type(e).__name__}: {e}") from e
+
+
+class CollectiveProblem:
+    """Run and score rank orders for a collective's schedule (:func:`libtopomap.reorder_for_collective`).
+
+    Parameters
+    ----------
+    topology : Topology
+    current : array_like of int
+        Vertex of each rank now.
+    steps : list
+        The collective's schedule (:func:`libtopomap.collectives.schedule`).
+    objective : {"hops", "contention", "step"}
+    iterations : int
+        Swaps per candidate.
+
+    Notes
+    -----
+    The payload of an outcome is the permutation ``perm`` (new rank ``r`` runs on
+    ``current[perm[r]]``); the score is ``(objective, total hops)``.
+    """
+
+    kind = "collective"
+    order = ("none", "two-opt", "greedy", "anneal")
+    key_length = 2
+
+    def __init__(self, topology, current, steps, *, objective="hops", iterations=200_000):
+        from .collectives import OBJECTIVES
+
+        if objective not in OBJECTIVES:
+            raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        self.topology = topology
+        self.current = np.asarray(current, dtype=np.int64)
+        self.steps = steps
+        self.objective = objective
+        self.iterations = int(iterations)
+        self._messages = sum(len(s) for s in steps) if steps is not None else 0
+
+    def estimate(self, candidate):
+        """Conservative bytes of one rank search (see :func:`estimate_memory` for the conventions)."""
+        return _collective_memory(self.topology, self.current.size, self.objective, self._messages)
+
+    def score(self, perm):
+        from .collectives import evaluate_schedule
+
+        v = self.current[np.asarray(perm, dtype=np.int64)]
+        m = evaluate_schedule(self.topology, self.steps, v, paths=self.objective != "hops")
+        obj = m[self.objective]
+        if obj is None:
+            raise MappingError(f"the {self.objective} of this schedule cannot be evaluated (route table too large)")
+        return (float(obj), float(m["hops"])), {"objective": float(obj), **m}
+
+    def validate(self, perm):
+        p = np.asarray(perm, dtype=np.int64)
+        if p.size != self.current.size or not np.array_equal(np.sort(p), np.arange(self.current.size)):
+            raise MappingError("the chosen rank order is not a permutation of the ranks")
+
+    def evaluate(self, candidate):
+        from .collectives import optimize_ranks
+
+        t0 = time.perf_counter()
+        c = candidate
+        if c.baseline:
+            perm, label = np.arange(self.current.size, dtype=np.int64), "current"
+        else:
+            try:
+                res = optimize_ranks(self.topology, self.current, self.steps, objective=self.objective,
+                                     optimizer=c.strategy, iterations=self.iterations, seed=c.seed)
+            except Exception as e:
+                raise MappingError(f"collective placement (optimizer {c.strategy!r}, seed {c.seed}): "
+                                   f"{type(e).__name__}: {e}") from e
+            perm, label = np.asarray(res.permutation, dtype=np.int64), c.strategy
+        self.validate(perm)
+        key, metrics = self.score(perm)
+        return Outcome(c, label, key, metrics, perm, time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------------- serial driver
+def _skip_reason(candidate, est, max_memory):
+    return (f"{candidate.label} skipped: estimated {format_bytes(est)} > max_memory "
+            f"{format_bytes(max_memory)} per node")
+
+
+def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outcome=None):
+    """Run every candidate here, one after the other, and select the winner.
+
+    Parameters
+    ----------
+    problem : MappingProblem or CollectiveProblem
+    candidates : list of Candidate
+        From :func:`make_candidates` (candidate 0, the current placement, is always run).
+    max_memory : int, optional
+        Bytes: a candidate estimated above it is skipped with a reason (default: a quarter of the
+        physical memory).
+    threads : int, optional
+        Numba threads while running (default: numba's own).
+    on_outcome : callable, optional
+        Called with each :class:`Outcome` as it completes.
+
+    Returns
+    -------
+    PortfolioResult
+    """
+    max_memory = check_memory(max_memory)
+    outcomes, skipped = [], []
+    estimates = {}
+    for c in candidates:
+        est = problem.estimate(c)
+        estimates[c.index] = est
+        if not c.baseline and est > max_memory:
+            skipped.append(Skipped(c, _skip_reason(c, est, max_memory)))
+            continue
+        with numba_thread_limit(threads) if threads else contextlib.nullcontext():
+            o = problem.evaluate(c)
+        outcomes.append(o)
+        if on_outcome is not None:
+            on_outcome(o)
+    winner = select(outcomes, problem.order)
+    baseline = next(o for o in outcomes if o.candidate.baseline)
+    return PortfolioResult(winner, baseline, outcomes, skipped,
+                           {"max_memory": max_memory, "estimates": estimates, "mapping_ranks": None,
+                            "threads": threads})
+
