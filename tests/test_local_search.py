@@ -22,7 +22,9 @@ def _check_state(state, topo, slots):
     assert np.all(np.bincount(state.proc_vertex, minlength=topo.n_vertices) <= slots)
 
 
-@pytest.mark.parametrize("topo", [ltm.concentrate(ltm.torus("3x3"), 2), ltm.fattree(2, 4), ltm.mesh("3x4")], ids=["ctorus", "fattree", "mesh"])
+@pytest.mark.parametrize("topo", [ltm.concentrate(ltm.torus("3x3"), 2), ltm.fattree(2, 4), ltm.mesh("3x4"),
+                                  ltm.torus("3x4x5"), ltm.concentrate(ltm.mesh("2x3x2"), 2)],
+                         ids=["ctorus", "fattree", "mesh", "torus3d", "cmesh3d"])
 @pytest.mark.parametrize("objective", ["hopbytes", "congestion"])
 def test_running_score_matches_metrics_after_random_moves(topo, objective):
     slots = topo.slots.astype(np.int64)

@@ -97,6 +97,8 @@ class SymGraph:
         self.wout = wout
         self.win = win
         self.wsum = self.wout + self.win
+        # CSR entry of the same edge seen from its other end
+        self.rev = np.searchsorted(uniq, (uniq % max(n, 1)) * max(n, 1) + r).astype(np.int64)
         self.total = float(g.weights.sum())
         self.graph = g
 
@@ -115,108 +117,154 @@ def hop_distance(oracle, u, v, scratch):
 
 
 @njit(cache=True)
-def _pair_flow(net, oracle, scratch, prune, s, t, wf, wr, traffic, work, log_arc, log_val, log_n):
-    """Add ECMP flow ``wf`` from s to t (and ``wr`` back from t to s) to ``traffic``.
+def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic, dist, sigma,
+           flow, order, log_arc, log_val, log_n):
+    """Add ECMP flow ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` (and ``sign * ewr[i]`` back)
+    to ``traffic`` for ``i < cnt``; False if a pair is unreachable.
 
-    Breadth-first search from s, level by level, stopping after the level that holds t; then the
-    unit flow at t is pushed back to s in proportion to path counts (Brandes).  With ``prune`` only
-    vertices on shortest s-t paths are visited (oracle distance to t exactly one less per level).
-    Changes are appended to ``log_arc/log_val`` while they have room (``log_n[1] = 1`` on overflow).
-    ``work = (dist, sigma, flow, order)`` must be reset (-1, 0, 0) and is reset on return.
+    Per pair: breadth-first search from s, level by level, stopping after the level that holds t;
+    then the unit flow at t is pushed back to s in proportion to path counts (Brandes).  With
+    ``prune`` (the oracle answers every vertex) only vertices on shortest s-t paths are visited
+    (oracle distance to t exactly one less per level).  Changes are appended to ``log_arc/log_val``
+    while they have room (``log_n[1] = 1`` on overflow).  ``dist`` must be -1 and ``sigma, flow`` 0
+    on entry; they are reset on return.  One call serves all pairs of a move (one call overhead).
     """
-    if s == t:
-        return True
-    indptr, indices, arc_reverse = net[0], net[1], net[2]
-    dist, sigma, flow, order = work
-    dst_t = hop_distance(oracle, s, t, scratch) if prune else 0
-    dist[s] = 0
-    sigma[s] = 1.0
-    order[0] = s
-    head = 0
-    tail = 1
-    level_end = 1
-    found = False
-    while head < tail:
-        while head < level_end:
-            v = order[head]
-            head += 1
-            dv = dist[v]
-            for a in range(indptr[v], indptr[v + 1]):
-                w = indices[a]
-                if dist[w] < 0:
-                    if prune and hop_distance(oracle, w, t, scratch) != dst_t - dv - 1:
-                        continue
-                    dist[w] = dv + 1
-                    order[tail] = w
-                    tail += 1
-                    if w == t:
-                        found = True
-                if dist[w] == dv + 1:
-                    sigma[w] += sigma[v]
-        level_end = tail
+    cap = log_arc.size
+    ok = True
+    # 3-D tori and meshes: the pruning distance written out with the dimensions and the target's
+    # coordinates hoisted (the general kernel reloads them on every call)
+    grid3 = prune and meta[0] == _kernels.KIND_GRID and meta[1] == 3
+    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
+    if grid3:
+        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    for i in range(cnt):
+        s = es[i]
+        t = et[i]
+        if s == t:
+            continue
+        wf = sign * ewf[i]
+        wr = sign * ewr[i]
+        dst_t = _kernels.hop_distance(meta, packed, table, s, t) if prune else 0
+        t0 = np.int64(packed[t, 1 if grid3 else 0])
+        t1 = np.int64(packed[t, 2 if grid3 else 0])
+        t2 = np.int64(packed[t, 3 if grid3 else 0])
+        toff = np.int64(packed[t, 0])
+        dist[s] = 0
+        sigma[s] = 1.0
+        order[0] = s
+        head = 0
+        tail = 1
+        level_end = 1
+        found = False
+        while head < tail:
+            while head < level_end:
+                v = order[head]
+                head += 1
+                dv = dist[v]
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if dist[w] < 0:
+                        if grid3:
+                            if w != t:
+                                e0 = t0 - packed[w, 1]
+                                e0 = e0 if e0 >= 0 else -e0
+                                f0 = k0 - e0
+                                e1 = t1 - packed[w, 2]
+                                e1 = e1 if e1 >= 0 else -e1
+                                f1 = k1 - e1
+                                e2 = t2 - packed[w, 3]
+                                e2 = e2 if e2 >= 0 else -e2
+                                f2 = k2 - e2
+                                dwt = (toff + packed[w, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+                                       + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+                                if dwt != dst_t - dv - 1:
+                                    continue
+                        elif prune and _kernels.hop_distance(meta, packed, table, w, t) != dst_t - dv - 1:
+                            continue
+                        dist[w] = dv + 1
+                        order[tail] = w
+                        tail += 1
+                        if w == t:
+                            found = True
+                    if dist[w] == dv + 1:
+                        sigma[w] += sigma[v]
+            level_end = tail
+            if found:
+                break
         if found:
-            break
-    if found:
-        flow[t] = 1.0
-        dt = dist[t]
-        cap = log_arc.size
-        for j in range(tail - 1, 0, -1):
+            flow[t] = 1.0
+            dt = dist[t]
+            for j in range(tail - 1, 0, -1):
+                w = order[j]
+                fw = flow[w]
+                if fw == 0.0 or dist[w] > dt:
+                    continue
+                dw = dist[w]
+                ratio = fw / sigma[w]
+                for a in range(indptr[w], indptr[w + 1]):
+                    v = indices[a]
+                    if dist[v] == dw - 1:
+                        f = ratio * sigma[v]
+                        # arc a goes w -> v; its reverse goes v -> w (the s -> t direction)
+                        ra = arc_reverse[a]
+                        traffic[ra] += wf * f
+                        traffic[a] += wr * f
+                        flow[v] += f
+                        k = log_n[0]
+                        if k + 2 <= cap:
+                            log_arc[k] = ra
+                            log_val[k] = wf * f
+                            log_arc[k + 1] = a
+                            log_val[k + 1] = wr * f
+                            log_n[0] = k + 2
+                        else:
+                            log_n[1] = 1
+        else:
+            ok = False
+        for j in range(tail):
             w = order[j]
-            fw = flow[w]
-            if fw == 0.0 or dist[w] > dt:
-                continue
-            dw = dist[w]
-            ratio = fw / sigma[w]
-            for a in range(indptr[w], indptr[w + 1]):
-                v = indices[a]
-                if dist[v] == dw - 1:
-                    f = ratio * sigma[v]
-                    # arc a goes w -> v; its reverse goes v -> w (the s -> t direction)
-                    ra = arc_reverse[a]
-                    traffic[ra] += wf * f
-                    traffic[a] += wr * f
-                    flow[v] += f
-                    k = log_n[0]
-                    if k + 2 <= cap:
-                        log_arc[k] = ra
-                        log_val[k] = wf * f
-                        log_arc[k + 1] = a
-                        log_val[k + 1] = wr * f
-                        log_n[0] = k + 2
-                    else:
-                        log_n[1] = 1
-    for j in range(tail):
-        w = order[j]
-        dist[w] = -1
-        sigma[w] = 0.0
-        flow[w] = 0.0
-    return found
+            dist[w] = -1
+            sigma[w] = 0.0
+            flow[w] = 0.0
+    return ok
 
 
 def _work(n):
-    return (np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64))
+    return np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64)
 
 
 @njit(cache=True, parallel=True)
-def _edge_traffic_pruned(net, oracle, g_ptr, g_idx, g_wout, g_win, proc_vertex, parts, nchunks):
+def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_ptr, g_idx, g_wout, g_win, proc_vertex,
+                         parts, nchunks):
     """Traffic of every edge (each undirected pair once) by pruned single-pair searches, parallel over
     chunks of processes with one traffic array per chunk.  Work: edges x shortest-path region."""
     P = g_ptr.size - 1
-    n = net[0].size - 1
+    n = indptr.size - 1
     for c in prange(nchunks):
         lo = c * P // nchunks
         hi = (c + 1) * P // nchunks
-        work = (np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64))
-        scratch = _kernels.new_search_scratch(1)
-        log_arc = np.empty(0, np.int64)
-        log_val = np.empty(0)
-        log_n = np.zeros(2, np.int64)
+        m = 0
+        for u in range(lo, hi):
+            for k in range(g_ptr[u], g_ptr[u + 1]):
+                if g_idx[k] > u:
+                    m += 1
+        es = np.empty(m, np.int64)
+        et = np.empty(m, np.int64)
+        ewf = np.empty(m)
+        ewr = np.empty(m)
+        m = 0
         for u in range(lo, hi):
             for k in range(g_ptr[u], g_ptr[u + 1]):
                 x = g_idx[k]
                 if x > u:
-                    _pair_flow(net, oracle, scratch, True, proc_vertex[u], proc_vertex[x], g_wout[k], g_win[k],
-                               parts[c], work, log_arc, log_val, log_n)
+                    es[m] = proc_vertex[u]
+                    et[m] = proc_vertex[x]
+                    ewf[m] = g_wout[k]
+                    ewr[m] = g_win[k]
+                    m += 1
+        _flows(m, es, et, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, True, parts[c],
+               np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64), np.empty(0, np.int64),
+               np.empty(0), np.zeros(2, np.int64))
     return parts
 
 
@@ -232,9 +280,9 @@ def full_traffic(topology, sym, proc_vertex, oracle=None):
     if oracle.covers_all:
         nchunks = max(1, min(numba.get_num_threads(), sym.n))
         parts = np.zeros((nchunks, t.n_arcs))
-        net = (t.indptr, t.indices, t.arc_reverse)
-        _edge_traffic_pruned(net, oracle.kernel_args, sym.indptr, sym.indices, sym.wout, sym.win,
-                             np.asarray(proc_vertex, np.int64), parts, nchunks)
+        meta, packed, table = oracle.fast_arrays
+        _edge_traffic_pruned(t.indptr, t.indices, t.arc_reverse, meta, packed, table, sym.indptr, sym.indices,
+                             sym.wout, sym.win, np.asarray(proc_vertex, np.int64), parts, nchunks)
         return parts.sum(axis=0)
     g = sym.graph
     vert = np.asarray(proc_vertex, np.int64)
@@ -248,15 +296,6 @@ def full_traffic(topology, sym, proc_vertex, oracle=None):
     ptr = np.append(start, s.size).astype(np.int64)
     return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, sources.astype(np.int64),
                                           ptr, d, w)
-
-
-@njit(cache=True)
-def _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, sign, net, oracle, scratch, prune, g_wout, g_win, traffic,
-                 work, log_arc, log_val, log_n):
-    for i in range(cnt):
-        k = nbuf_k[i]
-        _pair_flow(net, oracle, scratch, prune, proc_vertex[nbuf_u[i]], proc_vertex[nbuf_x[i]], sign * g_wout[k],
-                   sign * g_win[k], traffic, work, log_arc, log_val, log_n)
 
 
 @njit(cache=True)
@@ -377,27 +416,6 @@ def _paths_init(proc_vertex, paths, oracle, indptr, indices):
 
 # ----------------------------------------------------------------------------- the engine
 @njit(cache=True)
-def _move_edges(a, b, g_ptr, g_idx, nbuf_u, nbuf_x, nbuf_k):
-    """Edges touching a or b (the a-b edge once): fill buffers, return count."""
-    cnt = 0
-    for k in range(g_ptr[a], g_ptr[a + 1]):
-        nbuf_u[cnt] = a
-        nbuf_x[cnt] = g_idx[k]
-        nbuf_k[cnt] = k
-        cnt += 1
-    if b >= 0:
-        for k in range(g_ptr[b], g_ptr[b + 1]):
-            x = g_idx[k]
-            if x == a:
-                continue
-            nbuf_u[cnt] = b
-            nbuf_x[cnt] = x
-            nbuf_k[cnt] = k
-            cnt += 1
-    return cnt
-
-
-@njit(cache=True)
 def _move_messages(a, b, paths, buf):
     msrc, mdst, minc_ptr, minc = paths[0], paths[1], paths[4], paths[5]
     n = 0
@@ -413,41 +431,206 @@ def _move_messages(a, b, paths, buf):
     return n
 
 
-@njit(cache=True)
-def _walk(n_moves, levels, accept_kind, seed, mode, p_local, st, gr, net, oracle, ecmp, paths, scal, best_vertex,
-          best_mx_vertex, deltas_out, stall_limit, lower):
-    """``n_moves`` random swap/shift moves; move i is accepted when ``delta < levels[i]``
-    (``accept_kind`` 0) or by the Metropolis rule at temperature ``levels[i]`` (1).
+@njit(cache=True, inline="always")
+def _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count):
+    """A random move: process ``a`` and a target slot (next to a random partner of ``a`` with
+    probability ``p_local``, else uniform)."""
+    a = np.random.randint(P)
+    deg_a = g_ptr[a + 1] - g_ptr[a]
+    if deg_a > 0 and near_idx.size > 0 and np.random.random() < p_local:
+        # local move: next to the vertex of a random communication partner of a
+        x = g_idx[g_ptr[a] + np.random.randint(deg_a)]
+        vx = proc_vertex[x]
+        lo = near_ptr[vx]
+        cnt_near = near_ptr[vx + 1] - lo
+        if cnt_near == 0:
+            sb = np.random.randint(S)
+        else:
+            w = near_idx[lo + np.random.randint(cnt_near)]
+            sb = slot_first[w] + np.random.randint(slot_count[w])
+    else:
+        sb = np.random.randint(S)
+    return a, sb
 
-    ``st = (slot_vertex, occupant, proc_slot, proc_vertex, slot_first, slot_count, near_ptr, near_idx)``
-    ``gr = (g_ptr, g_idx, g_wout, g_win, g_wsum)``; ``net = (indptr, indices, arc_reverse, inv_cap)``;
-    ``ecmp = (traffic, dist, sigma, flow, order, prune, mark, acc)``; ``paths`` as for :func:`_route`.
+
+@njit(cache=True, inline="always")
+def _accepts(accept_kind, delta, level):
+    if accept_kind == 0:
+        return delta < level
+    return delta < 0.0 or np.random.random() < math.exp(-delta / level)
+
+
+@njit(cache=True)
+def _max_degree(g_ptr):
+    m = 0
+    for u in range(g_ptr.size - 1):
+        d = g_ptr[u + 1] - g_ptr[u]
+        if d > m:
+            m = d
+    return m
+
+
+@njit(cache=True)
+def _walk_hops(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wsum, g_rev, edist, meta, packed, table, indptr,
+               indices, scratch, scal, best_vertex, deltas_out, stall_limit, lower):
+    """Mode 0 (``sum w * d``): ``n_moves`` random swap/shift moves, move i accepted when
+    ``delta < levels[i]`` (``accept_kind`` 0) or by the Metropolis rule at temperature ``levels[i]`` (1).
+
+    ``edist[k]`` caches the current hop distance of CSR entry ``k`` of the graph (``g_rev[k]`` is the
+    same edge seen from the other end), so a move computes only the new distances of its edges
+    (inlined closed form or table, a search only where the oracle needs one) and an accepted move
+    writes them back.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted, improved, done).
+    """
+    np.random.seed(seed)
+    P = proc_slot.size
+    S = slot_vertex.size
+    nbuf = np.empty(2 * _max_degree(g_ptr) + 1, np.int64)
+    cur = scal[0]
+    best = scal[1]
+    best_is_current = scal[5] != 0.0
+    since_best = np.int64(scal[6])
+    has_near = near_idx.size > 0
+    grid3 = meta[0] == _kernels.KIND_GRID and meta[1] == 3
+    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
+    if grid3:
+        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    accepted = 0
+    improved = 0
+    for it in range(n_moves):
+        # (written out here: an inlined helper taking arrays costs reference counting on every move)
+        a = np.random.randint(P)
+        deg_a = g_ptr[a + 1] - g_ptr[a]
+        if deg_a > 0 and has_near and np.random.random() < p_local:
+            vx = proc_vertex[g_idx[g_ptr[a] + np.random.randint(deg_a)]]
+            lo = near_ptr[vx]
+            cnt_near = near_ptr[vx + 1] - lo
+            if cnt_near == 0:
+                sb = np.random.randint(S)
+            else:
+                w = near_idx[lo + np.random.randint(cnt_near)]
+                sb = slot_first[w] + np.random.randint(slot_count[w])
+        else:
+            sb = np.random.randint(S)
+        sa = proc_slot[a]
+        va = slot_vertex[sa]
+        vb = slot_vertex[sb]
+        if va == vb:
+            deltas_out[it] = np.nan
+            continue
+        b = occupant[sb]
+        delta = 0.0
+        c = 0
+        # the edges of a (a goes to vb), then those of b (b goes to va); the a-b edge keeps its length
+        for side in range(2 if b >= 0 else 1):
+            if side == 0:
+                lo, hi, vt, other = g_ptr[a], g_ptr[a + 1], vb, b
+            else:
+                lo, hi, vt, other = g_ptr[b], g_ptr[b + 1], va, a
+            t0 = np.int64(packed[vt, 1 if grid3 else 0])
+            t1 = np.int64(packed[vt, 2 if grid3 else 0])
+            t2 = np.int64(packed[vt, 3 if grid3 else 0])
+            toff = np.int64(packed[vt, 0])
+            for k in range(lo, hi):
+                x = g_idx[k]
+                old = edist[k]
+                if x == other:
+                    d = old
+                else:
+                    vx = proc_vertex[x]
+                    if vx == vt:
+                        d = 0
+                    elif grid3:
+                        # 3-D torus or mesh, written out with the target's coordinates and the
+                        # dimensions hoisted (the general kernel reloads them on every call)
+                        e0 = t0 - packed[vx, 1]
+                        e0 = e0 if e0 >= 0 else -e0
+                        f0 = k0 - e0
+                        e1 = t1 - packed[vx, 2]
+                        e1 = e1 if e1 >= 0 else -e1
+                        f1 = k1 - e1
+                        e2 = t2 - packed[vx, 3]
+                        e2 = e2 if e2 >= 0 else -e2
+                        f2 = k2 - e2
+                        d = (toff + packed[vx, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+                             + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+                    else:
+                        d = _kernels.hop_distance(meta, packed, table, vt, vx)
+                        if d == _kernels.NEEDS_SEARCH:
+                            d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
+                nbuf[c] = d
+                c += 1
+                delta += g_wsum[k] * np.float64(d - old)
+        new_score = cur + delta
+        deltas_out[it] = delta
+        if _accepts(accept_kind, delta, levels[it]):
+            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
+                # leaving the best state: keep a copy (before the move is applied)
+                best_vertex[:] = proc_vertex
+                best_is_current = False
+            accepted += 1
+            c = 0
+            for k in range(g_ptr[a], g_ptr[a + 1]):
+                d = nbuf[c]
+                c += 1
+                edist[k] = d
+                edist[g_rev[k]] = d
+            if b >= 0:
+                for k in range(g_ptr[b], g_ptr[b + 1]):
+                    d = nbuf[c]
+                    c += 1
+                    edist[k] = d
+                    edist[g_rev[k]] = d
+                proc_vertex[b] = va
+                proc_slot[b] = sa
+            proc_vertex[a] = vb
+            proc_slot[a] = sb
+            occupant[sb] = a
+            occupant[sa] = b
+            cur = new_score
+            if cur < best - 1e-12 * (1.0 + abs(best)):
+                best = cur
+                best_is_current = True
+                improved += 1
+                since_best = 0
+            else:
+                since_best += 1
+        else:
+            since_best += 1
+        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
+            break
+    scal[0] = cur
+    scal[1] = best
+    scal[5] = 1.0 if best_is_current else 0.0
+    scal[6] = since_best
+    return accepted, improved, n_moves
+
+
+@njit(cache=True)
+def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wout, g_win, indptr, indices, arc_reverse, inv_cap,
+               meta, packed, table, prune, traffic, dist, sigma, flow, order, mark, acc, log_arc, log_val, scal,
+               best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
+    """Mode 1 (ECMP congestion): moves as in :func:`_walk_hops`; the flows of the moved processes'
+    edges are removed and re-added (:func:`_flows`, one call each), the maximum and the sum of
+    squares updated from the logged arcs, and a rejected move undone from the log.
+
     ``scal`` (float64, updated in place): ``[cur, best, cur_max, cur_sq, best_max, best_is_current,
     since_best, best_score_max, stamp, tie, n_arcs]``.  The best state is copied to ``best_vertex`` only
     when a move leaves it (``best_is_current``).  Stops at ``stall_limit`` moves without improvement or
-    when the best reaches ``lower`` (by the maximum in mode 1).  Returns (accepted, improved, done).
+    when the best maximum reaches ``lower``.  Returns (accepted, improved, done).
     """
     np.random.seed(seed)
-    slot_vertex, occupant, proc_slot, proc_vertex, slot_first, slot_count, near_ptr, near_idx = st
-    g_ptr, g_idx, g_wout, g_win, g_wsum = gr
-    indptr, indices, inv_cap = net[0], net[1], net[3]
-    traffic, prune, mark, acc = ecmp[0], ecmp[5], ecmp[6], ecmp[7]
-    work = (ecmp[1], ecmp[2], ecmp[3], ecmp[4])
     P = proc_slot.size
     S = slot_vertex.size
-    maxdeg = 0
-    for u in range(P):
-        d = g_ptr[u + 1] - g_ptr[u]
-        if d > maxdeg:
-            maxdeg = d
-    nbuf_u = np.empty(2 * maxdeg + 1, np.int64)
-    nbuf_x = np.empty(2 * maxdeg + 1, np.int64)
-    nbuf_k = np.empty(2 * maxdeg + 1, np.int64)
-    mbuf = np.empty(paths[0].size + 1, np.int64)
-    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
-                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
-    log_arc = np.empty(_LOG if mode == 1 else 0, np.int64)
-    log_val = np.empty(_LOG if mode == 1 else 0)
+    m = 2 * _max_degree(g_ptr) + 1
+    s_old = np.empty(m, np.int64)
+    t_old = np.empty(m, np.int64)
+    s_new = np.empty(m, np.int64)
+    t_new = np.empty(m, np.int64)
+    ewf = np.empty(m)
+    ewr = np.empty(m)
     log_n = np.zeros(2, np.int64)
     cur = scal[0]
     best = scal[1]
@@ -461,93 +644,58 @@ def _walk(n_moves, levels, accept_kind, seed, mode, p_local, st, gr, net, oracle
     accepted = 0
     improved = 0
     for it in range(n_moves):
-        a = np.random.randint(P)
+        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
         sa = proc_slot[a]
-        deg_a = g_ptr[a + 1] - g_ptr[a]
-        if deg_a > 0 and near_idx.size > 0 and np.random.random() < p_local:
-            # local move: next to the vertex of a random communication partner of a
-            x = g_idx[g_ptr[a] + np.random.randint(deg_a)]
-            vx = proc_vertex[x]
-            lo = near_ptr[vx]
-            cnt_near = near_ptr[vx + 1] - lo
-            if cnt_near == 0:
-                sb = np.random.randint(S)
-            else:
-                w = near_idx[lo + np.random.randint(cnt_near)]
-                sb = slot_first[w] + np.random.randint(slot_count[w])
-        else:
-            sb = np.random.randint(S)
         va = slot_vertex[sa]
         vb = slot_vertex[sb]
         if va == vb:
             deltas_out[it] = np.nan
             continue
         b = occupant[sb]
-        new_mx = 0.0
-        new_sq = 0.0
-        nm = 0
         cnt = 0
-        if mode == 0:
-            cnt = _move_edges(a, b, g_ptr, g_idx, nbuf_u, nbuf_x, nbuf_k)
-            delta = 0.0
-            for i in range(cnt):
-                u = nbuf_u[i]
-                x = nbuf_x[i]
-                vu_old = proc_vertex[u]
-                vx_old = proc_vertex[x]
-                vu_new = vb if u == a else va
+        for k in range(g_ptr[a], g_ptr[a + 1]):
+            x = g_idx[k]
+            s_old[cnt] = va
+            t_old[cnt] = proc_vertex[x]
+            s_new[cnt] = vb
+            t_new[cnt] = va if x == b else proc_vertex[x]
+            ewf[cnt] = g_wout[k]
+            ewr[cnt] = g_win[k]
+            cnt += 1
+        if b >= 0:
+            for k in range(g_ptr[b], g_ptr[b + 1]):
+                x = g_idx[k]
                 if x == a:
-                    vx_new = vb
-                elif x == b:
-                    vx_new = va
-                else:
-                    vx_new = vx_old
-                delta += g_wsum[nbuf_k[i]] * np.float64(
-                    hop_distance(oracle, vu_new, vx_new, scratch)
-                    - hop_distance(oracle, vu_old, vx_old, scratch))
-            new_score = cur + delta
-        elif mode == 1:
-            cnt = _move_edges(a, b, g_ptr, g_idx, nbuf_u, nbuf_x, nbuf_k)
-            log_n[0] = 0
-            log_n[1] = 0
-            _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, -1.0, net, oracle, scratch, prune, g_wout, g_win,
-                         traffic, work, log_arc, log_val, log_n)
-            proc_vertex[a] = vb
+                    continue
+                s_old[cnt] = vb
+                t_old[cnt] = proc_vertex[x]
+                s_new[cnt] = va
+                t_new[cnt] = proc_vertex[x]
+                ewf[cnt] = g_wout[k]
+                ewr[cnt] = g_win[k]
+                cnt += 1
+        log_n[0] = 0
+        log_n[1] = 0
+        _flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+               dist, sigma, flow, order, log_arc, log_val, log_n)
+        _flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+               dist, sigma, flow, order, log_arc, log_val, log_n)
+        new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
+                                            cur_sq)
+        stamp += 2
+        new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
+        delta = new_score - cur
+        if new_mx < scal[4] * (1.0 - 1e-12):
+            # every evaluated state (accepted or not) also competes by the maximum alone
+            scal[4] = new_mx
+            best_mx_vertex[:] = proc_vertex
+            best_mx_vertex[a] = vb
             if b >= 0:
-                proc_vertex[b] = va
-            _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, 1.0, net, oracle, scratch, prune, g_wout, g_win,
-                         traffic, work, log_arc, log_val, log_n)
-            new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
-                                                cur_sq)
-            stamp += 2
-            new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
-            delta = new_score - cur
-            if new_mx < scal[4] * (1.0 - 1e-12):
-                # every evaluated state (accepted or not) also competes by the maximum alone
-                scal[4] = new_mx
-                best_mx_vertex[:] = proc_vertex
-        else:
-            nm = _move_messages(a, b, paths, mbuf)
-            d = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-            proc_vertex[a] = vb
-            if b >= 0:
-                proc_vertex[b] = va
-            d += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-            delta = np.float64(d)
-            new_score = cur + delta
+                best_mx_vertex[b] = va
         deltas_out[it] = delta
-        if accept_kind == 0:
-            ok = delta < levels[it]
-        else:
-            ok = delta < 0.0 or np.random.random() < math.exp(-delta / levels[it])
-        if ok:
+        if _accepts(accept_kind, delta, levels[it]):
             if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
-                # leaving the best state: keep a copy (before the move is applied)
-                best_vertex[:] = proc_vertex
-                if mode != 0:
-                    best_vertex[a] = va
-                    if b >= 0:
-                        best_vertex[b] = vb
+                best_vertex[:] = proc_vertex  # leaving the best state: keep a copy
                 best_is_current = False
             accepted += 1
             proc_vertex[a] = vb
@@ -570,31 +718,16 @@ def _walk(n_moves, levels, accept_kind, seed, mode, p_local, st, gr, net, oracle
                 since_best += 1
         else:
             since_best += 1
-            if mode == 1:
-                if log_n[1] == 0:
-                    for i in range(log_n[0]):
-                        traffic[log_arc[i]] -= log_val[i]
-                    proc_vertex[a] = va
-                    if b >= 0:
-                        proc_vertex[b] = vb
-                else:  # the log overflowed: route the flows back
-                    _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, -1.0, net, oracle, scratch, prune, g_wout,
-                                 g_win, traffic, work, log_arc, log_val, log_n)
-                    proc_vertex[a] = va
-                    if b >= 0:
-                        proc_vertex[b] = vb
-                    _apply_flows(cnt, nbuf_u, nbuf_x, nbuf_k, proc_vertex, 1.0, net, oracle, scratch, prune, g_wout,
-                                 g_win, traffic, work, log_arc, log_val, log_n)
-            elif mode == 2:
-                _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-                proc_vertex[a] = va
-                if b >= 0:
-                    proc_vertex[b] = vb
-                _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-        done = it + 1
-        reached = (scal[4] if mode == 1 else best) <= lower
-        if reached or (stall_limit > 0 and since_best >= stall_limit):
-            n_moves = done
+            if log_n[1] == 0:
+                for i in range(log_n[0]):
+                    traffic[log_arc[i]] -= log_val[i]
+            else:  # the log overflowed: route the flows back
+                _flows(cnt, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                _flows(cnt, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+        if scal[4] <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
             break
     scal[0] = cur
     scal[1] = best
@@ -603,6 +736,81 @@ def _walk(n_moves, levels, accept_kind, seed, mode, p_local, st, gr, net, oracle
     scal[5] = 1.0 if best_is_current else 0.0
     scal[6] = since_best
     scal[8] = stamp
+    return accepted, improved, n_moves
+
+
+@njit(cache=True)
+def _walk_paths(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+                slot_count, near_ptr, near_idx, g_ptr, g_idx, indptr, indices, oracle, scratch, paths, scal,
+                best_vertex, deltas_out, stall_limit, lower):
+    """Mode 2 (per-step loads of deterministic routes): moves as in :func:`_walk_hops`; the routes of
+    the moved processes' messages are removed and re-added (:func:`_route_messages`), and routed
+    back when the move is rejected.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted,
+    improved, done)."""
+    np.random.seed(seed)
+    P = proc_slot.size
+    S = slot_vertex.size
+    mbuf = np.empty(paths[0].size + 1, np.int64)
+    cur = scal[0]
+    best = scal[1]
+    best_is_current = scal[5] != 0.0
+    since_best = np.int64(scal[6])
+    accepted = 0
+    improved = 0
+    for it in range(n_moves):
+        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
+        sa = proc_slot[a]
+        va = slot_vertex[sa]
+        vb = slot_vertex[sb]
+        if va == vb:
+            deltas_out[it] = np.nan
+            continue
+        b = occupant[sb]
+        nm = _move_messages(a, b, paths, mbuf)
+        d = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        proc_vertex[a] = vb
+        if b >= 0:
+            proc_vertex[b] = va
+        d += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        delta = np.float64(d)
+        new_score = cur + delta
+        deltas_out[it] = delta
+        if _accepts(accept_kind, delta, levels[it]):
+            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
+                # leaving the best state: keep a copy (of the state before the move)
+                best_vertex[:] = proc_vertex
+                best_vertex[a] = va
+                if b >= 0:
+                    best_vertex[b] = vb
+                best_is_current = False
+            accepted += 1
+            proc_slot[a] = sb
+            occupant[sb] = a
+            occupant[sa] = b
+            if b >= 0:
+                proc_slot[b] = sa
+            cur = new_score
+            if cur < best - 1e-12 * (1.0 + abs(best)):
+                best = cur
+                best_is_current = True
+                improved += 1
+                since_best = 0
+            else:
+                since_best += 1
+        else:
+            since_best += 1
+            _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            proc_vertex[a] = va
+            if b >= 0:
+                proc_vertex[b] = vb
+            _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
+            break
+    scal[0] = cur
+    scal[1] = best
+    scal[5] = 1.0 if best_is_current else 0.0
+    scal[6] = since_best
     return accepted, improved, n_moves
 
 
@@ -630,22 +838,12 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
 
 
 def congestion_lower_bound(topology, sym, slots):
-    """A lower bound of the maximum ECMP congestion of any mapping, or 0.
+    """A lower bound of the maximum ECMP congestion of any mapping, or 0: the ``"congestion"`` entry of
+    :func:`libtopomap.portfolio.lower_bounds` (one slot per vertex: every byte a process sends leaves
+    its vertex over the vertex's arcs, and every edge loads at least one arc)."""
+    from ..portfolio import lower_bounds
 
-    With one slot per vertex, every byte a process sends leaves its vertex over the vertex's arcs, so
-    ``max c >= max_p out(p) / max_v injection(v)`` (and likewise for received volume).
-    """
-    slots = np.asarray(slots)
-    if slots.size == 0 or slots.max() > 1 or sym.indices.size == 0:
-        return 0.0
-    t = topology
-    out_cap = np.bincount(t.arc_source, weights=t.arc_capacity, minlength=t.n_vertices)
-    in_cap = np.bincount(t.indices, weights=t.arc_capacity, minlength=t.n_vertices)
-    usable = slots > 0
-    rows = np.repeat(np.arange(sym.n), np.diff(sym.indptr))
-    out_vol = np.bincount(rows, weights=sym.wout, minlength=sym.n)
-    in_vol = np.bincount(rows, weights=sym.win, minlength=sym.n)
-    return float(max(out_vol.max() / out_cap[usable].max(), in_vol.max() / in_cap[usable].max()))
+    return float(lower_bounds(topology, sym.graph, slots)["congestion"])
 
 
 class SwapState:
@@ -707,15 +905,21 @@ class SwapState:
         self.near_ptr, self.near_idx = near_slot_vertices(topology, slots) if near is None else near
         t = topology
         self.inv_cap = 1.0 / t.arc_capacity
-        self.net = (t.indptr, t.indices, t.arc_reverse, self.inv_cap)
+        self.fast = self.oracle.fast_arrays
+        self.scratch = self.oracle.new_scratch()
+        # mode 0: the current hop distance of every CSR entry of the graph (filled by recompute)
+        self.edist = np.zeros(self.sym.indices.size if self.mode == MODE_HOPS else 0, np.int64)
         if self.mode == MODE_ECMP:
             n = t.n_vertices
             self.traffic = np.zeros(t.n_arcs)
-            self.ecmp = (self.traffic,) + _work(n) + (bool(self.oracle.covers_all), np.zeros(t.n_arcs, np.int64),
-                                                      np.zeros(t.n_arcs))
+            self.work = _work(n)
+            self.prune = bool(self.oracle.covers_all)
+            self.mark = np.zeros(t.n_arcs, np.int64)
+            self.acc = np.zeros(t.n_arcs)
+            self.log_arc = np.empty(_LOG, np.int64)
+            self.log_val = np.empty(_LOG)
         else:
             self.traffic = np.zeros(1)
-            self.ecmp = (self.traffic,) + _work(1) + (False, np.zeros(1, np.int64), np.zeros(1))
         z = np.zeros(0, np.int64)
         self.paths = paths if paths is not None else (z, z, z, z, np.zeros(1, np.int64), z,
                                                       np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int64), z, 0, 0)
@@ -755,9 +959,8 @@ class SwapState:
         s = self.sym
         if self.mode == MODE_HOPS:
             rows = np.repeat(np.arange(s.n), np.diff(s.indptr))
-            up = s.indices > rows
-            d = self.oracle.pairs(self.proc_vertex[rows[up]], self.proc_vertex[s.indices[up]])
-            self.scal[0] = float(np.dot(s.wsum[up], d))
+            self.edist[:] = self.oracle.pairs(self.proc_vertex[rows], self.proc_vertex[s.indices])
+            self.scal[0] = float(np.dot(s.wsum, self.edist)) / 2.0
         elif self.mode == MODE_ECMP:
             self.traffic[:] = full_traffic(self.topology, s, self.proc_vertex, self.oracle)
             mx, sq = _congestion_stats(self.traffic, self.inv_cap)
@@ -791,18 +994,36 @@ class SwapState:
         seed = int(rng.integers(0, 2**31 - 1))
         levels = np.ascontiguousarray(levels, dtype=np.float64)
         deltas = np.full(levels.size, np.nan)
-        st = (self.slot_vertex, self.occupant, self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
-              self.near_ptr, self.near_idx)
-        s = self.sym
-        gr = (s.indptr, s.indices, s.wout, s.win, s.wsum)
-        acc, imp, done = _walk(levels.size, levels, 1 if metropolis else 0, seed, self.mode, float(p_local), st, gr,
-                               self.net, self.oracle.kernel_args, self.ecmp, self.paths, self.scal, self.best,
-                               self.best_max_vertices, deltas, int(stall_limit), float(lower))
+        kind = 1 if metropolis else 0
+        s, t = self.sym, self.topology
+        meta, packed, table = self.fast
+        if self.mode == MODE_HOPS:
+            acc, imp, done = _walk_hops(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
+                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
+                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wsum, s.rev, self.edist,
+                                        meta, packed, table, t.indptr, t.indices, self.scratch, self.scal, self.best,
+                                        deltas, int(stall_limit), float(lower))
+        elif self.mode == MODE_ECMP:
+            dist, sigma, flow, order = self.work
+            acc, imp, done = _walk_ecmp(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
+                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
+                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wout, s.win, t.indptr,
+                                        t.indices, t.arc_reverse, self.inv_cap, meta, packed, table, self.prune,
+                                        self.traffic, dist, sigma, flow, order, self.mark, self.acc, self.log_arc,
+                                        self.log_val, self.scal, self.best, self.best_max_vertices, deltas,
+                                        int(stall_limit), float(lower))
+        else:
+            acc, imp, done = _walk_paths(levels.size, levels, kind, seed, float(p_local), self.slot_vertex,
+                                         self.occupant, self.proc_slot, self.proc_vertex, self.slot_first,
+                                         self.slot_count, self.near_ptr, self.near_idx, s.indptr, s.indices, t.indptr,
+                                         t.indices, self.oracle.kernel_args, self.scratch, self.paths, self.scal,
+                                         self.best, deltas, int(stall_limit), float(lower))
         return acc, imp, done, deltas[:done]
 
 
 def hops_lower_bound(sym, slots):
-    """``sum w`` when no two processes can share a vertex (every edge has dilation >= 1), else 0."""
+    """``sum w`` of the edges between distinct processes when no two processes can share a vertex
+    (every such edge has dilation >= 1), else 0: :func:`libtopomap.portfolio.lower_bounds`."""
     if np.asarray(slots).max(initial=0) > 1:
         return 0.0
     return float(sym.wsum.sum() / 2.0)
