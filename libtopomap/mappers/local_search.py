@@ -1054,8 +1054,8 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     stall_limit : int
         Stop after this many moves without improving the best (0: never).
     lower : float, optional
-        Stop when the best reaches this objective value (default: the lower bounds of
-        :func:`hops_lower_bound` / :func:`congestion_lower_bound`).
+        Stop when the best reaches this objective value (default: the hop-bytes or congestion bound
+        of :func:`libtopomap.portfolio.lower_bounds`; none for path objectives).
 
     Returns
     -------
@@ -1075,12 +1075,13 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     start_score = state.score
     start_value = state.current_max() if mode == MODE_ECMP else start_score
     if lower is None:
-        if mode == MODE_HOPS:
-            lower = hops_lower_bound(state.sym, slots)
-        elif mode == MODE_ECMP:
-            lower = congestion_lower_bound(topology, state.sym, slots)
-        else:
+        if mode == MODE_PATHS:
             lower = -np.inf
+        else:
+            from ..portfolio import lower_bounds
+
+            bounds = lower_bounds(topology, state.sym.graph, slots)
+            lower = bounds["hopbytes"] if mode == MODE_HOPS else bounds["congestion"]
     stats = {"iterations": 0, "accepted": 0, "start": start_score, "best": start_score, "start_value": start_value,
              "best_value": start_value, "setup_seconds": setup, "stopped": "moves"}
     if (state.slot_vertex.size < 2 or np.unique(state.slot_vertex).size < 2 or state.sym.indices.size == 0
