@@ -310,10 +310,14 @@ _MIB = 1 << 20
 _ORACLE_TABLE = 64 * _MIB
 # Hosts up to which greedy keeps a dense host-distance matrix (mappers/greedy.py).
 _GREEDY_DENSE_HOSTS = 20000
-# Hosts up to which the swap engine builds its nearest-slot table from a dense matrix, and vertices
-# up to which it keeps all-vertex hops (mappers/objectives.py).
-_NEAR_DENSE_HOSTS = 8000
-_VDIST_VERTICES = 8192
+# The local-search engine (mappers/local_search.py) is linear: per usable host its nearest slot
+# vertices (k = NEAR_SLOTS = 12 with the ties at the k-th distance; int64, counted as 4 k), per
+# vertex the k-nearest and ECMP search scratch; for congestion the move log (_LOG entries of
+# 16 bytes) and one partial traffic array per thread while the start is evaluated (up to 16).
+_NEAR_BYTES_PER_HOST = 8 * 4 * 12
+_SEARCH_BYTES_PER_VERTEX = 48
+_ECMP_LOG = 16 * _MIB
+_TRAFFIC_PARTS = 16
 
 
 def _sizes(topology, graph, slots=None):
@@ -346,15 +350,15 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
                             Scotch's own graphs and decomposition-defined architecture)
     ``greedy``              ``+ 2 H^2`` while ``H <= 20,000`` (dense host distances)
                             ``+ 64 (P + n + A) + 48 E``
-    refinement (ta/2-opt)   ``+ 8 H^2`` while ``H <= 8,000`` (nearest-slot table from dense
-                            distances), ``+ n^2`` for congestion while ``n <= 8,192``
-                            (all-vertex hops), ``+ 2 H^2`` for dilation / hop-bytes (dense host
-                            distances), ``+ 8 (3 A + 6 P + 4 E + 2 S)``
+    refinement (ta/2-opt)   ``+ 384 H`` (nearest slot vertices) ``+ 48 n`` (search scratch)
+                            ``+ 8 (3 A + 6 P + 12 E + 2 S)``; for congestion also ``+ 16 MiB``
+                            (move log) ``+ 128 A`` (per-thread traffic of the start, 16 threads)
     ======================  ==================================================================
 
-    ``identity``, ``random``, ``rcm``, ``recursive`` and ``scotch`` are linear in the size of the
-    inputs; ``greedy`` and the refinements are quadratic in the number of hosts up to the thresholds
-    above (the dense matrices of the current engine) and linear beyond them.
+    ``identity``, ``random``, ``rcm``, ``recursive``, ``scotch`` and the refinements (the
+    local-search engine keeps no distance matrix) are linear in the size of the inputs; ``greedy``
+    is quadratic in the number of hosts up to the threshold above (a dense host-distance matrix)
+    and linear beyond it.
 
     Parameters
     ----------
@@ -394,24 +398,21 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
     else:
         raise MappingError(f"no memory estimate for strategy {strategy!r}")
     if refine:
-        total += 8 * H * H if H <= _NEAR_DENSE_HOSTS else 0
+        total += _NEAR_BYTES_PER_HOST * H + _SEARCH_BYTES_PER_VERTEX * n + 8 * (3 * A + 6 * P + 12 * E + 2 * S)
         if objective == "congestion":
-            total += n * n if n <= _VDIST_VERTICES else 0
-        else:
-            total += 2 * H * H
-        total += 8 * (3 * A + 6 * P + 4 * E + 2 * S)
+            total += _ECMP_LOG + 8 * _TRAFFIC_PARTS * A
     return int(total)
 
 
 def _collective_memory(topology, nprocs, objective, n_messages):
-    """Conservative bytes of one collective rank search (collectives/rank_placement.py): the job
-    distance matrix ``int32 P x P`` and its near-mask ``P x P``, the dense host distances it is cut
-    from ``2 H^2``, per-message arrays, and for path objectives the next-hop table ``8 n x P`` and the
-    per-step arc loads ``4 (log2 P + P) A``."""
-    P, n, A, H = int(nprocs), int(topology.n_vertices), int(topology.n_arcs), int(topology.hosts.size)
-    total = min(n * n, _ORACLE_TABLE) + 5 * P * P + 2 * H * H + 64 * n_messages + 64 * P
+    """Conservative bytes of one collective rank search (collectives/rank_placement.py on the
+    local-search engine, no ``P x P``, ``H x H`` or ``n x P`` array): the distance oracle's table,
+    per-message and per-process arrays, the one-hop neighbour lists ``16 (A + P)``, the search
+    scratch ``56 n``, and for path objectives the per-step arc loads ``4 (log2 P + P) A``."""
+    P, n, A = int(nprocs), int(topology.n_vertices), int(topology.n_arcs)
+    total = min(n * n, _ORACLE_TABLE) + 64 * n_messages + 64 * P + 16 * (A + P) + 56 * n
     if objective != "hops":
-        total += 8 * n * P + 4 * (P + max(P, 2).bit_length()) * A
+        total += 4 * (P + max(P, 2).bit_length()) * A
     return int(total)
 
 

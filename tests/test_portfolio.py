@@ -99,7 +99,7 @@ def test_estimate_memory_formulas():
     assert estimate_memory("identity", topo, g) == score + 16 * P
     assert estimate_memory("rcm", topo, g) == score + 96 * (E + A) + 64 * (P + n)
     assert estimate_memory("greedy", topo, g) == score + 2 * H * H + 64 * (P + n + A) + 48 * E
-    refine = 8 * H * H + n * n + 8 * (3 * A + 6 * P + 4 * E + 2 * topo.slots.sum())
+    refine = 384 * H + 48 * n + 8 * (3 * A + 6 * P + 12 * E + 2 * topo.slots.sum()) + 16 * 2**20 + 128 * A
     assert estimate_memory("rcm", topo, g, refine="ta") == estimate_memory("rcm", topo, g) + refine
     # the linear strategies stay linear beyond the dense thresholds: 262,144 processes on a 64^3 torus
     mid, mg = ltm.torus("32x32x32"), ltm.load_graph("stencil:32x32x32")
@@ -107,6 +107,9 @@ def test_estimate_memory_formulas():
     for s in ("identity", "random", "rcm", "recursive", "scotch", "greedy"):
         assert estimate_memory(s, big, bg) <= 8 * estimate_memory(s, mid, mg)
     assert estimate_memory("recursive", big, bg) < 1.5 * 2**30
+    for obj in ("congestion", "hopbytes"):  # so do the refinements (no distance matrix in the engine)
+        assert estimate_memory("identity", big, bg, refine="ta", objective=obj) <= 8 * estimate_memory(
+            "identity", mid, mg, refine="ta", objective=obj)
     with pytest.raises(MappingError):
         estimate_memory("magic", topo, g)
     assert format_bytes(3.2e9) == "3.2 GB"

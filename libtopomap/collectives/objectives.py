@@ -15,17 +15,21 @@ A *placement* is ``vertices[r]``, the topology vertex that runs rank ``r``.  Thr
     the time of a bulk-synchronous schedule in which a link carries one message per time unit.
 
 Routes are deterministic single shortest paths (at every vertex the next hop is the lowest-index
-neighbour one hop closer to the destination), like the Floyd minimal-path routing of the thesis'
+neighbour one hop closer to the destination, found from the topology's distance oracle), like the Floyd minimal-path routing of the thesis'
 SimGrid model (Table 3.3).  Arcs are link directions: full-duplex links, opposite messages do not
 contend.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit
 
+from .. import _kernels
 from ..errors import MappingError
+from ..mappers.local_search import hop_distance, next_arc
 
 __all__ = ["OBJECTIVES", "total_hops", "contention", "step_model", "evaluate_schedule", "job_distances",
            "next_hop_arcs", "route"]
@@ -48,12 +52,17 @@ def _placement(topology, vertices):
 
 
 def job_distances(topology, nodes):
-    """Hop distances between the job's nodes, ``(m, m)`` ``int32`` (``nodes`` may repeat a vertex)."""
+    """Hop distances between the job's nodes, ``(m, m)`` ``int32`` (``nodes`` may repeat a vertex).
+
+    .. deprecated::
+        An ``m x m`` matrix; use ``topology.distances.pairs(a, b)`` (no code in the library uses it).
+    """
+    warnings.warn("job_distances is deprecated (P x P memory); use topology.distances.pairs(a, b)",
+                  DeprecationWarning, stacklevel=2)
     nodes = _placement(topology, nodes)
-    uniq, inv = np.unique(nodes, return_inverse=True)
-    k = uniq.size
-    d = topology.distances.pairs(np.repeat(uniq, k), np.tile(uniq, k)).astype(np.int32).reshape(k, k)
-    return np.ascontiguousarray(d[np.ix_(inv, inv)])
+    m = nodes.size
+    d = topology.distances.pairs(np.repeat(nodes, m), np.tile(nodes, m)).astype(np.int32).reshape(m, m)
+    return np.ascontiguousarray(d)
 
 
 @njit(cache=True)
@@ -74,17 +83,19 @@ def _next_hop_kernel(indptr, indices, dist, out):
 def next_hop_arcs(topology, destinations):
     """``out[t, v]``: CSR arc leaving vertex ``v`` on the route towards ``destinations[t]`` (-1 at it).
 
-    The next hop is the lowest-index neighbour one hop closer (a deterministic minimal route).
+    The next hop is the lowest-index neighbour one hop closer (a deterministic minimal route).  A
+    ``destinations x n`` table for inspection; the objectives and optimizers do not build it, they
+    find each next hop from oracle distances (:func:`libtopomap.mappers.local_search.next_arc`).
 
     Raises
     ------
     MappingError
-        When the table would exceed 2**28 entries (use the ``hops`` objective on such sizes).
+        When the table would exceed 2**28 entries.
     """
     dest = np.asarray(destinations, dtype=np.int64)
     if dest.size * topology.n_vertices > _MAX_TABLE:
         raise MappingError(f"a route table for {dest.size} destinations on {topology.n_vertices} vertices is "
-                           "too large; use the 'hops' objective")
+                           "too large")
     dist = topology.hop_distances(dest)
     out = np.empty(dist.shape, dtype=np.int32)
     _next_hop_kernel(topology.indptr, topology.indices, dist, out)
@@ -93,18 +104,29 @@ def next_hop_arcs(topology, destinations):
 
 def route(topology, src, dst, table=None):
     """The CSR arcs of the deterministic route from vertex ``src`` to vertex ``dst`` (a list)."""
-    table = next_hop_arcs(topology, [dst]) if table is None else table
+    if table is not None:
+        arcs, v = [], int(src)
+        while v != dst:
+            a = int(table[0, v])
+            arcs.append(a)
+            v = int(topology.indices[a])
+        return arcs
+    o = topology.distances
+    scratch = o.new_scratch()
     arcs, v = [], int(src)
+    dv = int(o.pairs([v], [dst])[0])
     while v != dst:
-        a = int(table[0, v])
+        a = int(next_arc(o.kernel_args, scratch, topology.indptr, topology.indices, v, int(dst), dv))
         arcs.append(a)
         v = int(topology.indices[a])
+        dv -= 1
     return arcs
 
 
 @njit(cache=True)
-def _path_costs(msrc, mdst, mstep, sweight, n_steps, pos, nodes, table, heads, n_arcs):
-    """(contention, step sum) of messages sorted by step; one arc-load array reused per step."""
+def _path_costs(msrc, mdst, mstep, sweight, n_steps, vert, oracle, scratch, indptr, indices, n_arcs):
+    """(contention, step sum) of messages sorted by step; one arc-load array reused per step.  Routes
+    are found hop by hop from oracle distances (no route table)."""
     load = np.zeros(n_arcs, dtype=np.int64)
     cont = 0
     stepsum = 0
@@ -115,12 +137,11 @@ def _path_costs(msrc, mdst, mstep, sweight, n_steps, pos, nodes, table, heads, n
         mx = 0
         c = 0
         while k < msrc.size and mstep[k] == t:
-            ps = pos[msrc[k]]
-            pd = pos[mdst[k]]
-            v = nodes[ps]
-            target = nodes[pd]
+            v = vert[msrc[k]]
+            target = vert[mdst[k]]
+            dv = hop_distance(oracle, v, target, scratch)
             while v != target:
-                a = table[pd, v]
+                a = next_arc(oracle, scratch, indptr, indices, v, target, dv)
                 if load[a] == 0:
                     buf[nt] = a
                     nt += 1
@@ -129,7 +150,8 @@ def _path_costs(msrc, mdst, mstep, sweight, n_steps, pos, nodes, table, heads, n
                 load[a] += 1
                 if load[a] > mx:
                     mx = load[a]
-                v = heads[a]
+                v = indices[a]
+                dv -= 1
             k += 1
         for i in range(nt):
             load[buf[i]] = 0
@@ -177,8 +199,7 @@ def total_hops(topology, steps, vertices):
     if src.size == 0:
         return 0
     _check_ranks(src, dst, v.size)
-    d = job_distances(topology, v)
-    return int(d[src, dst].sum())
+    return int(topology.distances.pairs(v[src], v[dst]).sum())
 
 
 def _path_eval(topology, steps, v):
@@ -187,10 +208,9 @@ def _path_eval(topology, steps, v):
     if src.size == 0:
         return 0, 0
     _check_ranks(src, dst, v.size)
-    uniq, inv = np.unique(v, return_inverse=True)
-    table = next_hop_arcs(topology, uniq)
-    c, s = _path_costs(src, dst, stepid, sw, len(usteps), inv.astype(np.int64), uniq.astype(np.int64), table,
-                       topology.indices.astype(np.int64), topology.n_arcs)
+    o = topology.distances
+    c, s = _path_costs(src, dst, stepid, sw, len(usteps), v, o.kernel_args, o.new_scratch(), topology.indptr,
+                       topology.indices, topology.n_arcs)
     return int(c), int(s)
 
 
@@ -206,7 +226,7 @@ def step_model(topology, steps, vertices):
 
 def evaluate_schedule(topology, steps, vertices, *, paths=True):
     """All objectives of a placement: ``{"hops", "contention", "step"}`` (the last two ``None`` when
-    ``paths`` is false or the route table would be too large)."""
+    ``paths`` is false)."""
     v = _placement(topology, vertices)
     out = {"hops": total_hops(topology, steps, v), "contention": None, "step": None}
     if paths:

@@ -1,12 +1,19 @@
-"""Threshold accepting refinement (Hoefler & Snir, ICS'11, section 3.5; Dueck & Scheuer 1990)."""
+"""Threshold accepting refinement (Hoefler & Snir, ICS'11, section 3.5; Dueck & Scheuer 1990).
+
+A schedule over the one local-search engine (:mod:`libtopomap.mappers.local_search`): the
+acceptance level of a move is a threshold that falls linearly to zero over the budget.
+"""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from ._common import finish, prepare
 from .baselines import initial_vertices
-from .objectives import check_objective, local_search, objective_value
+from .local_search import SwapState, local_search
+from .objectives import check_objective
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds"]
 
@@ -24,16 +31,65 @@ def ta_thresholds(progress, size, scale, *, start=TA_START, inner=TA_INNER):
     return np.full(size, start * scale * (1.0 - min(max(progress, 0.0), 1.0)))
 
 
+def _stall(n):
+    """Moves without improvement after which a threshold walk stops (it has converged)."""
+    return max(5000, 50 * n)
+
+
+def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budget=None, iterations=None,
+                        warmup=0.15, t_start=None):
+    """The search behind :func:`refine_threshold_accepting`, on validated input.
+
+    Returns
+    -------
+    vertices : numpy.ndarray
+        Never worse than ``start`` in ``objective`` (``start`` itself otherwise).
+    start_value, best_value : float
+        The objective (hop-bytes for ``dilation``) of ``start`` and of the result, as evaluated by
+        the engine (exact, up to float rounding of the running congestion).
+    stats : dict
+        Of the last walk (see :func:`~libtopomap.mappers.local_search.local_search`).
+    """
+    t0 = time.perf_counter() if t_start is None else t_start
+    start = np.asarray(start, np.int64)
+    search_objective = "hopbytes" if objective == "dilation" else objective
+    state = SwapState(topology, g, start, slots, search_objective)
+    start_value = state.current_max() if objective == "congestion" else state.score
+    current = start
+    budget = time_budget
+    if objective == "congestion" and warmup > 0:
+        from .local_search import congestion_lower_bound
+
+        if start_value > congestion_lower_bound(topology, state.sym, slots) * (1 + 1e-12):
+            # hop-bytes moves cost ~1000x less than ECMP re-routing: shorten the paths first
+            wb = None if time_budget is None else max(warmup * time_budget - (time.perf_counter() - t0), 0.0)
+            if wb is None or wb > 0:
+                current, _ = local_search(topology, state.sym, current, slots, "hopbytes",
+                                          thresholds_fn=ta_thresholds, rng=rng, time_budget=wb, iterations=iterations,
+                                          stall_limit=_stall(g.n))
+            if time_budget is not None:
+                budget = max(time_budget - (time.perf_counter() - t0), 0.0)
+                t0 = time.perf_counter()
+            if not np.array_equal(current, start):
+                state = None  # a new state from the warmed-up mapping
+    best, stats = local_search(topology, g if state is None else state.sym, current, slots, search_objective,
+                               thresholds_fn=ta_thresholds, rng=rng, time_budget=budget, iterations=iterations,
+                               stall_limit=_stall(g.n), state=state, t_start=t0)
+    if stats["best_value"] > start_value:
+        return start, start_value, start_value, stats
+    return best, start_value, stats["best_value"], stats
+
+
 def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion",
                                time_budget=None, iterations=None, warmup=0.15):
     """Improve a mapping by threshold accepting: a random walk that also takes worse moves, as long
     as they are worse by less than a threshold that falls to zero over the budget.
 
-    Moves swap two random processes (or move one to a free slot).  Each move is evaluated
-    incrementally: only the edges of the moved processes change, and for the congestion objective
-    only their ECMP flows are removed from and re-added to the per-arc traffic (one single-pair
-    BFS per edge), so a move costs ``O(degree x path ball + arcs)`` and P = 1728 runs at tens of
-    thousands of moves per second.  The best mapping seen is returned.
+    Moves swap two processes or shift one to a free slot (nine in ten next to a communication
+    partner).  Each move is evaluated incrementally by the engine of
+    :mod:`~libtopomap.mappers.local_search`: only the edges of the moved processes change (oracle
+    hop distances, or for congestion their ECMP flows removed and re-added), so a move costs
+    ``O(degree x path region)`` and no distance matrix is built.  The best mapping seen is returned.
 
     Parameters
     ----------
@@ -45,9 +101,11 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     seed : int, optional
     objective : {"congestion", "dilation", "hopbytes"}
         For congestion the walk minimises ``max c + sqrt(mean c^2)`` over arcs (the smooth
-        term breaks the plateaus of the maximum); the returned mapping is the best by that score.
+        term breaks the plateaus of the maximum); the returned mapping is the better by the maximum
+        of the best-by-score and best-by-maximum states.
     time_budget : float, optional
-        Seconds (the threshold schedule follows the fraction of the budget used).
+        Seconds of wall time for the whole call, setup and final evaluation included (checked
+        every ~20 ms).
     iterations : int, optional
         Moves (default 20000 when no time budget is given).
     warmup : float
@@ -62,34 +120,25 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
 
     Notes
     -----
-    LibTopoMap's loop never walked: each trial swapped two entries of the *input* mapping and kept
-    the best.  Here accepted moves change the current state, thresholds decrease in a staircase
-    (one level per chunk of 2000 moves; the paper used 20 per level), and the threshold scale is the
-    median worsening seen in a first descent chunk.  Nine moves in ten put a process next to one of
-    its communication partners (one of the 12 nearest slot vertices of the partner's vertex), the
-    rest go to a uniformly random slot.  Congestion is the exact ECMP model of section 2.5,
-    not Algorithm 3's estimate.
+    The walk stops early when the objective reaches a lower bound (every edge at dilation 1; the
+    largest per-process volume over the largest injection capacity for congestion) or after
+    ``max(5000, 50 P)`` moves without improvement.  LibTopoMap's loop never walked: each trial
+    swapped two entries of the *input* mapping and kept the best.  Here accepted moves change the
+    current state, thresholds decrease in a staircase (one level per compiled chunk of ~20 ms; the
+    paper used 20 moves per level), and the threshold scale is the median worsening seen in a first
+    descent chunk.  Congestion is the exact ECMP model of section 2.5, not Algorithm 3's estimate.
 
     References
     ----------
-    T. Hoefler and M. Snir, ICS'11, section 3.5.
+    T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
+    Architectures", ICS'11, section 3.5 (threshold accepting).
     G. Dueck and T. Scheuer, "Threshold accepting: a general purpose optimization algorithm appearing
     superior to simulated annealing", J. Comput. Phys. 90(1), 1990.
     """
+    t0 = time.perf_counter()
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
     start = initial_vertices(topology, g, slots, mapping)
-    current = start
-    if objective == "congestion" and warmup > 0:
-        # hop-bytes moves cost ~1000x less than ECMP re-routing: shorten the paths first
-        wb = None if time_budget is None else warmup * time_budget
-        wi = None if iterations is None else iterations
-        current, _ = local_search(topology, g, current, slots, "hopbytes", thresholds_fn=ta_thresholds, rng=rng,
-                                  time_budget=wb, iterations=wi)
-        if time_budget is not None:
-            time_budget = time_budget * (1.0 - warmup)
-    best, _stats = local_search(topology, g, current, slots, objective, thresholds_fn=ta_thresholds, rng=rng,
-                                time_budget=time_budget, iterations=iterations)
-    if objective_value(topology, g, best, objective) > objective_value(topology, g, start, objective):
-        best = start
+    best, _, _, _ = threshold_accepting(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
+                                        iterations=iterations, warmup=warmup, t_start=t0)
     return finish(topology, best, slots, "ta")

@@ -1,12 +1,20 @@
-"""Two-opt rank placement (Cui 2024, section 3.3.2) applied to a general communication graph."""
+"""Two-opt rank placement (Cui 2024, section 3.3.2) applied to a general communication graph.
+
+A schedule over the one local-search engine (:mod:`libtopomap.mappers.local_search`): every move is
+accepted only when it lowers the objective (threshold 0), until the budget is spent, the search
+stalls, or the objective reaches its lower bound.
+"""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from ._common import finish, prepare
 from .baselines import initial_vertices
-from .objectives import check_objective, local_search
+from .local_search import local_search
+from .objectives import check_objective
 
 __all__ = ["refine_two_opt"]
 
@@ -15,13 +23,31 @@ def _zeros(progress, size, scale):
     return np.zeros(size)
 
 
+def two_opt(topology, g, start, slots, objective, *, rng, time_budget=None, iterations=None, stall=None,
+            t_start=None):
+    """The search behind :func:`refine_two_opt`, on validated input.
+
+    Returns ``(vertices, start_value, best_value, stats)`` as
+    :func:`~libtopomap.mappers.threshold_accepting.threshold_accepting` does.
+    """
+    stall = max(2000, 20 * g.n) if stall is None else int(stall)
+    search_objective = "hopbytes" if objective == "dilation" else objective
+    best, stats = local_search(topology, g, np.asarray(start, np.int64), slots, search_objective, thresholds_fn=_zeros,
+                               rng=rng, time_budget=time_budget, iterations=iterations, stall_limit=stall,
+                               t_start=t_start, calibrate=False)
+    if stats["best_value"] > stats["start_value"]:
+        return np.asarray(start), stats["start_value"], stats["start_value"], stats
+    return best, stats["start_value"], stats["best_value"], stats
+
+
 def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion", time_budget=None,
                    iterations=None, stall=None):
     """Improve a mapping by random swaps that are kept only when the objective drops.
 
     Two random processes swap vertices (or one process moves to a free slot); the move is kept if
-    the objective decreases, otherwise undone.  Each move is evaluated incrementally: only the
-    edges of the moved processes are re-measured (their hops, or for congestion their ECMP flows).
+    the objective decreases, otherwise undone.  Each move is evaluated incrementally by the engine
+    of :mod:`~libtopomap.mappers.local_search`: only the edges of the moved processes are
+    re-measured (their oracle hop distances, or for congestion their ECMP flows).
 
     Parameters
     ----------
@@ -34,7 +60,7 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
     seed : int, optional
     objective : {"congestion", "dilation", "hopbytes"}
     time_budget : float, optional
-        Seconds.
+        Seconds of wall time, setup and final evaluation included.
     iterations : int, optional
         Moves to try (default 20000 when no time budget is given).
     stall : int, optional
@@ -43,18 +69,17 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
     Returns
     -------
     Mapping
-        The best mapping seen (for congestion: by the search score ``max c + sqrt(mean c^2)``;
-        :func:`map_processes` keeps the construction when the refinement is not better).
+        The best mapping seen, never worse than ``mapping`` in ``objective``.
 
     References
     ----------
     K. Cui, "Efficient Collective Communication in Interconnection Networks with Shortcut Network
     Topologies", PhD thesis, 2024, section 3.3.2 (two-opt rank placement).
     """
+    t0 = time.perf_counter()
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     check_objective(objective)
     start = initial_vertices(topology, g, slots, mapping)
-    stall = max(2000, 20 * g.n) if stall is None else int(stall)
-    best, _stats = local_search(topology, g, start, slots, objective, thresholds_fn=_zeros, rng=rng,
-                                time_budget=time_budget, iterations=iterations, stall_limit=stall)
+    best, _, _, _ = two_opt(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
+                            iterations=iterations, stall=stall, t_start=t0)
     return finish(topology, best, slots, "two-opt")

@@ -1,0 +1,1167 @@
+"""One swap/shift local-search engine behind every refinement and rank-placement optimizer.
+
+A state is a bijection from processes into the usable slots of a topology.  A *move* takes a random
+process ``a`` and a target slot: a slot on a vertex near one of ``a``'s communication partners (the
+``k`` nearest slot vertices of the partner's vertex, :func:`libtopomap._kernels.k_nearest`), or a
+uniformly random slot.  When the slot is occupied by ``b`` the two processes *swap*, otherwise ``a``
+*shifts* to the free slot.  Only the communication edges of ``a`` and ``b`` change, so the objective
+is updated by deltas:
+
+``hops`` (mode 0)
+    ``sum w * d``: hop-bytes, weighted dilation, or the collectives' total hops.  Distances come from
+    the topology's :class:`~libtopomap.distances.DistanceOracle` inside the kernel (closed forms on
+    generated tori/meshes/hypercubes, a bounded table, else a bidirectional search): no all-pairs
+    matrix is ever built.  The current distance of every edge is cached, so a move computes only the
+    new distances of its edges (3-D grids written out inline, other oracles through
+    :func:`libtopomap._kernels.hop_distance`).
+``ecmp`` (mode 1)
+    Maximum arc congestion under ECMP routing (Hoefler & Snir, ICS'11, section 2.5).  The ECMP
+    flows of the moved processes' edges are removed from and re-added to a per-arc traffic array by
+    single-pair breadth-first searches, pruned to the shortest-path vertices with oracle distances
+    when the oracle answers for every vertex (``covers_all``).  The maximum and the sum of squares of
+    the congestion are updated from the changed arcs only (a full rescan only when an arc at the
+    maximum dropped).  The walk minimises ``max c + sqrt(mean c^2)``: the smooth term breaks the
+    plateaus of the maximum; the best state by the maximum alone is kept as well.
+``paths`` (mode 2)
+    Per-step loads of deterministic single shortest routes (Cui 2024's contention, or our step
+    model), for collective rank placement (:mod:`libtopomap.collectives.rank_placement`).  The next
+    hop is found with oracle distances (lowest-index neighbour one hop closer), no route table.
+
+Acceptance is one rule, ``delta < level``: a constant threshold per level (threshold accepting,
+Hoefler & Snir section 3.5), zero (two-opt descent, Cui 2024 section 3.3.2), or a Metropolis draw
+``level = -T log u`` (simulated annealing).  Each mode has one compiled walk (:func:`_walk_hops`,
+:func:`_walk_ecmp`, :func:`_walk_paths`) taking its arrays separately (tuples and inlined helpers
+taking arrays cost reference counting on every move).  The search runs in compiled chunks whose
+length follows the measured move rate, so a wall-clock budget (setup included; the final exact
+evaluation only when it still fits) is kept to a few tens of milliseconds; it stops early after
+``stall`` moves without improvement or when the objective reaches the lower bound of
+:func:`libtopomap.portfolio.lower_bounds` (one slot per vertex: every edge at dilation 1; congestion
+at the largest per-process volume over the largest injection capacity).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .. import _kernels
+from ..commgraph import as_commgraph
+from ..errors import MappingError
+
+__all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
+           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS"]
+
+MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
+ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
+
+# Weight of the smooth term sqrt(mean(c^2)) added to the maximum congestion while searching: without
+# it almost every swap leaves the maximum unchanged and the search walks blind on a plateau.
+CONGESTION_TIE = 1.0
+# Share of moves that put a process next to one of its communication partners (the rest go to a
+# uniformly random slot), and how many nearest slot vertices count as "next to".
+LOCAL_MOVES = 0.9
+NEAR_SLOTS = 12
+# Entries of the per-move change log of the congestion mode (beyond it, flows are re-routed to undo).
+_LOG = 1 << 20
+# Target wall time of one compiled chunk, and its bounds in moves.
+_CHUNK_SECONDS = 0.02
+_CHUNK_MIN, _CHUNK_MAX = 16, 1 << 20
+
+
+class SymGraph:
+    """Undirected CSR view of a communication graph keeping both directed weights per neighbour.
+
+    ``wout[k]`` is the volume from ``u`` to ``indices[k]``, ``win[k]`` the volume back; self-edges
+    are dropped (they never load a link).  ``wsum = wout + win``.
+    """
+
+    def __init__(self, graph):
+        g = as_commgraph(graph)
+        n = g.n
+        off = g.src != g.dst
+        s_, d_, w_ = g.src[off].astype(np.int64), g.dst[off].astype(np.int64), g.weights[off]
+        # both orientations of every edge; the first half carries u->x volume, the second x->u
+        rows = np.concatenate([s_, d_])
+        cols = np.concatenate([d_, s_])
+        key = rows * max(n, 1) + cols
+        uniq, inv = np.unique(key, return_inverse=True)
+        wout = np.zeros(uniq.size)
+        win = np.zeros(uniq.size)
+        m = s_.size
+        np.add.at(wout, inv[:m], w_)
+        np.add.at(win, inv[m:], w_)
+        r = uniq // max(n, 1)
+        self.n = n
+        self.indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=n), out=self.indptr[1:])
+        self.indices = (uniq % max(n, 1)).astype(np.int64)
+        self.wout = wout
+        self.win = win
+        self.wsum = self.wout + self.win
+        # CSR entry of the same edge seen from its other end
+        self.rev = np.searchsorted(uniq, (uniq % max(n, 1)) * max(n, 1) + r).astype(np.int64)
+        self.total = float(g.weights.sum())
+        self.graph = g
+
+
+# ----------------------------------------------------------------------------- distances and flows
+@njit(cache=True, inline="always")
+def hop_distance(oracle, u, v, scratch):
+    """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.vertex_distance`):
+    the inlined closed form / table first, a bidirectional search between the attachment vertices
+    only when that cannot answer.  ~10x cheaper per call in hot loops than ``vertex_distance``."""
+    meta, packed, table, indptr, indices = oracle
+    d = _kernels.hop_distance(meta, packed, table, u, v)
+    if d != _kernels.NEEDS_SEARCH:
+        return d
+    return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
+
+
+@njit(cache=True)
+def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic, dist, sigma,
+           flow, order, log_arc, log_val, log_n):
+    """Add ECMP flow ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` (and ``sign * ewr[i]`` back)
+    to ``traffic`` for ``i < cnt``; False if a pair is unreachable.
+
+    Per pair: breadth-first search from s, level by level, stopping after the level that holds t;
+    then the unit flow at t is pushed back to s in proportion to path counts (Brandes).  With
+    ``prune`` (the oracle answers every vertex) only vertices on shortest s-t paths are visited
+    (oracle distance to t exactly one less per level).  Changes are appended to ``log_arc/log_val``
+    while they have room (``log_n[1] = 1`` on overflow).  ``dist`` must be -1 and ``sigma, flow`` 0
+    on entry; they are reset on return.  One call serves all pairs of a move (one call overhead).
+    """
+    cap = log_arc.size
+    ok = True
+    # 3-D tori and meshes: the pruning distance written out with the dimensions and the target's
+    # coordinates hoisted (the general kernel reloads them on every call)
+    grid3 = prune and meta[0] == _kernels.KIND_GRID and meta[1] == 3
+    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
+    if grid3:
+        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    for i in range(cnt):
+        s = es[i]
+        t = et[i]
+        if s == t:
+            continue
+        wf = sign * ewf[i]
+        wr = sign * ewr[i]
+        dst_t = _kernels.hop_distance(meta, packed, table, s, t) if prune else 0
+        t0 = np.int64(packed[t, 1 if grid3 else 0])
+        t1 = np.int64(packed[t, 2 if grid3 else 0])
+        t2 = np.int64(packed[t, 3 if grid3 else 0])
+        toff = np.int64(packed[t, 0])
+        dist[s] = 0
+        sigma[s] = 1.0
+        order[0] = s
+        head = 0
+        tail = 1
+        level_end = 1
+        found = False
+        while head < tail:
+            while head < level_end:
+                v = order[head]
+                head += 1
+                dv = dist[v]
+                for a in range(indptr[v], indptr[v + 1]):
+                    w = indices[a]
+                    if dist[w] < 0:
+                        if grid3:
+                            if w != t:
+                                e0 = t0 - packed[w, 1]
+                                e0 = e0 if e0 >= 0 else -e0
+                                f0 = k0 - e0
+                                e1 = t1 - packed[w, 2]
+                                e1 = e1 if e1 >= 0 else -e1
+                                f1 = k1 - e1
+                                e2 = t2 - packed[w, 3]
+                                e2 = e2 if e2 >= 0 else -e2
+                                f2 = k2 - e2
+                                dwt = (toff + packed[w, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+                                       + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+                                if dwt != dst_t - dv - 1:
+                                    continue
+                        elif prune and _kernels.hop_distance(meta, packed, table, w, t) != dst_t - dv - 1:
+                            continue
+                        dist[w] = dv + 1
+                        order[tail] = w
+                        tail += 1
+                        if w == t:
+                            found = True
+                    if dist[w] == dv + 1:
+                        sigma[w] += sigma[v]
+            level_end = tail
+            if found:
+                break
+        if found:
+            flow[t] = 1.0
+            dt = dist[t]
+            for j in range(tail - 1, 0, -1):
+                w = order[j]
+                fw = flow[w]
+                if fw == 0.0 or dist[w] > dt:
+                    continue
+                dw = dist[w]
+                ratio = fw / sigma[w]
+                for a in range(indptr[w], indptr[w + 1]):
+                    v = indices[a]
+                    if dist[v] == dw - 1:
+                        f = ratio * sigma[v]
+                        # arc a goes w -> v; its reverse goes v -> w (the s -> t direction)
+                        ra = arc_reverse[a]
+                        traffic[ra] += wf * f
+                        traffic[a] += wr * f
+                        flow[v] += f
+                        k = log_n[0]
+                        if k + 2 <= cap:
+                            log_arc[k] = ra
+                            log_val[k] = wf * f
+                            log_arc[k + 1] = a
+                            log_val[k + 1] = wr * f
+                            log_n[0] = k + 2
+                        else:
+                            log_n[1] = 1
+        else:
+            ok = False
+        for j in range(tail):
+            w = order[j]
+            dist[w] = -1
+            sigma[w] = 0.0
+            flow[w] = 0.0
+    return ok
+
+
+def _work(n):
+    return np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64)
+
+
+@njit(cache=True, parallel=True)
+def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_ptr, g_idx, g_wout, g_win, proc_vertex,
+                         parts, nchunks):
+    """Traffic of every edge (each undirected pair once) by pruned single-pair searches, parallel over
+    chunks of processes with one traffic array per chunk.  Work: edges x shortest-path region."""
+    P = g_ptr.size - 1
+    n = indptr.size - 1
+    for c in prange(nchunks):
+        lo = c * P // nchunks
+        hi = (c + 1) * P // nchunks
+        m = 0
+        for u in range(lo, hi):
+            for k in range(g_ptr[u], g_ptr[u + 1]):
+                if g_idx[k] > u:
+                    m += 1
+        es = np.empty(m, np.int64)
+        et = np.empty(m, np.int64)
+        ewf = np.empty(m)
+        ewr = np.empty(m)
+        m = 0
+        for u in range(lo, hi):
+            for k in range(g_ptr[u], g_ptr[u + 1]):
+                x = g_idx[k]
+                if x > u:
+                    es[m] = proc_vertex[u]
+                    et[m] = proc_vertex[x]
+                    ewf[m] = g_wout[k]
+                    ewr[m] = g_win[k]
+                    m += 1
+        _flows(m, es, et, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, True, parts[c],
+               np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64), np.empty(0, np.int64),
+               np.empty(0), np.zeros(2, np.int64))
+    return parts
+
+
+def full_traffic(topology, sym, proc_vertex, oracle=None):
+    """ECMP traffic per arc of a whole mapping, by the cheaper of two exact methods.
+
+    With an oracle that answers every vertex, one pruned single-pair search per edge (work
+    proportional to the edges' shortest-path regions); otherwise one breadth-first search per
+    source vertex with Brandes accumulation (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
+    """
+    oracle = topology.distances if oracle is None else oracle
+    t = topology
+    if oracle.covers_all:
+        nchunks = max(1, min(numba.get_num_threads(), sym.n))
+        parts = np.zeros((nchunks, t.n_arcs))
+        meta, packed, table = oracle.fast_arrays
+        _edge_traffic_pruned(t.indptr, t.indices, t.arc_reverse, meta, packed, table, sym.indptr, sym.indices,
+                             sym.wout, sym.win, np.asarray(proc_vertex, np.int64), parts, nchunks)
+        return parts.sum(axis=0)
+    g = sym.graph
+    vert = np.asarray(proc_vertex, np.int64)
+    s = vert[g.src]
+    d = vert[g.dst]
+    keep = s != d
+    s, d, w = s[keep], d[keep], g.weights[keep]
+    order = np.lexsort((d, s))
+    s, d, w = s[order], d[order], w[order]
+    sources, start = np.unique(s, return_index=True)
+    ptr = np.append(start, s.size).astype(np.int64)
+    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, sources.astype(np.int64),
+                                          ptr, d, w)
+
+
+@njit(cache=True)
+def _congestion_stats(traffic, inv_cap):
+    mx = 0.0
+    sq = 0.0
+    for a in range(traffic.size):
+        c = traffic[a] * inv_cap[a]
+        if c > mx:
+            mx = c
+        sq += c * c
+    return mx, sq
+
+
+@njit(cache=True)
+def _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, mx_old, sq_old):
+    """(max, sum of squares) after the logged changes, from the changed arcs alone unless an arc at
+    the old maximum dropped (then one full rescan)."""
+    if log_n[1] != 0:
+        return _congestion_stats(traffic, inv_cap)
+    for i in range(log_n[0]):
+        a = log_arc[i]
+        if mark[a] != stamp:
+            mark[a] = stamp
+            acc[a] = 0.0
+        acc[a] += log_val[i]
+    mx = mx_old
+    sq = sq_old
+    rescan = False
+    lim = mx_old * (1.0 - 1e-12)
+    for i in range(log_n[0]):
+        a = log_arc[i]
+        if mark[a] != stamp:
+            continue
+        mark[a] = stamp + 1
+        new = traffic[a] * inv_cap[a]
+        old = (traffic[a] - acc[a]) * inv_cap[a]
+        sq += new * new - old * old
+        if new > mx:
+            mx = new
+        if old >= lim and new < old:
+            rescan = True
+    if rescan:
+        mx = 0.0
+        for a in range(traffic.size):
+            c = traffic[a] * inv_cap[a]
+            if c > mx:
+                mx = c
+    return mx, max(sq, 0.0)
+
+
+# ----------------------------------------------------------------------------- path routes (mode 2)
+@njit(cache=True)
+def next_arc(oracle, scratch, indptr, indices, v, tv, dv):
+    """The CSR arc leaving ``v`` on the deterministic route to ``tv`` (``dv = d(v, tv) > 0``): the
+    first arc whose head is one hop closer (lowest-index neighbour), from oracle distances."""
+    for a in range(indptr[v], indptr[v + 1]):
+        if hop_distance(oracle, indices[a], tv, scratch) == dv - 1:
+            return a
+    return -1
+
+
+@njit(cache=True)
+def _route(sign, sv, tv, st, sw, oracle, scratch, indptr, indices, load, hist, smax, pobj, big):
+    """Add (sign > 0) or remove the deterministic route from vertex sv to tv at step st; returns the
+    change of the objective (1: contention; 2: ``big * step model + contention``).  The next hop is
+    the lowest-index neighbour one hop closer to tv, found with oracle distances."""
+    v = sv
+    dv = hop_distance(oracle, v, tv, scratch)
+    delta = 0
+    while v != tv:
+        a = next_arc(oracle, scratch, indptr, indices, v, tv, dv)
+        L = load[st, a]
+        if sign > 0:
+            load[st, a] = L + 1
+            if L >= 1:
+                delta += sw
+            if pobj == 2:
+                hist[st, L] -= 1
+                hist[st, L + 1] += 1
+                if L + 1 > smax[st]:
+                    smax[st] = L + 1
+                    delta += sw * big
+        else:
+            load[st, a] = L - 1
+            if L >= 2:
+                delta -= sw
+            if pobj == 2:
+                hist[st, L] -= 1
+                hist[st, L - 1] += 1
+                if L == smax[st] and hist[st, L] == 0:
+                    smax[st] = L - 1
+                    delta -= sw * big
+        v = indices[a]
+        dv -= 1
+    return delta
+
+
+@njit(cache=True)
+def _route_messages(sign, n, buf, proc_vertex, paths, oracle, scratch, indptr, indices):
+    msrc, mdst, mstep, sw, minc_ptr, minc, load, hist, smax, pobj, big = paths
+    d = 0
+    for i in range(n):
+        m = buf[i]
+        d += _route(sign, proc_vertex[msrc[m]], proc_vertex[mdst[m]], mstep[m], sw[mstep[m]], oracle, scratch,
+                    indptr, indices, load, hist, smax, pobj, big)
+    return d
+
+
+@njit(cache=True)
+def _paths_init(proc_vertex, paths, oracle, indptr, indices):
+    msrc = paths[0]
+    buf = np.arange(msrc.size)
+    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
+                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
+    return _route_messages(1, msrc.size, buf, proc_vertex, paths, oracle, scratch, indptr, indices)
+
+
+# ----------------------------------------------------------------------------- the engine
+@njit(cache=True)
+def _move_messages(a, b, paths, buf):
+    msrc, mdst, minc_ptr, minc = paths[0], paths[1], paths[4], paths[5]
+    n = 0
+    for k in range(minc_ptr[a], minc_ptr[a + 1]):
+        buf[n] = minc[k]
+        n += 1
+    if b >= 0:
+        for k in range(minc_ptr[b], minc_ptr[b + 1]):
+            m = minc[k]
+            if msrc[m] != a and mdst[m] != a:
+                buf[n] = m
+                n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count):
+    """A random move: process ``a`` and a target slot (next to a random partner of ``a`` with
+    probability ``p_local``, else uniform)."""
+    a = np.random.randint(P)
+    deg_a = g_ptr[a + 1] - g_ptr[a]
+    if deg_a > 0 and near_idx.size > 0 and np.random.random() < p_local:
+        # local move: next to the vertex of a random communication partner of a
+        x = g_idx[g_ptr[a] + np.random.randint(deg_a)]
+        vx = proc_vertex[x]
+        lo = near_ptr[vx]
+        cnt_near = near_ptr[vx + 1] - lo
+        if cnt_near == 0:
+            sb = np.random.randint(S)
+        else:
+            w = near_idx[lo + np.random.randint(cnt_near)]
+            sb = slot_first[w] + np.random.randint(slot_count[w])
+    else:
+        sb = np.random.randint(S)
+    return a, sb
+
+
+@njit(cache=True, inline="always")
+def _accepts(accept_kind, delta, level):
+    if accept_kind == 0:
+        return delta < level
+    return delta < 0.0 or np.random.random() < math.exp(-delta / level)
+
+
+@njit(cache=True)
+def _max_degree(g_ptr):
+    m = 0
+    for u in range(g_ptr.size - 1):
+        d = g_ptr[u + 1] - g_ptr[u]
+        if d > m:
+            m = d
+    return m
+
+
+@njit(cache=True)
+def _walk_hops(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wsum, g_rev, edist, meta, packed, table, indptr,
+               indices, scratch, scal, best_vertex, deltas_out, stall_limit, lower):
+    """Mode 0 (``sum w * d``): ``n_moves`` random swap/shift moves, move i accepted when
+    ``delta < levels[i]`` (``accept_kind`` 0) or by the Metropolis rule at temperature ``levels[i]`` (1).
+
+    ``edist[k]`` caches the current hop distance of CSR entry ``k`` of the graph (``g_rev[k]`` is the
+    same edge seen from the other end), so a move computes only the new distances of its edges
+    (inlined closed form or table, a search only where the oracle needs one) and an accepted move
+    writes them back.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted, improved, done).
+    """
+    np.random.seed(seed)
+    P = proc_slot.size
+    S = slot_vertex.size
+    nbuf = np.empty(2 * _max_degree(g_ptr) + 1, np.int64)
+    cur = scal[0]
+    best = scal[1]
+    best_is_current = scal[5] != 0.0
+    since_best = np.int64(scal[6])
+    has_near = near_idx.size > 0
+    grid3 = meta[0] == _kernels.KIND_GRID and meta[1] == 3
+    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
+    if grid3:
+        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    accepted = 0
+    improved = 0
+    for it in range(n_moves):
+        # (written out here: an inlined helper taking arrays costs reference counting on every move)
+        a = np.random.randint(P)
+        deg_a = g_ptr[a + 1] - g_ptr[a]
+        if deg_a > 0 and has_near and np.random.random() < p_local:
+            vx = proc_vertex[g_idx[g_ptr[a] + np.random.randint(deg_a)]]
+            lo = near_ptr[vx]
+            cnt_near = near_ptr[vx + 1] - lo
+            if cnt_near == 0:
+                sb = np.random.randint(S)
+            else:
+                w = near_idx[lo + np.random.randint(cnt_near)]
+                sb = slot_first[w] + np.random.randint(slot_count[w])
+        else:
+            sb = np.random.randint(S)
+        sa = proc_slot[a]
+        va = slot_vertex[sa]
+        vb = slot_vertex[sb]
+        if va == vb:
+            deltas_out[it] = np.nan
+            continue
+        b = occupant[sb]
+        delta = 0.0
+        c = 0
+        # the edges of a (a goes to vb), then those of b (b goes to va); the a-b edge keeps its length
+        for side in range(2 if b >= 0 else 1):
+            if side == 0:
+                lo, hi, vt, other = g_ptr[a], g_ptr[a + 1], vb, b
+            else:
+                lo, hi, vt, other = g_ptr[b], g_ptr[b + 1], va, a
+            t0 = np.int64(packed[vt, 1 if grid3 else 0])
+            t1 = np.int64(packed[vt, 2 if grid3 else 0])
+            t2 = np.int64(packed[vt, 3 if grid3 else 0])
+            toff = np.int64(packed[vt, 0])
+            for k in range(lo, hi):
+                x = g_idx[k]
+                old = edist[k]
+                if x == other:
+                    d = old
+                else:
+                    vx = proc_vertex[x]
+                    if vx == vt:
+                        d = 0
+                    elif grid3:
+                        # 3-D torus or mesh, written out with the target's coordinates and the
+                        # dimensions hoisted (the general kernel reloads them on every call)
+                        e0 = t0 - packed[vx, 1]
+                        e0 = e0 if e0 >= 0 else -e0
+                        f0 = k0 - e0
+                        e1 = t1 - packed[vx, 2]
+                        e1 = e1 if e1 >= 0 else -e1
+                        f1 = k1 - e1
+                        e2 = t2 - packed[vx, 3]
+                        e2 = e2 if e2 >= 0 else -e2
+                        f2 = k2 - e2
+                        d = (toff + packed[vx, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+                             + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+                    else:
+                        d = _kernels.hop_distance(meta, packed, table, vt, vx)
+                        if d == _kernels.NEEDS_SEARCH:
+                            d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
+                nbuf[c] = d
+                c += 1
+                delta += g_wsum[k] * np.float64(d - old)
+        new_score = cur + delta
+        deltas_out[it] = delta
+        if _accepts(accept_kind, delta, levels[it]):
+            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
+                # leaving the best state: keep a copy (before the move is applied)
+                best_vertex[:] = proc_vertex
+                best_is_current = False
+            accepted += 1
+            c = 0
+            for k in range(g_ptr[a], g_ptr[a + 1]):
+                d = nbuf[c]
+                c += 1
+                edist[k] = d
+                edist[g_rev[k]] = d
+            if b >= 0:
+                for k in range(g_ptr[b], g_ptr[b + 1]):
+                    d = nbuf[c]
+                    c += 1
+                    edist[k] = d
+                    edist[g_rev[k]] = d
+                proc_vertex[b] = va
+                proc_slot[b] = sa
+            proc_vertex[a] = vb
+            proc_slot[a] = sb
+            occupant[sb] = a
+            occupant[sa] = b
+            cur = new_score
+            if cur < best - 1e-12 * (1.0 + abs(best)):
+                best = cur
+                best_is_current = True
+                improved += 1
+                since_best = 0
+            else:
+                since_best += 1
+        else:
+            since_best += 1
+        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
+            break
+    scal[0] = cur
+    scal[1] = best
+    scal[5] = 1.0 if best_is_current else 0.0
+    scal[6] = since_best
+    return accepted, improved, n_moves
+
+
+@njit(cache=True)
+def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wout, g_win, indptr, indices, arc_reverse, inv_cap,
+               meta, packed, table, prune, traffic, dist, sigma, flow, order, mark, acc, log_arc, log_val, scal,
+               best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
+    """Mode 1 (ECMP congestion): moves as in :func:`_walk_hops`; the flows of the moved processes'
+    edges are removed and re-added (:func:`_flows`, one call each), the maximum and the sum of
+    squares updated from the logged arcs, and a rejected move undone from the log.
+
+    ``scal`` (float64, updated in place): ``[cur, best, cur_max, cur_sq, best_max, best_is_current,
+    since_best, best_score_max, stamp, tie, n_arcs]``.  The best state is copied to ``best_vertex`` only
+    when a move leaves it (``best_is_current``).  Stops at ``stall_limit`` moves without improvement or
+    when the best maximum reaches ``lower``.  Returns (accepted, improved, done).
+    """
+    np.random.seed(seed)
+    P = proc_slot.size
+    S = slot_vertex.size
+    m = 2 * _max_degree(g_ptr) + 1
+    s_old = np.empty(m, np.int64)
+    t_old = np.empty(m, np.int64)
+    s_new = np.empty(m, np.int64)
+    t_new = np.empty(m, np.int64)
+    ewf = np.empty(m)
+    ewr = np.empty(m)
+    log_n = np.zeros(2, np.int64)
+    cur = scal[0]
+    best = scal[1]
+    cur_mx = scal[2]
+    cur_sq = scal[3]
+    tie = scal[9]
+    n_arcs = max(scal[10], 1.0)
+    best_is_current = scal[5] != 0.0
+    since_best = np.int64(scal[6])
+    stamp = np.int64(scal[8])
+    accepted = 0
+    improved = 0
+    for it in range(n_moves):
+        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
+        sa = proc_slot[a]
+        va = slot_vertex[sa]
+        vb = slot_vertex[sb]
+        if va == vb:
+            deltas_out[it] = np.nan
+            continue
+        b = occupant[sb]
+        cnt = 0
+        for k in range(g_ptr[a], g_ptr[a + 1]):
+            x = g_idx[k]
+            s_old[cnt] = va
+            t_old[cnt] = proc_vertex[x]
+            s_new[cnt] = vb
+            t_new[cnt] = va if x == b else proc_vertex[x]
+            ewf[cnt] = g_wout[k]
+            ewr[cnt] = g_win[k]
+            cnt += 1
+        if b >= 0:
+            for k in range(g_ptr[b], g_ptr[b + 1]):
+                x = g_idx[k]
+                if x == a:
+                    continue
+                s_old[cnt] = vb
+                t_old[cnt] = proc_vertex[x]
+                s_new[cnt] = va
+                t_new[cnt] = proc_vertex[x]
+                ewf[cnt] = g_wout[k]
+                ewr[cnt] = g_win[k]
+                cnt += 1
+        log_n[0] = 0
+        log_n[1] = 0
+        _flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+               dist, sigma, flow, order, log_arc, log_val, log_n)
+        _flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+               dist, sigma, flow, order, log_arc, log_val, log_n)
+        new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
+                                            cur_sq)
+        stamp += 2
+        new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
+        delta = new_score - cur
+        if new_mx < scal[4] * (1.0 - 1e-12):
+            # every evaluated state (accepted or not) also competes by the maximum alone
+            scal[4] = new_mx
+            best_mx_vertex[:] = proc_vertex
+            best_mx_vertex[a] = vb
+            if b >= 0:
+                best_mx_vertex[b] = va
+        deltas_out[it] = delta
+        if _accepts(accept_kind, delta, levels[it]):
+            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
+                best_vertex[:] = proc_vertex  # leaving the best state: keep a copy
+                best_is_current = False
+            accepted += 1
+            proc_vertex[a] = vb
+            proc_slot[a] = sb
+            occupant[sb] = a
+            occupant[sa] = b
+            if b >= 0:
+                proc_vertex[b] = va
+                proc_slot[b] = sa
+            cur = new_score
+            cur_mx = new_mx
+            cur_sq = new_sq
+            if cur < best - 1e-12 * (1.0 + abs(best)):
+                best = cur
+                scal[7] = cur_mx
+                best_is_current = True
+                improved += 1
+                since_best = 0
+            else:
+                since_best += 1
+        else:
+            since_best += 1
+            if log_n[1] == 0:
+                for i in range(log_n[0]):
+                    traffic[log_arc[i]] -= log_val[i]
+            else:  # the log overflowed: route the flows back
+                _flows(cnt, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                _flows(cnt, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+        if scal[4] <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
+            break
+    scal[0] = cur
+    scal[1] = best
+    scal[2] = cur_mx
+    scal[3] = cur_sq
+    scal[5] = 1.0 if best_is_current else 0.0
+    scal[6] = since_best
+    scal[8] = stamp
+    return accepted, improved, n_moves
+
+
+@njit(cache=True)
+def _walk_paths(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
+                slot_count, near_ptr, near_idx, g_ptr, g_idx, indptr, indices, oracle, scratch, paths, scal,
+                best_vertex, deltas_out, stall_limit, lower):
+    """Mode 2 (per-step loads of deterministic routes): moves as in :func:`_walk_hops`; the routes of
+    the moved processes' messages are removed and re-added (:func:`_route_messages`), and routed
+    back when the move is rejected.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted,
+    improved, done)."""
+    np.random.seed(seed)
+    P = proc_slot.size
+    S = slot_vertex.size
+    mbuf = np.empty(paths[0].size + 1, np.int64)
+    cur = scal[0]
+    best = scal[1]
+    best_is_current = scal[5] != 0.0
+    since_best = np.int64(scal[6])
+    accepted = 0
+    improved = 0
+    for it in range(n_moves):
+        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
+        sa = proc_slot[a]
+        va = slot_vertex[sa]
+        vb = slot_vertex[sb]
+        if va == vb:
+            deltas_out[it] = np.nan
+            continue
+        b = occupant[sb]
+        nm = _move_messages(a, b, paths, mbuf)
+        d = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        proc_vertex[a] = vb
+        if b >= 0:
+            proc_vertex[b] = va
+        d += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        delta = np.float64(d)
+        new_score = cur + delta
+        deltas_out[it] = delta
+        if _accepts(accept_kind, delta, levels[it]):
+            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
+                # leaving the best state: keep a copy (of the state before the move)
+                best_vertex[:] = proc_vertex
+                best_vertex[a] = va
+                if b >= 0:
+                    best_vertex[b] = vb
+                best_is_current = False
+            accepted += 1
+            proc_slot[a] = sb
+            occupant[sb] = a
+            occupant[sa] = b
+            if b >= 0:
+                proc_slot[b] = sa
+            cur = new_score
+            if cur < best - 1e-12 * (1.0 + abs(best)):
+                best = cur
+                best_is_current = True
+                improved += 1
+                since_best = 0
+            else:
+                since_best += 1
+        else:
+            since_best += 1
+            _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            proc_vertex[a] = va
+            if b >= 0:
+                proc_vertex[b] = vb
+            _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            n_moves = it + 1
+            break
+    scal[0] = cur
+    scal[1] = best
+    scal[5] = 1.0 if best_is_current else 0.0
+    scal[6] = since_best
+    return accepted, improved, n_moves
+
+
+def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
+    """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (ties at
+    the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
+
+    One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
+    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.
+    """
+    n = topology.n_vertices
+    slots = np.asarray(slots)
+    usable = np.flatnonzero(slots > 0).astype(np.int64)
+    if usable.size < 2:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+    ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
+    counts = np.zeros(n, np.int64)
+    counts[usable] = np.diff(ptr_u)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
+    row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
+    idx = idx[np.lexsort((idx, row))]
+    return ptr, idx
+
+
+def congestion_lower_bound(topology, sym, slots):
+    """A lower bound of the maximum ECMP congestion of any mapping, or 0: the ``"congestion"`` entry of
+    :func:`libtopomap.portfolio.lower_bounds` (one slot per vertex: every byte a process sends leaves
+    its vertex over the vertex's arcs, and every edge loads at least one arc)."""
+    from ..portfolio import lower_bounds
+
+    return float(lower_bounds(topology, sym.graph, slots)["congestion"])
+
+
+class SwapState:
+    """A mapping held as slots (one per usable slot, vertex order) for the swap searches.
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph or SymGraph
+    vertices : array_like of int
+        Starting mapping (process -> vertex), valid for ``slots``.
+    slots : array_like of int
+        Usable slots per vertex.
+    objective : {"congestion", "dilation", "hopbytes", "hops"} or a path objective
+        ``"hops"`` is ``hopbytes`` under another name (the collectives' total hops).
+    near : (ptr, idx), optional
+        Candidate vertices of local moves per vertex (default :func:`near_slot_vertices`).
+    paths : tuple, optional
+        Mode 2 data ``(msrc, mdst, mstep, sw, minc_ptr, minc, load, hist, smax, pobj, big)``.
+
+    Notes
+    -----
+    Setup costs one exact evaluation: ``O(edges)`` oracle distances, or for congestion the ECMP
+    traffic of all edges (:func:`full_traffic`), proportional to the graph's traffic, not to any
+    budget.  Nothing of size ``H x H``, ``P x n``, ``P x P`` or ``n x n`` is allocated.
+    """
+
+    def __init__(self, topology, graph, vertices, slots, objective, *, near=None, paths=None):
+        self.topology = topology
+        self.sym = graph if isinstance(graph, SymGraph) else SymGraph(graph)
+        self.objective = objective
+        if paths is not None:
+            self.mode = MODE_PATHS
+        elif objective == "congestion":
+            self.mode = MODE_ECMP
+        elif objective in ("dilation", "hopbytes", "hops"):
+            self.mode = MODE_HOPS
+        else:
+            raise MappingError(f"unknown objective {objective!r}")
+        self.oracle = topology.distances
+        slots = np.asarray(slots, dtype=np.int64)
+        self.slot_vertex = np.repeat(np.arange(topology.n_vertices), slots).astype(np.int64)
+        vertices = np.asarray(vertices, dtype=np.int64)
+        P = vertices.size
+        self.occupant = np.full(self.slot_vertex.size, -1, np.int64)
+        self.proc_slot = np.empty(P, np.int64)
+        first = np.zeros(topology.n_vertices + 1, np.int64)
+        np.cumsum(slots, out=first[1:])
+        order = np.argsort(vertices, kind="stable")
+        sv = vertices[order]
+        rank_in_vertex = np.arange(P) - np.searchsorted(sv, sv, side="left")
+        if P and np.any(rank_in_vertex >= slots[sv]):
+            raise MappingError("the starting mapping puts more processes on a vertex than it has slots")
+        self.proc_slot[order] = first[sv] + rank_in_vertex
+        self.occupant[self.proc_slot] = np.arange(P)
+        self.proc_vertex = vertices.copy()
+        self.slot_first = first[:-1].copy()
+        self.slot_count = slots.copy()
+        self.near_ptr, self.near_idx = near_slot_vertices(topology, slots) if near is None else near
+        t = topology
+        self.inv_cap = 1.0 / t.arc_capacity
+        self.fast = self.oracle.fast_arrays
+        self.scratch = self.oracle.new_scratch()
+        # mode 0: the current hop distance of every CSR entry of the graph (filled by recompute)
+        self.edist = np.zeros(self.sym.indices.size if self.mode == MODE_HOPS else 0, np.int64)
+        if self.mode == MODE_ECMP:
+            n = t.n_vertices
+            self.traffic = np.zeros(t.n_arcs)
+            self.work = _work(n)
+            self.prune = bool(self.oracle.covers_all)
+            self.mark = np.zeros(t.n_arcs, np.int64)
+            self.acc = np.zeros(t.n_arcs)
+            self.log_arc = np.empty(_LOG, np.int64)
+            self.log_val = np.empty(_LOG)
+        else:
+            self.traffic = np.zeros(1)
+        z = np.zeros(0, np.int64)
+        self.paths = paths if paths is not None else (z, z, z, z, np.zeros(1, np.int64), z,
+                                                      np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int64), z, 0, 0)
+        self.scal = np.zeros(11)
+        self.scal[9] = CONGESTION_TIE
+        self.scal[10] = t.n_arcs
+        self.scal[8] = 1.0
+        self.recompute()
+        self.start_score = self.score
+        self.scal[1] = self.score
+        self.scal[4] = self.scal[2]
+        self.scal[5] = 1.0
+        self.scal[7] = self.scal[2]
+        self.best = self.proc_vertex.copy()
+        self.best_max_vertices = self.proc_vertex.copy()
+
+    # ------------------------------------------------------------------ scores
+    @property
+    def score(self):
+        """Search score of the current state."""
+        return float(self.scal[0])
+
+    @score.setter
+    def score(self, value):
+        self.scal[0] = value
+
+    @property
+    def best_score(self):
+        return float(self.scal[1])
+
+    def current_max(self):
+        """Maximum arc congestion of the current state (congestion mode; 0 otherwise)."""
+        return float(self.scal[2])
+
+    def recompute(self):
+        """Exact search score of the current mapping (resets the traffic or loads); returns it."""
+        s = self.sym
+        if self.mode == MODE_HOPS:
+            rows = np.repeat(np.arange(s.n), np.diff(s.indptr))
+            self.edist[:] = self.oracle.pairs(self.proc_vertex[rows], self.proc_vertex[s.indices])
+            self.scal[0] = float(np.dot(s.wsum, self.edist)) / 2.0
+        elif self.mode == MODE_ECMP:
+            self.traffic[:] = full_traffic(self.topology, s, self.proc_vertex, self.oracle)
+            mx, sq = _congestion_stats(self.traffic, self.inv_cap)
+            self.scal[2], self.scal[3] = mx, sq
+            self.scal[0] = mx + CONGESTION_TIE * math.sqrt(sq / max(self.traffic.size, 1))
+        else:
+            p = self.paths
+            p[6][:] = 0
+            p[7][:] = 0
+            p[7][:, 0] = self.topology.n_arcs
+            p[8][:] = 0
+            self.scal[0] = float(_paths_init(self.proc_vertex, p, self.oracle.kernel_args, self.topology.indptr,
+                                             self.topology.indices))
+        return self.score
+
+    @property
+    def best_vertices(self):
+        """The best state seen by the search score."""
+        return self.proc_vertex.copy() if self.scal[5] else self.best.copy()
+
+    @property
+    def best_max(self):
+        return float(self.scal[4])
+
+    # ------------------------------------------------------------------ moves
+    def run(self, levels, rng, stall_limit=0, *, metropolis=False, p_local=LOCAL_MOVES, lower=-np.inf):
+        """Run ``len(levels)`` random moves; returns (accepted, improved, moves done, deltas).
+
+        ``levels`` are thresholds (``delta < level`` accepts) or, with ``metropolis``, temperatures.
+        """
+        seed = int(rng.integers(0, 2**31 - 1))
+        levels = np.ascontiguousarray(levels, dtype=np.float64)
+        deltas = np.full(levels.size, np.nan)
+        kind = 1 if metropolis else 0
+        s, t = self.sym, self.topology
+        meta, packed, table = self.fast
+        if self.mode == MODE_HOPS:
+            acc, imp, done = _walk_hops(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
+                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
+                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wsum, s.rev, self.edist,
+                                        meta, packed, table, t.indptr, t.indices, self.scratch, self.scal, self.best,
+                                        deltas, int(stall_limit), float(lower))
+        elif self.mode == MODE_ECMP:
+            dist, sigma, flow, order = self.work
+            acc, imp, done = _walk_ecmp(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
+                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
+                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wout, s.win, t.indptr,
+                                        t.indices, t.arc_reverse, self.inv_cap, meta, packed, table, self.prune,
+                                        self.traffic, dist, sigma, flow, order, self.mark, self.acc, self.log_arc,
+                                        self.log_val, self.scal, self.best, self.best_max_vertices, deltas,
+                                        int(stall_limit), float(lower))
+        else:
+            acc, imp, done = _walk_paths(levels.size, levels, kind, seed, float(p_local), self.slot_vertex,
+                                         self.occupant, self.proc_slot, self.proc_vertex, self.slot_first,
+                                         self.slot_count, self.near_ptr, self.near_idx, s.indptr, s.indices, t.indptr,
+                                         t.indices, self.oracle.kernel_args, self.scratch, self.paths, self.scal,
+                                         self.best, deltas, int(stall_limit), float(lower))
+        return acc, imp, done, deltas[:done]
+
+
+def hops_lower_bound(sym, slots):
+    """``sum w`` of the edges between distinct processes when no two processes can share a vertex
+    (every such edge has dilation >= 1), else 0: :func:`libtopomap.portfolio.lower_bounds`."""
+    if np.asarray(slots).max(initial=0) > 1:
+        return 0.0
+    return float(sym.wsum.sum() / 2.0)
+
+
+def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, rng, time_budget=None,
+                 iterations=None, chunk=2000, stall_limit=0, metropolis=False, p_local=LOCAL_MOVES, near=None,
+                 paths=None, state=None, lower=None, t_start=None, calibrate=True):
+    """Drive a :class:`SwapState` in compiled chunks until the move or time budget is spent.
+
+    Parameters
+    ----------
+    thresholds_fn : callable
+        ``thresholds_fn(progress, size, scale)`` returns the levels of the next chunk (thresholds,
+        or temperatures with ``metropolis``); ``progress`` in [0, 1) is the share of the budget used,
+        ``scale`` the median worsening of the first chunk (a plain descent, recorded for scaling),
+        or 1.0 without ``calibrate``.
+    time_budget : float, optional
+        Seconds, counted from ``t_start`` (default: now) and including setup and the final exact
+        evaluation of the best state; checked after every chunk, and chunks last about 20 ms.
+    iterations : int, optional
+        Moves (default 20000 when neither budget is given).
+    stall_limit : int
+        Stop after this many moves without improving the best (0: never).
+    lower : float, optional
+        Stop when the best reaches this objective value (default: the hop-bytes or congestion bound
+        of :func:`libtopomap.portfolio.lower_bounds`; none for path objectives).
+
+    Returns
+    -------
+    best : numpy.ndarray of int32
+        The best mapping seen (congestion: the lower maximum of the best-by-score and best-by-maximum
+        states).
+    stats : dict
+        ``iterations``, ``accepted``, ``start`` / ``best`` (search scores), ``start_value`` /
+        ``best_value`` (the objective: hop-bytes or maximum congestion), ``setup_seconds``,
+        ``seconds``, ``stopped`` (``"budget"``, ``"stall"``, ``"bound"`` or ``"moves"``).
+    """
+    t0 = time.perf_counter() if t_start is None else t_start
+    if state is None:
+        state = SwapState(topology, graph, vertices, slots, objective, near=near, paths=paths)
+    setup = time.perf_counter() - t0
+    mode = state.mode
+    start_score = state.score
+    start_value = state.current_max() if mode == MODE_ECMP else start_score
+    if lower is None:
+        if mode == MODE_PATHS:
+            lower = -np.inf
+        else:
+            from ..portfolio import lower_bounds
+
+            bounds = lower_bounds(topology, state.sym.graph, slots)
+            lower = bounds["hopbytes"] if mode == MODE_HOPS else bounds["congestion"]
+    stats = {"iterations": 0, "accepted": 0, "start": start_score, "best": start_score, "start_value": start_value,
+             "best_value": start_value, "setup_seconds": setup, "stopped": "moves"}
+    if (state.slot_vertex.size < 2 or np.unique(state.slot_vertex).size < 2 or state.sym.indices.size == 0
+            or start_value <= lower * (1 + 1e-12)):
+        stats["stopped"] = "bound" if start_value <= lower * (1 + 1e-12) else "moves"
+        stats["seconds"] = time.perf_counter() - t0
+        return state.proc_vertex.astype(np.int32), stats
+    if iterations is None and time_budget is None:
+        iterations = 20000
+    # The walk may use the whole budget: the final exact evaluation of the best state (ECMP: about
+    # one setup) runs only when it still fits, else the running value (exact up to float rounding)
+    # is returned.  At P = 32,768 reserving it would cost a tenth of a 10 s budget.
+    deadline = None if time_budget is None else t0 + time_budget
+    scale = None if calibrate else 1.0
+    lower_stop = lower * (1 + 1e-12) if np.isfinite(lower) else lower
+    done = acc = 0
+    # without a clock budget the chunks have a fixed length (a reproducible random stream)
+    size = chunk if deadline is None else min(chunk, _CHUNK_MIN * 4)
+    rate = None
+    stopped = "moves"
+    last_recompute = 0
+    while True:
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
+            stopped = "budget"
+            break
+        if iterations is not None and done >= iterations:
+            break
+        if rate is not None and deadline is not None:
+            size = int(np.clip(rate * _CHUNK_SECONDS, _CHUNK_MIN, _CHUNK_MAX))
+            if deadline is not None:
+                size = int(max(_CHUNK_MIN, min(size, rate * (deadline - now) + 1)))
+        if iterations is not None:
+            size = min(size, iterations - done)
+        prog = max(done / iterations if iterations else 0.0,
+                   (now - t0) / time_budget if time_budget else 0.0)
+        if scale is None:
+            # first chunk: plain descent, recording the size of the moves (the threshold scale)
+            th = np.zeros(size)
+        else:
+            th = np.asarray(thresholds_fn(min(prog, 1.0), size, scale), dtype=np.float64)
+        tic = time.perf_counter()
+        a, _imp, n, deltas = state.run(th, rng, stall_limit=stall_limit, metropolis=metropolis and scale is not None,
+                                       p_local=p_local, lower=lower_stop)
+        el = time.perf_counter() - tic
+        if n:
+            r = n / max(el, 1e-7)
+            rate = r if rate is None else 0.5 * rate + 0.5 * r
+        if scale is None:
+            pos = deltas[np.isfinite(deltas) & (deltas > 0)]
+            scale = float(np.median(pos)) if pos.size else 0.0
+            # a walk can afford to wander further when it has many moves per process: scale the
+            # thresholds up with the expected moves per process (x1 at 35, at most x100)
+            total = iterations if iterations is not None else (rate or 0.0) * time_budget
+            scale *= float(np.clip(total / max(state.proc_slot.size, 1) / 35.0, 1.0, 100.0))
+        done += n
+        acc += a
+        best_now = state.best_max if mode == MODE_ECMP else state.best_score
+        if best_now <= lower_stop:
+            stopped = "bound"
+            break
+        if n < size:
+            stopped = "stall"
+            break
+        if mode == MODE_ECMP and done - last_recompute >= 20 * max(chunk, 1) and (
+                deadline is None or time.perf_counter() + 2 * setup < deadline):
+            last_recompute = done
+            state.recompute()  # bound the floating drift of the running traffic
+    best = state.best_vertices
+    best_value = state.best_score
+    if mode == MODE_ECMP:
+        best_value = state.scal[7]
+        if state.best_max < best_value and not np.array_equal(best, state.best_max_vertices):
+            best, best_value = state.best_max_vertices.copy(), state.best_max
+        if not np.array_equal(best, state.proc_vertex) and (
+                deadline is None or time.perf_counter() + setup <= t0 + time_budget):
+            # exact value of the returned state (the running maximum carries float drift)
+            best_value = float(np.max(full_traffic(topology, state.sym, best, state.oracle) * state.inv_cap))
+        elif np.array_equal(best, state.proc_vertex):
+            best_value = state.current_max()
+    stats.update(iterations=done, accepted=acc, best=state.best_score, best_value=best_value, stopped=stopped,
+                 seconds=time.perf_counter() - t0)
+    return best.astype(np.int32), stats
