@@ -337,7 +337,7 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
     rs = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
           np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64),
           np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(2, np.int64))
-    scratch = new_search_scratch(n if oracle[0] == KIND_SEARCH or oracle[0] == KIND_TABLE else 1)
+    scratch = new_search_scratch(n if oracle[0][0] == KIND_SEARCH or oracle[0][0] == KIND_TABLE else 1)
     cand = np.empty(max_cand, np.int64)
     maxdeg = 1
     for u in range(P):
