@@ -105,3 +105,13 @@ def test_circulant_diameter():
 
 def test_top_level_exports():
     assert ltm.circulant is circulant and ltm.random_shortcut_ring is random_shortcut_ring
+
+
+def test_shortcut_nearly_complete_graph_is_repaired():
+    # found by hypothesis: the repair used to draw random shortcuts, which almost never qualify when the
+    # graph is nearly complete, and gave up
+    t = random_shortcut_ring(58, 56, seed=56)
+    assert set(t.degree.tolist()) == {56}
+    for n, d in ((40, 38), (41, 39), (60, 57)):
+        deg = np.sort(random_shortcut_ring(n, d, seed=1).degree)
+        assert deg[-1] == d and deg[0] >= d - 1 and deg.sum() == n * d - (n * d) % 2

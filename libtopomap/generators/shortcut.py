@@ -150,11 +150,13 @@ def random_shortcut_ring(n, degree, *, seed=None, name=None):
         else:
             if not shortcuts:
                 raise TopologyError(f"cannot reach degree {degree} on {n} vertices")
-            x, y = shortcuts[int(rng.integers(len(shortcuts)))]
-            if rng.random() < 0.5:
-                x, y = y, x
-            if len({u, v, x, y}) < (3 if u == v else 4) or x in adj[u] or y in adj[v]:
+            # a shortcut (x, y) with x not yet next to u and y not yet next to v; drawn among all such
+            # switches (on nearly complete graphs a random shortcut almost never qualifies)
+            options = [(x, y) for x in range(n) if x != u and x != v and x not in adj[u]
+                       for y in adj[x] if y != u and y != v and y not in adj[v] and (min(x, y), max(x, y)) in where]
+            if not options:
                 continue
+            x, y = options[int(rng.integers(len(options)))]
             remove_shortcut(where[(min(x, y), max(x, y))])
             add(u, x)
             add(v, y)
