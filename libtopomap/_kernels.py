@@ -311,6 +311,30 @@ def new_search_scratch(n):
 
 
 @njit(cache=True)
+def _expand_level(indptr, indices, queue, head, tail, stamp, dist, other_stamp, other_dist, c):
+    """One whole BFS level of one side of :func:`pair_search`; returns ``(head, tail, best)`` where
+    ``best`` is the shortest meeting ``dist + other_dist`` found in this level (-1: none)."""
+    best = -1
+    end = tail
+    while head < end:
+        v = queue[head]
+        head += 1
+        dv = dist[v] + 1
+        for a in range(indptr[v], indptr[v + 1]):
+            w = indices[a]
+            if stamp[w] != c:
+                stamp[w] = c
+                dist[w] = dv
+                queue[tail] = w
+                tail += 1
+                if other_stamp[w] == c:
+                    x = dv + other_dist[w]
+                    if best < 0 or x < best:
+                        best = x
+    return head, tail, best
+
+
+@njit(cache=True)
 def pair_search(indptr, indices, s, t, scratch):
     """Hop distance between ``s`` and ``t`` by bidirectional breadth-first search (-1: unreachable).
 
@@ -336,41 +360,10 @@ def pair_search(indptr, indices, s, t, scratch):
     qt[0] = t
     hs, ts, ht, tt = 0, 1, 0, 1
     while hs < ts and ht < tt:
-        best = -1
         if ts - hs <= tt - ht:
-            end = ts
-            while hs < end:
-                v = qs[hs]
-                hs += 1
-                dv = ds[v] + 1
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp_s[w] != c:
-                        stamp_s[w] = c
-                        ds[w] = dv
-                        qs[ts] = w
-                        ts += 1
-                        if stamp_t[w] == c:
-                            x = dv + dt[w]
-                            if best < 0 or x < best:
-                                best = x
+            hs, ts, best = _expand_level(indptr, indices, qs, hs, ts, stamp_s, ds, stamp_t, dt, c)
         else:
-            end = tt
-            while ht < end:
-                v = qt[ht]
-                ht += 1
-                dv = dt[v] + 1
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp_t[w] != c:
-                        stamp_t[w] = c
-                        dt[w] = dv
-                        qt[tt] = w
-                        tt += 1
-                        if stamp_s[w] == c:
-                            x = dv + ds[w]
-                            if best < 0 or x < best:
-                                best = x
+            ht, tt, best = _expand_level(indptr, indices, qt, ht, tt, stamp_t, dt, stamp_s, ds, c)
         if best >= 0:
             return best
     return -1
