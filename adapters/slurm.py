@@ -49,8 +49,8 @@ def expand_hostlist(expr, limit=MAX_HOSTLIST):
 
     Raises
     ------
-    ValueError
-        Unbalanced brackets, a bad range (``[5-1]``, ``[a-b]``), or more than ``limit`` names.
+    FormatError
+        (a :class:`ValueError`) Unbalanced brackets, a bad range (``[5-1]``, ``[a-b]``), or more than ``limit`` names.
 
     Examples
     --------
@@ -60,24 +60,24 @@ def expand_hostlist(expr, limit=MAX_HOSTLIST):
     out = []
     for part in _split_top(expr):
         if not part:
-            raise ValueError(f"empty name in {expr!r}")
+            raise FormatError(f"empty name in {expr!r}")
         names = [""]
         pos = 0
         for m in re.finditer(r"\[([^\[\]]*)\]", part):
             prefix = part[pos:m.start()]
             if "[" in prefix or "]" in prefix:
-                raise ValueError(f"unbalanced brackets in {part!r}")
+                raise FormatError(f"unbalanced brackets in {part!r}")
             items = _expand_range(m.group(1), part)
             if len(names) * len(items) + len(out) > limit:
-                raise ValueError(f"{expr[:40]!r} expands to more than {limit} names")
+                raise FormatError(f"{expr[:40]!r} expands to more than {limit} names")
             names = [n + prefix + it for n in names for it in items]
             pos = m.end()
         tail = part[pos:]
         if "[" in tail or "]" in tail:
-            raise ValueError(f"unbalanced brackets in {part!r}")
+            raise FormatError(f"unbalanced brackets in {part!r}")
         out.extend(n + tail for n in names)
         if len(out) > limit:
-            raise ValueError(f"{expr[:40]!r} expands to more than {limit} names")
+            raise FormatError(f"{expr[:40]!r} expands to more than {limit} names")
     return out
 
 
@@ -89,14 +89,14 @@ def _split_top(expr):
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced brackets in {expr!r}")
+                raise FormatError(f"unbalanced brackets in {expr!r}")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth != 0:
-        raise ValueError(f"unbalanced brackets in {expr!r}")
+        raise FormatError(f"unbalanced brackets in {expr!r}")
     parts.append("".join(cur))
     return parts
 
@@ -110,13 +110,13 @@ def _expand_range(body, part):
             continue
         m = re.fullmatch(r"(\d+)-(\d+)", r)
         if not m:
-            raise ValueError(f"bad range {r!r} in {part!r}")
+            raise FormatError(f"bad range {r!r} in {part!r}")
         lo_s, hi_s = m.groups()
         lo, hi = int(lo_s), int(hi_s)
         if hi < lo:
-            raise ValueError(f"empty range {r!r} in {part!r}")
+            raise FormatError(f"empty range {r!r} in {part!r}")
         if hi - lo + 1 > MAX_HOSTLIST:
-            raise ValueError(f"range {r!r} has more than {MAX_HOSTLIST} names")
+            raise FormatError(f"range {r!r} has more than {MAX_HOSTLIST} names")
         width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
         items.extend(f"{i:0{width}d}" for i in range(lo, hi + 1))
     return items
@@ -202,7 +202,7 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
                 continue
             try:
                 names = expand_hostlist(params[what]) if params[what] else []
-            except ValueError as e:
+            except FormatError as e:
                 diag.warn(lineno, f"bad {what} list: {e}")
                 continue
             for nm in names:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 
+from ..errors import ArgumentError, ArgumentTypeError
+
 __all__ = ["fat_tree_ibnetdiscover", "FatTreeCounts"]
 
 
@@ -57,15 +59,19 @@ def fat_tree_ibnetdiscover(pods=8, leaves_per_pod=32, hosts_per_leaf=32, cores=1
 
     Raises
     ------
-    ValueError
-        Non-positive sizes, or ``cores`` not a multiple of ``leaves_per_pod``.
+    ArgumentError
+        (a :class:`ValueError`) Non-positive sizes, or ``cores`` not a multiple of ``leaves_per_pod``.
+    ArgumentTypeError
+        (a :class:`TypeError`) A size that is not an ``int``.
     """
     for nm, v in (("pods", pods), ("leaves_per_pod", leaves_per_pod), ("hosts_per_leaf", hosts_per_leaf),
                   ("cores", cores), ("core_cables", core_cables)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{nm} must be a positive integer, got {v!r}")
+        if not isinstance(v, int):
+            raise ArgumentTypeError(f"{nm} must be a positive integer, got {v!r}")
+        if v < 1:
+            raise ArgumentError(f"{nm} must be a positive integer, got {v!r}")
     if cores % leaves_per_pod:
-        raise ValueError(f"cores ({cores}) must be a multiple of leaves_per_pod ({leaves_per_pod})")
+        raise ArgumentError(f"cores ({cores}) must be a multiple of leaves_per_pod ({leaves_per_pod})")
     group = cores // leaves_per_pod
     n_leaf = pods * leaves_per_pod
     n_agg = pods * leaves_per_pod

@@ -7,6 +7,7 @@ by :func:`as_commgraph` to CSR arrays with fixed dtypes (``int64`` indptr, ``int
 
 from __future__ import annotations
 
+import sys
 from functools import cached_property
 
 import numpy as np
@@ -192,13 +193,9 @@ def as_commgraph(graph, n=None):
         return CommGraph.from_scipy(graph)
     if isinstance(graph, np.ndarray) and graph.ndim == 2 and graph.shape[0] == graph.shape[1] and graph.shape[0] != 2:
         return CommGraph.from_scipy(sp.coo_matrix(graph))
-    try:
-        import networkx as nx
-
-        if isinstance(graph, nx.Graph):
-            return CommGraph.from_networkx(graph)
-    except ImportError:  # pragma: no cover - networkx is a dependency
-        pass
+    nx = sys.modules.get("networkx")  # a networkx graph means networkx is imported already
+    if nx is not None and isinstance(graph, nx.Graph):
+        return CommGraph.from_networkx(graph)
     try:
         return CommGraph.from_edges(graph, n=n)
     except TypeError:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap.errors import FormatError
+from libtopomap.errors import ArgumentError, ArgumentTypeError, FormatError
 from libtopomap.formats import read_buffer, sniff
 
 from libtopomap.adapters import hostname_from_description, ingest, ingest_report, link_capacity, read_hostmap
@@ -310,7 +310,7 @@ def test_expand_hostlist():
     assert expand_hostlist("r[1-2]-n[1-2],x") == ["r1-n1", "r1-n2", "r2-n1", "r2-n2", "x"]
     assert expand_hostlist("tux[0-3,12]") == ["tux0", "tux1", "tux2", "tux3", "tux12"]
     for bad in ("n[1-", "n[3-1]", "n[a-b]", "n]", "a,,b", "n[0-99999999999]"):
-        with pytest.raises(ValueError):
+        with pytest.raises(FormatError):
             expand_hostlist(bad)
 
 
@@ -342,8 +342,12 @@ def test_synthetic_fat_tree_small():
     rep = ingest_report(t)
     assert (rep.switches, rep.hosts, rep.cables, t.n_links) == tuple(counts) == (24, 32, 32 + 32 + 32, 32 + 32 + 16)
     assert rep.warnings == [] and np.all(t.degree[t.hosts] == 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ArgumentError, match="cores"):
         fat_tree_ibnetdiscover(cores=7)
+    with pytest.raises(ArgumentError, match="pods"):
+        fat_tree_ibnetdiscover(pods=0)
+    with pytest.raises(ArgumentTypeError, match="pods"):
+        fat_tree_ibnetdiscover(pods=2.0)
 
 
 def test_one_sided_cable_warns():

@@ -108,6 +108,12 @@ def test_user_schedule_and_errors():
         schedule("bcast", 4, root=4)
     with pytest.raises(CommGraphError):
         schedule("bcast", 0)
+    # Whole floats are rank numbers; anything else is not a list of (src, dst) pairs.
+    assert schedule([[(0.0, 2.0)]], 3)[0].tolist() == [[0, 2]]
+    for bad in ([[(0, 1, 2)]], [[(0, 1), (2,)]], [[(0.5, 1)]], [[(0, np.inf)]], [[(0, 1 + 0j)]], [[("0", "1")]],
+                [[(0, None)]], [[[(0, 1)]]]):
+        with pytest.raises(CommGraphError, match="step 0: expected \\(src, dst\\) rank pairs"):
+            schedule(bad, 3)
 
 
 def test_schedule_graph_weights():

@@ -28,7 +28,7 @@ def add_parser(sub):
     p.add_argument("--iterations", type=int, default=200_000, help="swaps tried (default 200000)")
     p.add_argument("--root", type=int, default=0, help="bcast root (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed for allocation and swaps (default 0)")
-    p.add_argument("--no-paths", action="store_true", help="skip contention/step model (no route table)")
+    p.add_argument("--no-paths", action="store_true", help="skip contention/step model (they route every message)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 

@@ -15,7 +15,7 @@ import json
 import os
 import re
 
-from ..errors import LibTopoMapError
+from ..errors import ArgumentError, LibTopoMapError
 from ..mappers import OBJECTIVES, REFINEMENTS, STRATEGIES
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -46,6 +46,11 @@ def launched_by_mpiexec(environ=None):
 def parse_bytes(text):
     """``"512M"``, ``"1.5G"``, ``"1000000"`` -> bytes (binary suffixes K, M, G, T).
 
+    Raises
+    ------
+    ArgumentError
+        (a :class:`ValueError`) Not a size, or not positive.
+
     Examples
     --------
     >>> parse_bytes("1G"), parse_bytes("1500")
@@ -53,11 +58,11 @@ def parse_bytes(text):
     """
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)i?[bB]?\s*", str(text))
     if not m:
-        raise ValueError(f"not a size in bytes: {text!r} (e.g. 512M, 2G)")
+        raise ArgumentError(f"not a size in bytes: {text!r} (e.g. 512M, 2G)")
     scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
     value = int(float(m.group(1)) * scale)
     if value <= 0:
-        raise ValueError(f"a size must be positive, got {text!r}")
+        raise ArgumentError(f"a size must be positive, got {text!r}")
     return value
 
 
@@ -66,7 +71,7 @@ def _bytes_arg(text):
 
     try:
         return parse_bytes(text)
-    except ValueError as e:
+    except ArgumentError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 

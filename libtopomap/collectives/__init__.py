@@ -40,7 +40,7 @@ class CollectivePlacement:
         ``vertices = nodes[permutation]``.
     before, after : dict
         ``{"hops", "contention", "step"}`` for the ascending order and for the result (path-based
-        values are ``None`` when the route table would be too large).
+        values are ``None`` when ``evaluate_paths`` was false).
     """
 
     topology: object = field(repr=False)
@@ -104,7 +104,7 @@ def collective_placement(topology, nodes, collective="allreduce", *, objective="
     initial : array_like, optional
         Starting permutation (default ascending order).
     evaluate_paths : bool
-        Also report contention and step model (needs a route table; ``False`` saves time).
+        Also report contention and step model (routes every message; ``False`` saves time).
     **search
         ``guide``, ``temperatures`` for annealing (see :func:`optimize_ranks`).
 

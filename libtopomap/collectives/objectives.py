@@ -230,10 +230,7 @@ def evaluate_schedule(topology, steps, vertices, *, paths=True):
     v = _placement(topology, vertices)
     out = {"hops": total_hops(topology, steps, v), "contention": None, "step": None}
     if paths:
-        try:
-            out["contention"], out["step"] = _path_eval(topology, steps, v)
-        except MappingError:
-            pass
+        out["contention"], out["step"] = _path_eval(topology, steps, v)
     return out
 
 

@@ -118,6 +118,24 @@ def ring_allgather(nprocs):
     return [ring.copy() for _ in range(p - 1)]
 
 
+def _rank_pairs(step):
+    """One step as an ``(m, 2)`` ``int64`` array, or None when it is not a list of integer pairs
+    (ragged, not two columns, not numbers, or floats that are not finite whole numbers)."""
+    try:
+        a = np.asarray(step)
+    except (ValueError, TypeError):  # ragged nesting
+        return None
+    if a.size == 0:
+        return np.zeros((0, 2), np.int64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        return None
+    if a.dtype.kind in "biu":
+        return a.astype(np.int64)
+    if a.dtype.kind == "f" and np.all(np.isfinite(a) & (a == np.round(a))):
+        return a.astype(np.int64)
+    return None
+
+
 def check_schedule(steps, nprocs):
     """Validate a user-given schedule and return it as a list of ``(m, 2)`` ``int64`` arrays.
 
@@ -132,18 +150,9 @@ def check_schedule(steps, nprocs):
         raise CommGraphError(f"a schedule is a sequence of steps of (src, dst) pairs, got {type(steps).__name__}")
     out = []
     for t, step in enumerate(steps):
-        try:
-            a = np.asarray(step)
-            if a.size == 0:
-                a = np.zeros((0, 2), np.int64)
-            if a.ndim != 2 or a.shape[1] != 2:
-                raise ValueError
-            if not np.issubdtype(a.dtype, np.integer):
-                if not np.all(a == np.round(a)):
-                    raise ValueError
-            a = a.astype(np.int64)
-        except (ValueError, TypeError):
-            raise CommGraphError(f"schedule step {t}: expected (src, dst) rank pairs") from None
+        a = _rank_pairs(step)
+        if a is None:
+            raise CommGraphError(f"schedule step {t}: expected (src, dst) rank pairs")
         bad = np.flatnonzero(((a < 0) | (a >= p)).any(1))
         if bad.size:
             raise CommGraphError(f"schedule step {t}: message {tuple(a[bad[0]].tolist())} names a rank "

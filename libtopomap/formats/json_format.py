@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import FormatError, TopologyError
+from ..errors import ArgumentTypeError, FormatError, TopologyError
 from ..topology import Topology
 
 __all__ = ["read_json", "write_json", "FORMAT_TAG", "VERSION"]
@@ -88,7 +88,7 @@ def _plain(x):
     """numpy scalars and arrays in ``attrs`` as plain JSON values."""
     if hasattr(x, "tolist"):
         return x.tolist()
-    raise TypeError(f"attrs value {x!r} is not JSON serialisable")
+    raise ArgumentTypeError(f"attrs value {x!r} is not JSON serialisable")
 
 
 def sniff_json(head):

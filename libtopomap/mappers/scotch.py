@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import sys
 
@@ -15,10 +16,8 @@ from ._common import finish, prepare, slot_list
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
 
 try:  # pragma: no cover - depends on the environment
-    import importlib.util
-
     HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
-except Exception:  # pragma: no cover
+except ValueError:  # pragma: no cover - pyscotch already in sys.modules without a __spec__
     HAVE_SCOTCH = False
 
 
