@@ -5,16 +5,58 @@ reorder ranks onto the physical network, the low-level :func:`topomap` (like Lib
 ``TPM_Topomap``), locating processes on the topology, :func:`reorder_for_collective`, and the
 communication of the parallel mapping portfolio (Hoefler & Snir, ICS'11, section 4 and Figure 4):
 everything else of the race (candidates, budgets, scores, memory plan, selection order) lives in the
-MPI-free :mod:`libtopomap.portfolio`.  This package is the only part of libtopomap that imports mpi4py.
+MPI-free :mod:`libtopomap.portfolio`.  This package is the only part of libtopomap that imports mpi4py,
+and only when one of its names is used.
 """
 
-from .distgraph import (DEFAULT_STRATEGIES, Create_dist_graph, Create_dist_graph_adjacent, TopomapDistgraphcomm,
-                        TopomapReport, last_report, topomap)
-from .collective import CollectiveReport, TopomapIntracomm, reorder_for_collective
-from .driver import race
-from .locate import locate
-from .race import collective_call, select_best
+import importlib
+import sys
+import types
 
-__all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport", "TopomapDistgraphcomm",
-           "last_report", "DEFAULT_STRATEGIES", "locate", "select_best", "collective_call",
-           "reorder_for_collective", "CollectiveReport", "TopomapIntracomm", "race"]
+# Public name -> submodule that defines it.  Importing this package imports none of them (PEP 562), so
+# the MPI-free parts (the fake-names and host checks of .locate) load without initialising MPI; the
+# first use of a name imports its submodule, and with it mpi4py.
+_LAZY = {
+    "Create_dist_graph_adjacent": ".distgraph",
+    "Create_dist_graph": ".distgraph",
+    "topomap": ".distgraph",
+    "TopomapReport": ".distgraph",
+    "TopomapDistgraphcomm": ".distgraph",
+    "last_report": ".distgraph",
+    "DEFAULT_STRATEGIES": ".distgraph",
+    "locate": ".locate",
+    "select_best": ".race",
+    "collective_call": ".race",
+    "reorder_for_collective": ".collective",
+    "CollectiveReport": ".collective",
+    "TopomapIntracomm": ".collective",
+    "race": ".driver",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """This package as a module object that keeps ``locate`` and ``race`` the public functions: the
+    import system binds every submodule it loads on its package, and two submodules share their names."""
+
+    def __setattr__(self, name, value):
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

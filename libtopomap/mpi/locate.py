@@ -8,7 +8,8 @@ can be given in code or through the environment variable ``LIBTOPOMAP_FAKE_NAMES
 rank -> vertex list can be passed.
 
 The parsing and checking functions (:func:`host_of`, :func:`read_fake_names`,
-:func:`resolve_vertices`) need no MPI; only :func:`locate` is collective.
+:func:`resolve_vertices`) need no MPI; only :func:`locate` is collective, and it alone imports mpi4py
+(importing this module does not initialise MPI).
 """
 
 from __future__ import annotations
