@@ -24,13 +24,13 @@ from __future__ import annotations
 import importlib
 
 from ..formats import read as _read
+from ..vocabulary import FABRIC_FORMATS as FORMATS
 from ._fabric import (LANE_RATES, LANE_RATES_EFFECTIVE, LANE_RATES_SIGNAL, IngestReport, hostname_from_description,
                       ingest_report, link_capacity, read_hostmap)
 
 __all__ = ["ingest", "ingest_report", "IngestReport", "link_capacity", "hostname_from_description", "read_hostmap",
            "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "FORMATS"]
 
-FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
 _SUBMODULES = ("ibdiagnet_lst", "ibnetdiscover", "ibnetdiscover_ports", "slurm", "synthetic")
 
 

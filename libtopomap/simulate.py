@@ -38,6 +38,7 @@ from .commgraph import CommGraph, as_commgraph
 from .errors import (ArgumentError, ArgumentTypeError, CommGraphError, MappingError,
                      SimGridUnavailable, SimulationError)
 from .mapping import Mapping, check_mapping
+from .vocabulary import ROUTINGS
 
 __all__ = [
     "simulate", "simulate_many", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
@@ -55,10 +56,9 @@ INSTALL_HINT = (
     "or build it: pip install 'pybind11<3' simgrid (needs Boost headers, ~10 minutes)."
 )
 
-#: Routing choices: ``"dijkstra"`` (SimGrid's DijkstraCache zone), ``"floyd"`` (Floyd zone, cubic
-#: set-up), ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed
-#: here) and ``"auto"`` (the fastest measured, see :func:`build_platform`).
-ROUTINGS = ("auto", "dijkstra", "floyd", "explicit")
+# ROUTINGS: ``"dijkstra"`` (SimGrid's DijkstraCache zone), ``"floyd"`` (Floyd zone, cubic set-up),
+# ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here) and
+# ``"auto"`` (the fastest measured, see :func:`build_platform`).
 _ZONE = {"dijkstra": "DijkstraCache", "floyd": "Floyd", "explicit": "Full"}
 
 DEFAULT_SIZES = (1024, 64 * 1024, 1024 * 1024)

@@ -47,6 +47,42 @@ def test_help_imports_no_heavy_module():
         assert name in out
 
 
+def test_every_command_help_imports_no_heavy_module():
+    """``libtopomap CMD --help`` builds its parser from :mod:`libtopomap.vocabulary`, not from the heavy
+    modules (a property of the imports, not a timing)."""
+    out = _run("import sys\n"
+               "from libtopomap.cli import COMMANDS, main\n"
+               "for argv in [[c, '--help'] for c in COMMANDS] + [['generate', 'torus', '--help']]:\n"
+               "    try:\n"
+               "        main(argv)\n"
+               "    except SystemExit as e:\n"
+               "        assert e.code == 0, argv\n"
+               "    heavy = sorted(m for m in ('numba', 'scipy', 'mpi4py', 'networkx', 'matplotlib', 'pymetis')\n"
+               "                   if m in sys.modules)\n"
+               "    print('HEAVY', ' '.join(argv), heavy)\n")
+    lines = [ln for ln in out.splitlines() if ln.startswith("HEAVY ")]
+    assert len(lines) == len(libtopomap.cli.COMMANDS) + 1
+    assert all(ln.endswith(" []") for ln in lines), "\n".join(lines)
+
+
+def test_names_tables_are_defined_once():
+    import libtopomap.adapters
+    import libtopomap.collectives
+    import libtopomap.mappers
+    import libtopomap.simulate
+    import libtopomap.vocabulary as v
+
+    assert libtopomap.mappers.STRATEGIES is v.STRATEGIES and libtopomap.mappers.REFINEMENTS is v.REFINEMENTS
+    assert libtopomap.mappers.OBJECTIVES is v.OBJECTIVES
+    assert libtopomap.collectives.OBJECTIVES is v.COLLECTIVE_OBJECTIVES
+    assert libtopomap.collectives.COLLECTIVES is v.COLLECTIVES and libtopomap.collectives.OPTIMIZERS is v.OPTIMIZERS
+    assert libtopomap.collectives.ALLOCATIONS is v.ALLOCATIONS and libtopomap.simulate.ROUTINGS is v.ROUTINGS
+    assert libtopomap.adapters.FORMATS is v.FABRIC_FORMATS
+    from libtopomap.formats import _FORMATS
+
+    assert set(v.FABRIC_FORMATS) <= set(_FORMATS)
+
+
 def test_console_script_help_and_version():
     exe = pathlib.Path(sys.executable).with_name("libtopomap")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "libtopomap"]

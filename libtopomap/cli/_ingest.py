@@ -10,8 +10,7 @@ import sys
 
 from ..errors import FormatError
 from ..formats import read, sniff, write
-
-_IN_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
+from ..vocabulary import FABRIC_FORMATS
 
 
 def add_parser(sub):
@@ -20,7 +19,7 @@ def add_parser(sub):
                        description="Read a real fabric description, write it as a libtopomap topology and "
                                    "print a summary (switches, hosts, excluded CAs, links, speeds, warnings).")
     p.add_argument("file", help="fabric description")
-    p.add_argument("--format", choices=_IN_FORMATS, help="input format (default: sniffed from the content)")
+    p.add_argument("--format", choices=FABRIC_FORMATS, help="input format (default: sniffed from the content)")
     p.add_argument("--hostmap", metavar="MAP", help="GUID -> hostname map ('H-<guid> host' or '0x<guid> host' lines)")
     p.add_argument("--slots", type=int, default=1, metavar="N", help="slots (processes) per host (default 1)")
     p.add_argument("--unknown-capacity", type=float, metavar="GBPS",
@@ -45,7 +44,7 @@ def run(args):
     if fmt is None:
         with open(args.file, encoding="utf-8", errors="replace") as fh:
             fmt = sniff(fh.read(65536), args.file)
-        if fmt not in _IN_FORMATS:
+        if fmt not in FABRIC_FORMATS:
             raise FormatError(f"not a fabric description (looks like {fmt!r}); name the input format with --format",
                               path=args.file)
     topo = read(args.file, format=fmt, strict=args.strict, slots=args.slots, hostmap=args.hostmap,

@@ -16,7 +16,7 @@ import os
 import re
 
 from ..errors import ArgumentError, LibTopoMapError
-from ..mappers import OBJECTIVES, REFINEMENTS, STRATEGIES
+from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from ..errors import LibTopoMapError, MappingError
+from ..vocabulary import COLLECTIVES
 from ._simulate import resolve_workload
 
 KINDS = ("adjacency", "loads", "hops", "times")
@@ -33,7 +32,7 @@ def add_parser(sub):
     p.add_argument("--topology", metavar="FILE", help="topology file")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--graph", metavar="GRAPH", help="communication graph (stencil:16x16, a file, ...)")
-    what.add_argument("--collective", choices=("bcast", "allreduce", "alltoall", "allgather"),
+    what.add_argument("--collective", choices=COLLECTIVES,
                       help="a collective's schedule instead of a graph")
     p.add_argument("--procs", type=int, metavar="P", help="number of ranks of the collective")
     p.add_argument("--root", type=int, default=0, help="root of bcast")
@@ -116,6 +115,8 @@ def run(args):
                               title=title or f"Hops per message: {w.description}")
         elif args.kind == "loads":
             if args.load == "ecmp":
+                import numpy as np
+
                 from ..metrics import link_traffic
                 from ..commgraph import CommGraph
 

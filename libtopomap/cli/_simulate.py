@@ -14,10 +14,9 @@ import json
 import os
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
+from ..vocabulary import COLLECTIVES, ROUTINGS
 
 __all__ = ["add_parser", "run", "add_workload_args", "resolve_workload", "Workload", "read_mapping_file"]
 
@@ -50,7 +49,7 @@ def add_workload_args(p, *, placements=True):
     what.add_argument("--graph", metavar="GRAPH",
                       help="communication graph replayed as one halo exchange: stencil:16x16, random:P:D:SEED, "
                            "an edge-list file or a Matrix Market file")
-    what.add_argument("--collective", choices=("bcast", "allreduce", "alltoall", "allgather"),
+    what.add_argument("--collective", choices=COLLECTIVES,
                       help="a collective replayed step by step (binomial bcast, recursive-doubling allreduce, "
                            "Bruck alltoall, ring allgather)")
     p.add_argument("--procs", type=int, metavar="P", help="number of ranks of the collective")
@@ -77,6 +76,8 @@ def add_workload_args(p, *, placements=True):
 
 def read_mapping_file(path, topology, nprocs=None):
     """Vertex of each process from a file: JSON list (names or indices) or ``[process] vertex`` lines."""
+    import numpy as np
+
     with open(path, encoding="utf-8") as f:
         text = f.read()
     stripped = text.lstrip()
@@ -130,6 +131,8 @@ def read_mapping_file(path, topology, nprocs=None):
 
 
 def _graph_placement(topology, graph, how, seed, current=None):
+    import numpy as np
+
     from ..mappers import map_processes
 
     strategy, _, refine = how.partition("+")
@@ -139,6 +142,8 @@ def _graph_placement(topology, graph, how, seed, current=None):
 
 def resolve_workload(args, *, need_mapped=True):
     """Read the topology and communication and compute both placements from parsed arguments."""
+    import numpy as np
+
     topology = read(args.topology)
     root = getattr(args, "root", 0) or 0
     placement_opt = getattr(args, "placement", None)
@@ -226,7 +231,7 @@ def add_parser(sub):
                         "edge carries this size, Bruck alltoall moves blocks of this size")
     p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a capacity-1 link (default 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
-    p.add_argument("--routing", default="auto", choices=("auto", "dijkstra", "floyd", "explicit"),
+    p.add_argument("--routing", default="auto", choices=ROUTINGS,
                    help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones")
     p.add_argument("--model", default="CM02", help="SimGrid network model (default CM02)")
     p.add_argument("--repeat", type=int, default=1, help="run the communication this many times (default 1)")

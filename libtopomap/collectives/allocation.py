@@ -15,11 +15,10 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from ..errors import MappingError
+from ..vocabulary import ALLOCATIONS
 
 __all__ = ["ALLOCATIONS", "allocate", "random_allocation", "tree_allocation", "ring_allocation",
            "circulant_allocation", "ascending_allocation"]
-
-ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 
 
 def _check(topology, m):

@@ -30,11 +30,11 @@ from numba import njit
 from .. import _kernels
 from ..errors import MappingError
 from ..mappers.local_search import hop_distance, next_arc
+from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
 
 __all__ = ["OBJECTIVES", "total_hops", "contention", "step_model", "evaluate_schedule", "job_distances",
            "next_hop_arcs", "route"]
 
-OBJECTIVES = ("hops", "contention", "step")
 
 # Largest next-hop table (destinations x vertices) built for the path-based objectives.
 _MAX_TABLE = 1 << 28

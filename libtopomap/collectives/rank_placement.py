@@ -28,11 +28,11 @@ from .. import _kernels
 from ..commgraph import CommGraph
 from ..errors import MappingError
 from ..mappers.local_search import SwapState, SymGraph, hop_distance, local_search
+from ..vocabulary import OPTIMIZERS
 from .objectives import OBJECTIVES, _dedupe_steps, _flatten
 
 __all__ = ["OPTIMIZERS", "RankSearch", "ascending_order", "optimize_ranks", "two_opt", "anneal"]
 
-OPTIMIZERS = ("none", "two-opt", "greedy", "anneal")
 
 # Share of guided moves in annealing, and the start/end temperature in units of the smallest uphill
 # step (tuned on the thesis' 1024-node degree-19 instance, 512 processes).

@@ -12,11 +12,10 @@ import numpy as np
 
 from ..commgraph import CommGraph
 from ..errors import CommGraphError
+from ..vocabulary import COLLECTIVES
 
 __all__ = ["COLLECTIVES", "schedule", "binomial_bcast", "recursive_doubling_allreduce", "bruck_alltoall",
            "ring_allgather", "check_schedule", "schedule_graph", "n_messages"]
-
-COLLECTIVES = ("bcast", "allreduce", "alltoall", "allgather")
 
 
 def _steps(pairs_per_step):

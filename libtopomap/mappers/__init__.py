@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import MappingError
 from ..mapping import Mapping
+from ..vocabulary import REFINEMENTS, STRATEGIES
 from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
@@ -31,8 +32,6 @@ __all__ = [
     "refine_two_opt", "refine_threshold_accepting", "compile_kernels",
 ]
 
-STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive") + (("scotch",) if HAVE_SCOTCH else ())
-REFINEMENTS = ("two-opt", "ta")
 
 _CONSTRUCT = {
     "identity": map_identity,

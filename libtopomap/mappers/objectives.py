@@ -18,12 +18,11 @@ The incremental search engine that minimises them (swap and shift moves, delta u
 from __future__ import annotations
 
 from ..errors import MappingError
+from ..vocabulary import OBJECTIVES
 from .. import metrics
 from .local_search import CONGESTION_TIE, LOCAL_MOVES, NEAR_SLOTS, SwapState, SymGraph, local_search  # noqa: F401
 
 __all__ = ["OBJECTIVES", "objective_value", "check_objective", "SymGraph", "SwapState", "local_search"]
-
-OBJECTIVES = ("congestion", "dilation", "hopbytes")
 
 
 def check_objective(objective):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import sys
 
@@ -11,14 +10,10 @@ import numpy as np
 from numba import njit
 
 from ..errors import MappingError
+from ..vocabulary import HAVE_SCOTCH
 from ._common import finish, prepare, slot_list
 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
-
-try:  # pragma: no cover - depends on the environment
-    HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
-except ValueError:  # pragma: no cover - pyscotch already in sys.modules without a __spec__
-    HAVE_SCOTCH = False
 
 
 @contextlib.contextmanager

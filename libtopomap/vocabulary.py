@@ -1,0 +1,37 @@
+"""The names a user can give: strategies, objectives, collectives, allocations, optimizers, routings.
+
+Each table is defined here once and imported from here by the module that implements it
+(:mod:`libtopomap.mappers`, :mod:`libtopomap.collectives`, :mod:`libtopomap.simulate`,
+:mod:`libtopomap.adapters`) and by the command line for its ``choices=``.  This module imports nothing
+but :mod:`importlib.util`, so building a command's parser (``libtopomap map --help``) loads neither
+numba, scipy, networkx, mpi4py nor matplotlib.
+"""
+
+import importlib.util
+
+__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "COLLECTIVE_OBJECTIVES",
+           "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS"]
+
+try:  # pragma: no cover - depends on the environment
+    HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
+except ValueError:  # pragma: no cover - pyscotch already in sys.modules without a __spec__
+    HAVE_SCOTCH = False
+
+#: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where pyscotch is installed).
+STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive") + (("scotch",) if HAVE_SCOTCH else ())
+#: Refinements of a mapping: two-opt swaps and threshold accepting.
+REFINEMENTS = ("two-opt", "ta")
+#: What a mapping minimises (:mod:`libtopomap.mappers.objectives`).
+OBJECTIVES = ("congestion", "dilation", "hopbytes")
+#: Collectives with a built-in schedule (:mod:`libtopomap.collectives.schedules`).
+COLLECTIVES = ("bcast", "allreduce", "alltoall", "allgather")
+#: What a collective rank placement minimises (:mod:`libtopomap.collectives.objectives`).
+COLLECTIVE_OBJECTIVES = ("hops", "contention", "step")
+#: Rank-placement optimizers (:mod:`libtopomap.collectives.rank_placement`).
+OPTIMIZERS = ("none", "two-opt", "greedy", "anneal")
+#: Allocation methods: which hosts a job gets, in allocation order (:mod:`libtopomap.collectives.allocation`).
+ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
+#: SimGrid routing choices (:mod:`libtopomap.simulate`).
+ROUTINGS = ("auto", "dijkstra", "floyd", "explicit")
+#: Fabric description formats read by :mod:`libtopomap.adapters`.
+FABRIC_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
