@@ -55,7 +55,7 @@ def initial_block(rank, dims, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topology", default=str(TOPO_FILES / "demo_torus_4x2.topo"))
-    ap.add_argument("--fake-hosts", default=str(TOPO_FILES / "demo_torus_4x2.names"),
+    ap.add_argument("--fake-names", "--fake-hosts", default=str(TOPO_FILES / "demo_torus_4x2.names"),
                     help="fake-names file ('' to use the real hostnames)")
     ap.add_argument("--block", type=int, default=64, help="local block edge (default 64)")
     ap.add_argument("--steps", type=int, default=50, help="Jacobi sweeps (default 50)")
@@ -72,7 +72,7 @@ def main():
         topo = ltm.load(args.topology)
         # ONE-LINE CHANGE (was: grid = comm.Create_dist_graph_adjacent(sources, destinations, reorder=True))
         grid = ltm.Create_dist_graph_adjacent(comm, sources, destinations, reorder=True, topology=topo,
-                                              fake_names=args.fake_hosts or None, seed=0)
+                                              fake_names=args.fake_names or None, seed=0)
 
     # From here on the program only talks to `grid`; its rank k owns block k.
     k = grid.Get_rank()

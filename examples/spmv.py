@@ -56,7 +56,7 @@ def partition(a, nparts):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topology", default=str(TOPO_FILES / "demo_torus_4x2.topo"))
-    ap.add_argument("--fake-hosts", default=str(TOPO_FILES / "demo_torus_4x2.names"),
+    ap.add_argument("--fake-names", "--fake-hosts", default=str(TOPO_FILES / "demo_torus_4x2.names"),
                     help="fake-names file ('' to use the real hostnames)")
     ap.add_argument("--mesh", type=int, default=48, help="mesh edge G (matrix of G*G rows; default 48)")
     ap.add_argument("--iterations", type=int, default=30, help="power iterations (default 30)")
@@ -92,7 +92,7 @@ def main():
         topo = ltm.load(args.topology)
         # ONE-LINE CHANGE (was: dcomm = comm.Create_dist_graph([me], [len(dests)], dests, weights, reorder=True))
         dcomm = ltm.Create_dist_graph(comm, [me], [len(dests)], dests, weights, reorder=True, topology=topo,
-                                      fake_names=args.fake_hosts or None, seed=0)
+                                      fake_names=args.fake_names or None, seed=0)
 
     # From here on: logical process k = rank k of dcomm, with the neighbour order MPI gives.
     k = dcomm.Get_rank()

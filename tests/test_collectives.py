@@ -14,7 +14,7 @@ import libtopomap as ltm
 from libtopomap.cli import main
 from libtopomap.collectives import (allocate, collective_placement, contention, evaluate_schedule, optimize_ranks,
                                     schedule, schedule_graph, step_model, total_hops)
-from libtopomap.errors import CommGraphError, MappingError
+from libtopomap.errors import ArgumentTypeError, CommGraphError, MappingError
 from libtopomap.generators.circulant import circulant
 from libtopomap.generators.shortcut import random_shortcut_ring
 
@@ -298,12 +298,40 @@ def test_cli(tmp_path, capsys):
     path = tmp_path / "c.ltm"
     ltm.save(str(path), circulant(256))
     assert main(["collective", "--topology", str(path), "--collective", "allreduce", "--procs", "32",
-                 "--placement", "circulant", "--optimizer", "none", "--json"]) == 0
+                 "--allocation", "circulant", "--optimizer", "none", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["hops_before"] == out["hops_after"] == 32 * 5 and out["contention_after"] == 0
+    assert out["allocation"] == "circulant"
     assert main(["collective", "--topology", str(path), "--collective", "bcast", "--procs", "40",
-                 "--placement", "random", "--optimizer", "anneal", "--iterations", "2000", "--seed", "3"]) == 0
+                 "--allocation", "random", "--optimizer", "anneal", "--iterations", "2000", "--seed", "3"]) == 0
     text = capsys.readouterr().out
-    assert "hops" in text and "->" in text and "seconds" in text
-    assert main(["collective", "--topology", str(path), "--procs", "40", "--placement", "circulant"]) == 1
+    assert "hops" in text and "->" in text and "seconds" in text and "random allocation" in text
+    assert main(["collective", "--topology", str(path), "--procs", "40", "--allocation", "circulant"]) == 1
     assert "does not divide" in capsys.readouterr().err
+
+
+def test_cli_placement_is_the_deprecated_name_of_allocation(tmp_path, capsys):
+    path = tmp_path / "c.ltm"
+    ltm.save(str(path), circulant(64))
+    with pytest.warns(DeprecationWarning, match="--placement is deprecated; use --allocation"):
+        assert main(["collective", "--topology", str(path), "--procs", "16", "--placement", "circulant",
+                     "--optimizer", "none", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: --placement is deprecated; use --allocation" in captured.err
+    out = json.loads(captured.out)
+    assert out["allocation"] == out["placement"] == "circulant" and out["hops_after"] == 16 * 4
+    with pytest.raises(SystemExit):  # the alias checks the same choices
+        main(["collective", "--topology", str(path), "--procs", "16", "--placement", "nowhere"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_nodes_is_the_deprecated_name_of_allocation():
+    t = circulant(64)
+    new = collective_placement(t, allocation="circulant", nprocs=16, optimizer="none", seed=0)
+    with pytest.warns(DeprecationWarning, match="use allocation="):
+        old = collective_placement(t, nodes="circulant", nprocs=16, optimizer="none", seed=0)
+    assert old.vertices.tolist() == new.vertices.tolist() and new.after["hops"] == 64
+    with pytest.raises(ArgumentTypeError, match="needs an allocation"):
+        collective_placement(t, nprocs=16)
+    with pytest.raises(ArgumentTypeError, match="both"), pytest.warns(DeprecationWarning):
+        collective_placement(t, "ring", nodes="ring", nprocs=16)

@@ -9,6 +9,7 @@ the mapping optimizes, plus the model's congestion and dilation before and after
 import json
 
 from ._mpi_command import run_on_every_rank
+from ._options import add_deprecated_alias
 
 
 def add_parser(sub):
@@ -19,9 +20,10 @@ def add_parser(sub):
                                    "model's congestion and dilation before/after; results are checked to be "
                                    "identical on both.")
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
-    p.add_argument("--fake-hosts", metavar="FILE",
-                   help="fake-names file ('<rank> <hostname>' lines); default: $LIBTOPOMAP_FAKE_NAMES or the "
-                        "MPI processor names")
+    fake_names = p.add_argument(
+        "--fake-names", metavar="FILE",
+        help="fake-names file ('<rank> <hostname>' lines); default: $LIBTOPOMAP_FAKE_NAMES or the MPI processor names")
+    add_deprecated_alias(p, "--fake-hosts", fake_names)
     p.add_argument("--graph", help="application graph for neighbor_alltoall: a pattern spec (stencil:4x2, "
                                    "torus-scrambled:4x4:1, random:P:D:SEED) or an edge-list / .mtx file "
                                    "(default: periodic 2-D halo exchange)")
@@ -58,7 +60,7 @@ def _run(args):
     topo = collective_call(comm, read, args.topology, what="reading the topology")
     strategies = None if not args.strategies else [s.strip() for s in args.strategies.split(",")]
     result = run_benchmark(comm, topo, graph=args.graph, collectives=collectives, sizes=sizes,
-                           iterations=args.iterations, fake_names=args.fake_hosts, seed=args.seed,
+                           iterations=args.iterations, fake_names=args.fake_names, seed=args.seed,
                            strategies=strategies)
     if comm.Get_rank() == 0:
         if args.json:

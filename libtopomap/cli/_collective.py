@@ -2,14 +2,14 @@
 
 import json
 
-from ..collectives import ALLOCATIONS, COLLECTIVES, OBJECTIVES, OPTIMIZERS, collective_placement
-from ..formats import read
+from ..vocabulary import ALLOCATIONS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
+from ._options import add_deprecated_alias
 
 
 def add_parser(sub):
     p = sub.add_parser(
         "collective", help="place the ranks of a Bcast/Allreduce/Alltoall/Allgather to cut their hops",
-        description="Allocate --procs nodes of the topology (--placement), start from the ascending rank "
+        description="Allocate --procs hosts of the topology (--allocation), start from the ascending rank "
                     "order and improve it (--optimizer); print total hops, contention and the step model "
                     "before and after.  'before' is the allocation with ascending rank order.")
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
@@ -18,13 +18,15 @@ def add_parser(sub):
                    help="bcast (binomial tree), allreduce (recursive doubling), alltoall (Bruck), "
                         "allgather (ring); default allreduce")
     p.add_argument("--procs", type=int, required=True, help="number of processes (one per node)")
-    p.add_argument("--placement", choices=ALLOCATIONS, default="random",
-                   help="node allocation: ascending ids, random, tree (BFS), ring (consecutive), circulant "
-                        "(stride n/P, Alg. 4.1); default random")
+    allocation = p.add_argument(
+        "--allocation", choices=ALLOCATIONS, default="random",
+        help="which hosts the job gets: ascending ids, random, tree (BFS), ring (consecutive), circulant "
+             "(stride n/P, Alg. 4.1); default random")
+    add_deprecated_alias(p, "--placement", allocation)
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="two-opt",
                    help="none, two-opt (thesis 3.3.2), greedy, anneal (greedy + simulated annealing); "
                         "default two-opt")
-    p.add_argument("--objective", choices=OBJECTIVES, default="hops", help="what to minimise (default hops)")
+    p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops", help="what to minimise (default hops)")
     p.add_argument("--iterations", type=int, default=200_000, help="swaps tried (default 200000)")
     p.add_argument("--root", type=int, default=0, help="bcast root (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed for allocation and swaps (default 0)")
@@ -34,16 +36,21 @@ def add_parser(sub):
 
 
 def run(args):
+    from ..collectives import collective_placement
+    from ..formats import read
+
     topo = read(args.topology, format=args.format)
-    res = collective_placement(topo, args.placement, args.collective, nprocs=args.procs, objective=args.objective,
+    res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs, objective=args.objective,
                                optimizer=args.optimizer, iterations=args.iterations, seed=args.seed,
                                root=args.root, evaluate_paths=not args.no_paths)
-    out = {"topology": topo.name, "placement": args.placement, **res.as_dict(), "seed": args.seed}
+    # "placement": the key's old name, kept for readers of earlier output
+    out = {"topology": topo.name, "allocation": args.allocation, "placement": args.allocation, **res.as_dict(),
+           "seed": args.seed}
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"{args.collective} on {args.procs} of {topo.hosts.size} nodes of {topo.name or args.topology}, "
-          f"{args.placement} allocation, {args.optimizer} ({out['iterations']} iterations, objective "
+          f"{args.allocation} allocation, {args.optimizer} ({out['iterations']} iterations, objective "
           f"{args.objective})")
     for k in ("hops", "contention", "step"):
         b, a = out[f"{k}_before"], out[f"{k}_after"]

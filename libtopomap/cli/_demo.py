@@ -12,6 +12,7 @@ import contextlib
 import importlib.resources
 
 from ._mpi_command import run_on_every_rank
+from ._options import add_deprecated_alias
 
 DEMO_TOPOLOGY = "demo_torus_4x2.topo"
 DEMO_NAMES = "demo_torus_4x2.names"
@@ -36,9 +37,11 @@ def add_parser(sub):
                                    "bundled 4x2 torus; print congestion and dilation before/after, the winning "
                                    "strategy and rank, and a short benchmark.  Run: mpiexec -n 8 libtopomap demo")
     p.add_argument("--topology", help=f"topology file (default: the bundled {DEMO_TOPOLOGY})")
-    p.add_argument("--fake-hosts", metavar="FILE",
-                   help=f"fake-names file (default: the bundled {DEMO_NAMES} with the bundled topology, "
-                        "else $LIBTOPOMAP_FAKE_NAMES or the MPI processor names)")
+    fake_names = p.add_argument(
+        "--fake-names", metavar="FILE",
+        help=f"fake-names file (default: the bundled {DEMO_NAMES} with the bundled topology, "
+             "else $LIBTOPOMAP_FAKE_NAMES or the MPI processor names)")
+    add_deprecated_alias(p, "--fake-hosts", fake_names)
     p.add_argument("--graph", help="communication graph spec or file (default: periodic 2-D halo exchange)")
     p.add_argument("--sizes", default="8,1K,16K", help="benchmark message sizes per neighbour (default: 8,1K,16K)")
     p.add_argument("--iterations", type=int, default=10, help="timed calls per size (default: 10)")
@@ -76,17 +79,17 @@ def _demo(args, stack):
     placement = fake = shown = None
     if args.topology:
         topo = collective_call(comm, read, args.topology, what="reading the topology")
-        fake = args.fake_hosts
+        fake = args.fake_names
     else:
         path = _bundled(DEMO_TOPOLOGY, stack)
         topo = collective_call(comm, read, str(path), what="reading the topology")
-        fake = args.fake_hosts or str(_bundled(DEMO_NAMES, stack))
-        shown = args.fake_hosts or f"bundled {DEMO_NAMES}"
+        fake = args.fake_names or str(_bundled(DEMO_NAMES, stack))
+        shown = args.fake_names or f"bundled {DEMO_NAMES}"
         if size > len(_DEMO_LAYOUT) or size < 2:
             raise LibTopoMapError(
                 f"the demo places one process on each of the {len(_DEMO_LAYOUT)} hosts of its 4x2 torus: run it "
                 f"with mpiexec -n 2 to -n {len(_DEMO_LAYOUT)} (4 and 8 show most), not -n {size}; or give "
-                "--topology and --fake-hosts for a bigger machine")
+                "--topology and --fake-names for a bigger machine")
     if args.graph:
         from ..patterns import load_graph
 

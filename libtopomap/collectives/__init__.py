@@ -8,11 +8,12 @@ ascending-order placement and improves it with two-opt or a stronger optimizer.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import MappingError
+from ..errors import ArgumentTypeError, MappingError
 from ..mapping import Mapping
 from .allocation import ALLOCATIONS, allocate
 from .objectives import OBJECTIVES, contention, evaluate_schedule, step_model, total_hops
@@ -78,18 +79,33 @@ class CollectivePlacement:
         return out
 
 
-def collective_placement(topology, nodes, collective="allreduce", *, objective="hops", optimizer="two-opt",
+def _allocation_argument(allocation, search):
+    """``allocation``, or the value of its deprecated keyword name ``nodes=`` (taken out of ``search``)."""
+    if "nodes" in search:
+        warnings.warn("collective_placement(nodes=...) is deprecated; use allocation=", DeprecationWarning,
+                      stacklevel=3)
+        if allocation is not None:
+            raise ArgumentTypeError("collective_placement() got both allocation and nodes (its old name)")
+        allocation = search.pop("nodes")
+    if allocation is None:
+        raise ArgumentTypeError("collective_placement() needs an allocation: host vertices or a method of "
+                                + ", ".join(ALLOCATIONS))
+    return allocation
+
+
+def collective_placement(topology, allocation=None, collective="allreduce", *, objective="hops", optimizer="two-opt",
                          iterations=200_000, seed=None, root=0, nprocs=None, initial=None, evaluate_paths=True,
                          **search):
-    """Place the ranks of a collective on a job's nodes so its messages travel few hops.
+    """Place the ranks of a collective on a job's hosts so its messages travel few hops.
 
     Parameters
     ----------
     topology : Topology
-    nodes : array_like or str
-        The job's nodes in allocation order: vertex indices or names (a vertex may repeat up to its
-        slots); or an allocation method ``"ascending"``, ``"random"``, ``"tree"``, ``"ring"``,
-        ``"circulant"`` (then ``nprocs`` nodes are allocated with ``seed``).
+    allocation : array_like or str
+        The job's hosts in allocation order: vertex indices or names (a vertex may repeat up to its
+        slots); or an allocation method of :data:`ALLOCATIONS` (``"ascending"``, ``"random"``,
+        ``"tree"``, ``"ring"``, ``"circulant"``; then ``nprocs`` hosts are allocated with ``seed``).
+        The keyword ``nodes=`` is its deprecated name.
     collective : str or sequence of steps
         ``"bcast"``, ``"allreduce"``, ``"alltoall"``, ``"allgather"`` or a user schedule.
     objective : {"hops", "contention", "step"}
@@ -115,7 +131,9 @@ def collective_placement(topology, nodes, collective="allreduce", *, objective="
     Raises
     ------
     MappingError
-        Unknown allocation method, objective or optimizer, invalid nodes, or too few slots.
+        Unknown allocation method, objective or optimizer, invalid hosts, or too few slots.
+    ArgumentTypeError
+        No allocation, or both ``allocation`` and ``nodes=``.
     CommGraphError
         Unknown collective or an invalid user schedule.
 
@@ -132,6 +150,7 @@ def collective_placement(topology, nodes, collective="allreduce", *, objective="
     >>> r.after["hops"]  # 16 * log2(16): every message one hop (Table 4.1)
     64
     """
+    nodes = _allocation_argument(allocation, search)
     if isinstance(nodes, str):
         if nprocs is None:
             raise MappingError(f"allocation {nodes!r} needs nprocs")
