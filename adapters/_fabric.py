@@ -380,19 +380,38 @@ class Fabric:
         return h, None
 
     def build(self, *, name=None, fmt=None):
-        """Make the Topology (see the class docstring); raises FormatError when no host remains."""
-        diag = self.diag
+        """Make the Topology (see the class docstring); raises FormatError when no host remains.
+
+        The steps: switch and router vertices, host vertices (CAs grouped by hostname, non-hosts
+        excluded), one link per cable, capacities of unknown cables, the connected component with
+        the most hosts, then the topology with the ingest report in ``attrs``.
+        """
         self._switch_sysimg = {n.sysimg: n.key for n in self.nodes.values()
                                if n.kind == "switch" and n.sysimg is not None}
-        vertex_of = {}  # node key -> vertex name
-        kinds = {}  # vertex name -> kind
-        hcas = Counter()
-        unnamed = 0
-        switch_keys = {n.key for n in self.nodes.values() if n.kind in ("switch", ROUTER)}
-        cabled = set()
-        for c in self.cables.values():
-            cabled.add(c.a[0])
-            cabled.add(c.b[0])
+        vertex_of, kinds = self._switch_vertices()
+        hcas, unnamed = self._host_vertices(vertex_of, kinds)
+        names = list(kinds)
+        us, vs, caps, tokens, mismatches = self._cable_links(vertex_of, {nm: i for i, nm in enumerate(names)})
+        caps, unknown_mask, fill = self._capacities(caps)
+        self._check_hosts(names, hcas)
+        u = np.asarray(us, dtype=np.int64)
+        v = np.asarray(vs, dtype=np.int64)
+        keep = self._largest_host_component(names, kinds, u, v)
+        names, links, lk = _keep_vertices(names, keep, u, v)
+        kinds_list = [kinds[nm] for nm in names]
+        tokens = [t for t, k in zip(tokens, lk) if k]
+        attrs = self._report(fmt, names, kinds_list, hcas, unnamed, tokens, mismatches, fill,
+                             int(unknown_mask[lk].sum()))
+        try:
+            return Topology(names, links, capacities=caps[lk], slots=self._slots(names, kinds_list), kinds=kinds_list,
+                            name=name, attrs=attrs)
+        except TopologyError as e:  # defensive: the checks above should make this unreachable
+            raise FormatError(str(e), path=self.diag.path) from None
+
+    def _switch_vertices(self):
+        """``vertex_of`` (node key -> vertex name) and ``kinds`` (vertex name -> kind) of the switches
+        and routers, each a vertex named by its key."""
+        vertex_of, kinds = {}, {}
         for n in self.nodes.values():
             if n.kind == "switch":
                 vertex_of[n.key] = n.key
@@ -400,10 +419,28 @@ class Fabric:
             elif n.kind == ROUTER:
                 vertex_of[n.key] = n.key
                 kinds[n.key] = ROUTER
+        return vertex_of, kinds
+
+    def _host_vertices(self, vertex_of, kinds):
+        """Add a host vertex per hostname to ``vertex_of`` and ``kinds``; CAs that are not hosts go
+        to ``self.excluded``, nodes of unknown type are dropped with a warning.
+
+        Returns
+        -------
+        (collections.Counter, int)
+            CAs per host, and the number of CAs named after their GUID (no hostname found).
+        """
+        switch_keys = {n.key for n in self.nodes.values() if n.kind in ("switch", ROUTER)}
+        cabled = set()
+        for c in self.cables.values():
+            cabled.add(c.a[0])
+            cabled.add(c.b[0])
+        hcas = Counter()
+        unnamed = 0
         for n in self.nodes.values():
+            if n.kind == "?":
+                self.diag.warn(n.line, f"node {n.key} is only named by links and its type is unknown; dropped")
             if n.kind != "ca":
-                if n.kind == "?":
-                    diag.warn(n.line, f"node {n.key} is only named by links and its type is unknown; dropped")
                 continue
             host, reason = self._host_of(n)
             if reason is None and n.key not in cabled:
@@ -411,18 +448,26 @@ class Fabric:
             if reason is not None:
                 self.excluded.append({"node": n.key, "description": n.desc, "reason": reason, "line": n.line})
                 continue
-            if host is None:
-                host = n.key if n.key.startswith("H-") else "H-" + n.key
-                unnamed += 1
-            if host in switch_keys or kinds.get(host, HOST) != HOST:
-                diag.warn(n.line, f"hostname {host!r} of {n.key} clashes with a switch name; using {n.key}")
-                host = n.key if n.key not in kinds else "H-" + n.key
+            unnamed += host is None
+            host = self._host_vertex_name(n, host, switch_keys, kinds)
             vertex_of[n.key] = host
             kinds[host] = HOST
             hcas[host] += 1
+        return hcas, unnamed
 
-        names = list(kinds)
-        index = {nm: i for i, nm in enumerate(names)}
+    def _host_vertex_name(self, n, host, switch_keys, kinds):
+        """The vertex name of CA ``n`` of hostname ``host``: ``H-<key>`` when no hostname was found,
+        the CA's key (with a warning) when the hostname is a switch's name."""
+        if host is None:
+            host = n.key if n.key.startswith("H-") else "H-" + n.key
+        if host in switch_keys or kinds.get(host, HOST) != HOST:
+            self.diag.warn(n.line, f"hostname {host!r} of {n.key} clashes with a switch name; using {n.key}")
+            host = n.key if n.key not in kinds else "H-" + n.key
+        return host
+
+    def _cable_links(self, vertex_of, index):
+        """One link per cable between two kept vertices: ``(us, vs, caps, tokens, mismatches)``, a
+        capacity None where neither end knows the speed, and the number of cables whose ends disagree."""
         us, vs, caps, tokens = [], [], [], []
         mismatches = 0
         for c in self.cables.values():
@@ -430,39 +475,41 @@ class Fabric:
             if va is None or vb is None:
                 continue  # an end is excluded (SHARP AN ...) or of unknown type
             if va == vb:
-                diag.warn(c.line, f"cable {c.a[0]}[{c.a[1]}] -- {c.b[0]}[{c.b[1]}] joins two CAs of host {va!r}; "
-                                  "dropped")
+                self.diag.warn(c.line, f"cable {c.a[0]}[{c.a[1]}] -- {c.b[0]}[{c.b[1]}] joins two CAs of host "
+                                       f"{va!r}; dropped")
                 continue
-            known = [(cap, tok) for cap, tok in c.caps if cap is not None]
-            if known:
-                if len({cap for cap, _ in known}) > 1:
-                    mismatches += 1
-                cap, tok = min(known)
-            else:
-                cap, tok = None, next((t for _, t in c.caps if t is not None), "unknown")
+            cap, tok, mismatch = _cable_capacity(c)
+            mismatches += mismatch
             us.append(index[va])
             vs.append(index[vb])
             caps.append(cap)
             tokens.append(tok)
-        known_caps = [c for c in caps if c is not None]
+        return us, vs, caps, tokens, mismatches
+
+    def _capacities(self, caps):
+        """``(capacities, unknown mask, fill)``: the cables of unknown speed (None) get ``fill``, which
+        is ``unknown_capacity``, else the most common known capacity, else 1."""
+        known = [c for c in caps if c is not None]
         if self.unknown_capacity is not None:
             fill = self.unknown_capacity
-        elif known_caps:
-            fill = Counter(known_caps).most_common(1)[0][0]
         else:
-            fill = 1.0
-        unknown_mask = np.array([c is None for c in caps], dtype=bool)
-        caps = np.array([fill if c is None else c for c in caps], dtype=np.float64)
+            fill = Counter(known).most_common(1)[0][0] if known else 1.0
+        unknown = np.array([c is None for c in caps], dtype=bool)
+        return np.array([fill if c is None else c for c in caps], dtype=np.float64), unknown, fill
 
-        # Keep the connected component with the most hosts; isolated vertices go.
+    def _check_hosts(self, names, hcas):
+        """FormatError when no vertex or no host is left."""
+        if names and hcas:
+            return
+        raise FormatError("no host found: the input names no channel adapter with a cabled port"
+                          if not self.excluded else
+                          f"no host found: all {len(self.excluded)} channel adapters were excluded "
+                          f"({self.excluded[0]['reason']}, ...)", path=self.diag.path)
+
+    def _largest_host_component(self, names, kinds, u, v):
+        """Mask of the vertices in the connected component with the most hosts (then the most
+        vertices); the hosts left out go to ``self.excluded``, with one warning for all."""
         nv = len(names)
-        if nv == 0 or not hcas:
-            raise FormatError("no host found: the input names no channel adapter with a cabled port"
-                              if not self.excluded else
-                              f"no host found: all {len(self.excluded)} channel adapters were excluded "
-                              f"({self.excluded[0]['reason']}, ...)", path=diag.path)
-        u = np.asarray(us, dtype=np.int64)
-        v = np.asarray(vs, dtype=np.int64)
         adj = coo_matrix((np.ones(u.size), (u, v)), shape=(nv, nv))
         ncomp, labels = connected_components(adj, directed=False)
         is_host = np.array([kinds[nm] == HOST for nm in names])
@@ -470,54 +517,67 @@ class Fabric:
         size = np.bincount(labels, minlength=ncomp)
         main = int(np.lexsort((-size, -host_count))[0])
         keep = labels == main
-        if not keep.all():
-            dropped_hosts = [names[i] for i in np.flatnonzero(~keep & is_host)]
-            dropped_other = int((~keep & ~is_host).sum())
-            if dropped_hosts or dropped_other:
-                msg = (f"fabric is not connected: kept the component with {int(host_count[main])} hosts; dropped "
-                       f"{len(dropped_hosts)} hosts and {dropped_other} switches/routers not connected to it")
-                if dropped_hosts:
-                    msg += f" (e.g. {dropped_hosts[0]!r})"
-                diag.warn(None, msg)
-            for h in dropped_hosts:
-                self.excluded.append({"node": h, "description": None,
-                                      "reason": "not connected to the largest host component", "line": None})
-        new_index = np.full(nv, -1, dtype=np.int64)
-        new_index[keep] = np.arange(int(keep.sum()))
-        names = [nm for nm, k in zip(names, keep) if k]
-        kinds_list = [kinds[nm] for nm in names]
-        lk = keep[u] if u.size else np.zeros(0, bool)
-        links = np.stack([new_index[u[lk]], new_index[v[lk]]], axis=1) if u.size else np.zeros((0, 2), np.int64)
-        caps = caps[lk]
-        tokens = [t for t, k in zip(tokens, lk) if k]
+        if keep.all():
+            return keep
+        dropped_hosts = [names[i] for i in np.flatnonzero(~keep & is_host)]
+        dropped_other = int((~keep & ~is_host).sum())
+        if dropped_hosts or dropped_other:
+            msg = (f"fabric is not connected: kept the component with {int(host_count[main])} hosts; dropped "
+                   f"{len(dropped_hosts)} hosts and {dropped_other} switches/routers not connected to it")
+            if dropped_hosts:
+                msg += f" (e.g. {dropped_hosts[0]!r})"
+            self.diag.warn(None, msg)
+        for h in dropped_hosts:
+            self.excluded.append({"node": h, "description": None,
+                                  "reason": "not connected to the largest host component", "line": None})
+        return keep
+
+    def _slots(self, names, kinds_list):
+        """Slots per vertex: ``self.slots`` (or its per-hostname dict, default 1) on hosts, 0 elsewhere."""
         if isinstance(self.slots, dict):
-            slots = [self.slots.get(nm, 1) if k == HOST else 0 for nm, k in zip(names, kinds_list)]
-        else:
-            slots = [int(self.slots) if k == HOST else 0 for k in kinds_list]
-        hist = Counter(tokens)
-        attrs = {
-            "source": diag.path,
+            return [self.slots.get(nm, 1) if k == HOST else 0 for nm, k in zip(names, kinds_list)]
+        return [int(self.slots) if k == HOST else 0 for k in kinds_list]
+
+    def _report(self, fmt, names, kinds_list, hcas, unnamed, tokens, mismatches, fill, unknown_speed):
+        """The ingest report kept in the topology's ``attrs`` (read back by :func:`ingest_report`)."""
+        return {
+            "source": self.diag.path,
             "format": fmt,
             "switches": sum(k == SWITCH for k in kinds_list),
             "routers": sum(k == ROUTER for k in kinds_list),
             "hosts": sum(k == HOST for k in kinds_list),
             "cas": int(sum(hcas[nm] for nm, k in zip(names, kinds_list) if k == HOST)),
             "unnamed_cas": unnamed,
-            "cables": int(lk.sum()),
+            "cables": len(tokens),
             "self_loops": len(self.loops),
             "speed_mismatches": mismatches,
-            "unknown_speed_cables": 0,
+            "unknown_speed_cables": unknown_speed,
             "unknown_capacity": float(fill),
             "rates": self.rates,
-            "link_speeds": dict(sorted(hist.items())),
+            "link_speeds": dict(sorted(Counter(tokens).items())),
             "excluded": self.excluded,
-            "warnings": diag.warnings,
+            "warnings": self.diag.warnings,
         }
-        attrs["unknown_speed_cables"] = int(unknown_mask[lk].sum()) if u.size else 0
-        try:
-            return Topology(names, links, capacities=caps, slots=slots, kinds=kinds_list, name=name, attrs=attrs)
-        except TopologyError as e:  # defensive: the checks above should make this unreachable
-            raise FormatError(str(e), path=diag.path) from None
+
+
+def _keep_vertices(names, keep, u, v):
+    """The kept vertex names, the links ``(u, v)`` between kept vertices renumbered, and the mask of
+    the links kept."""
+    new_index = np.full(len(names), -1, dtype=np.int64)
+    new_index[keep] = np.arange(int(keep.sum()))
+    lk = keep[u]
+    links = np.stack([new_index[u[lk]], new_index[v[lk]]], axis=1)
+    return [nm for nm, k in zip(names, keep) if k], links, lk
+
+
+def _cable_capacity(cable):
+    """``(capacity, token, mismatch)`` of a cable: the smaller end when both ends know the speed
+    (``mismatch`` when they disagree), the one known end, or ``(None, a token or "unknown", False)``."""
+    known = [(cap, tok) for cap, tok in cable.caps if cap is not None]
+    if not known:
+        return None, next((t for _, t in cable.caps if t is not None), "unknown"), False
+    cap, tok = min(known)
+    return cap, tok, len({cap for cap, _ in known}) > 1
 
 
 @dataclass
