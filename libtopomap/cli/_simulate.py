@@ -13,10 +13,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
 from ..vocabulary import COLLECTIVES, ROUTINGS
+
+if TYPE_CHECKING:  # numpy is imported when a workload is resolved, not when the parser is built
+    import numpy as np
 
 __all__ = ["add_parser", "run", "add_workload_args", "resolve_workload", "Workload", "read_mapping_file"]
 

@@ -27,7 +27,6 @@ import warnings
 import numpy as np
 from numba import njit
 
-from .. import _kernels
 from ..errors import MappingError
 from ..mappers.local_search import hop_distance, next_arc
 from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
