@@ -137,7 +137,8 @@ def _host_partitions(topology):
     """Nested partitions of the slot vertices, finest first (labels per host, ``H`` entries each).
 
     Switch levels are hop distances from the nearest slot vertex (one multi-source BFS).  A host
-    hangs under its anchor, its lowest-index neighbouring switch; at height ``r`` two hosts are
+    hangs under its anchor, its lowest-index neighbouring switch (the finest partition); at height
+    ``r`` two hosts are
     together when their anchors are connected through switches of level ``<= r`` (connected
     components).  A dragonfly built by :func:`~libtopomap.dragonfly` also gets its groups.
     """
@@ -154,7 +155,8 @@ def _host_partitions(topology):
     np.minimum.at(anchor, src[to_switch], dst[to_switch])
     anchor = anchor[hosts]
     has_anchor = anchor < n
-    parts = []
+    # hosts under one switch (switches of level 1 may be linked to each other, as in a dragonfly)
+    parts = [np.where(has_anchor, anchor, n + np.arange(H))]
     top = int(level.max()) if n else 0
     switch = ~is_host & (level >= 1)
     for r in range(1, top + 1):
