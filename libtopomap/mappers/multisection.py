@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pymetis
 import scipy.sparse as sp
 from numba import njit
 from scipy.optimize import linear_sum_assignment
@@ -29,16 +28,22 @@ from scipy.sparse import csgraph
 from .._kernels import multi_source_levels, new_search_scratch, vertex_distance
 from ._common import finish, prepare
 from .objectives import SymGraph
-from .recursive import _balance_csr, _metis_csr, _subgraph, int_weights
+from .recursive import _balance_csr, _metis_csr, _subgraph
 
 __all__ = ["Hierarchy", "topology_hierarchy", "map_multisection", "refine_parts"]
 
 #: METIS tries per split (different seeds); the split with the smallest cut after the exact-balance
 #: fix-up and the swap refinement is kept.
-TRIES = 3
+TRIES = 5
 
 #: Passes of pairwise re-bisection over the adjacent parts of a split (stops early without gain).
 PAIR_PASSES = 2
+
+#: Smallest mean part size of a split whose pairs of parts are re-split.
+PAIR_MIN_SIZE = 64
+
+#: Pairs of adjacent parts re-split per pass, per part of the split.
+PAIRS_PER_PART = 8
 
 #: Rounds of the exact-balance swap refinement per split.
 REFINE_ROUNDS = 8
@@ -47,6 +52,9 @@ REFINE_ROUNDS = 8
 SWAP_ROUNDS = 10
 
 _MAX_SWAP_DEGREE = 512
+
+#: Distance look-ups of the final swap search (about a second of compiled work).
+SWAP_BUDGET = 20_000_000
 
 #: Swap candidates per process in the final search (its communication partners, then theirs).
 SWAP_CANDIDATES = 48
@@ -542,18 +550,9 @@ def _cut(ptr, idx, val, parts):
     return float(val[parts[row] != parts[idx]].sum())
 
 
-def _metis_recursive(ptr, idx, val, k, frac, seed):
-    """METIS recursive bisection into ``k`` parts with target fractions ``frac`` (``int64`` parts)."""
-    opts = pymetis.Options()
-    opts.seed = int(seed) % (2**31 - 1)
-    _cut, member = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(ptr, idx), eweights=int_weights(val),
-                                      tpwgts=[float(x) for x in frac], options=opts, recursive=True)
-    return np.asarray(member, dtype=np.int64)
-
-
 def _split(ptr, idx, val, targets, seed, tries):
-    """Parts of exactly ``targets[i]`` vertices with a small cut: METIS k-way and METIS recursive
-    bisection with target weights (``tries`` seeds each), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
+    """Parts of exactly ``targets[i]`` vertices with a small cut: METIS k-way with target weights
+    (``tries`` seeds), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
     then :func:`_swap_refine`; the smallest cut wins (ties: the first try)."""
     n = ptr.size - 1
     k = targets.size
@@ -563,11 +562,8 @@ def _split(ptr, idx, val, targets, seed, tries):
         return np.repeat(np.arange(k, dtype=np.int64), targets)
     frac = targets / n
     best, best_cut = None, np.inf
-    for t in range(2 * tries):
-        if t % 2:
-            parts = _metis_recursive(ptr, idx, val, k, frac, seed + t // 2)
-        else:
-            parts = _metis_csr(ptr, idx, val, k, None, frac, seed + t // 2)
+    for t in range(tries):
+        parts = _metis_csr(ptr, idx, val, k, None, frac, seed + t)
         count = np.bincount(parts, minlength=k)
         if not np.array_equal(count, targets):
             parts = _balance_csr(ptr, idx, val, parts, targets, count)
@@ -575,16 +571,17 @@ def _split(ptr, idx, val, targets, seed, tries):
         c = _cut(ptr, idx, val, parts)
         if c < best_cut:
             best, best_cut = parts, c
-    if k > 2:
+    if k > 2 and n >= PAIR_MIN_SIZE * k:
         for p in range(PAIR_PASSES):
-            if not _pairwise(ptr, idx, val, best, k, seed + 31 * p, tries):
+            if not _pairwise(ptr, idx, val, best, k, seed + 31 * p):
                 break
     return best
 
 
-def _pairwise(ptr, idx, val, parts, k, seed, tries):
-    """Re-split the union of every two adjacent parts (heaviest shared cut first) by METIS
-    bisection into their two exact sizes; keep a new split when it cuts less between them.
+def _pairwise(ptr, idx, val, parts, k, seed):
+    """Re-split the union of two adjacent parts by METIS bisection into their two exact sizes and
+    keep the new split when it cuts less between them; the ``PAIRS_PER_PART * k`` pairs with the
+    heaviest shared cut, heaviest first.
     ``parts`` is changed in place; returns whether any split improved."""
     n = ptr.size - 1
     changed = False
@@ -593,7 +590,7 @@ def _pairwise(ptr, idx, val, parts, k, seed, tries):
     m = pa < pb
     between = np.bincount(pa[m] * k + pb[m], weights=val[m], minlength=k * k)
     pos = np.full(n, -1, np.int64)
-    for key in np.argsort(-between, kind="stable").tolist():
+    for key in np.argsort(-between, kind="stable")[:PAIRS_PER_PART * k].tolist():
         if between[key] <= 0:
             break
         a, b = divmod(key, k)
@@ -602,15 +599,13 @@ def _pairwise(ptr, idx, val, parts, k, seed, tries):
         old = (parts[members] == b).astype(np.int64)
         sizes = np.array([int((old == 0).sum()), int((old == 1).sum())], np.int64)
         best, best_cut = old, _cut(sp_, si, sv, old)
-        for t in range(tries):
-            side = _metis_csr(sp_, si, sv, 2, None, sizes / members.size, seed + 7919 + t)
-            count = np.bincount(side, minlength=2)
-            if not np.array_equal(count, sizes):
-                side = _balance_csr(sp_, si, sv, side, sizes, count)
-            _swap_refine(sp_, si, sv, side, 2, REFINE_ROUNDS)
-            c = _cut(sp_, si, sv, side)
-            if c < best_cut:
-                best, best_cut, changed = side, c, True
+        side = _metis_csr(sp_, si, sv, 2, None, sizes / members.size, seed + 7919)
+        count = np.bincount(side, minlength=2)
+        if not np.array_equal(count, sizes):
+            side = _balance_csr(sp_, si, sv, side, sizes, count)
+        _swap_refine(sp_, si, sv, side, 2, REFINE_ROUNDS)
+        if _cut(sp_, si, sv, side) < best_cut:
+            best, changed = side, True
         parts[members] = np.where(best == 0, a, b)
     return changed
 
@@ -676,20 +671,24 @@ def _cost_at(ptr, idx, w, vert, oracle, scratch, u, at, skip):
 
 
 @njit(cache=True)
-def _swap_search(ptr, idx, w, vert, oracle, rounds, max_cand, max_degree):
+def _swap_search(ptr, idx, w, vert, oracle, rounds, max_cand, max_degree, budget):
     """Swap processes while hop-bytes fall: every process ``u`` tries the processes within two
     communication hops (its partners, then their partners; at most ``max_cand``) and takes the
-    swap of positions that lowers ``sum w * hops`` most.  ``vert`` is changed in place; returns
-    the decrease of the symmetric sum (twice the hop-bytes decrease)."""
+    swap of positions that lowers ``sum w * hops`` most.  Stops after ``rounds`` rounds, after a
+    round that gains less than 1% of the first one, or once about ``budget`` distances were
+    looked up.  ``vert`` is changed in place; returns the decrease of the symmetric sum (twice the
+    hop-bytes decrease)."""
     n = ptr.size - 1
     scratch = new_search_scratch(oracle[3].size - 1)
     stamp = np.full(n, -1, np.int64)
     cand = np.empty(max_cand, np.int64)
     total = 0.0
+    first = 0.0
+    work = 0
     for r in range(rounds):
         improved = 0.0
         for u in range(n):
-            if ptr[u + 1] - ptr[u] > max_degree:
+            if ptr[u + 1] - ptr[u] > max_degree or work > budget:
                 continue
             nc = 0
             stamp[u] = r * n + u
@@ -717,6 +716,7 @@ def _swap_search(ptr, idx, w, vert, oracle, rounds, max_cand, max_degree):
                 pv = vert[v]
                 if pv == pu or ptr[v + 1] - ptr[v] > max_degree:
                     continue
+                work += 2 * (ptr[u + 1] - ptr[u] + ptr[v + 1] - ptr[v])
                 gain = (_cost_at(ptr, idx, w, vert, oracle, scratch, u, pu, v)
                         - _cost_at(ptr, idx, w, vert, oracle, scratch, u, pv, v)
                         + _cost_at(ptr, idx, w, vert, oracle, scratch, v, pv, u)
@@ -729,7 +729,9 @@ def _swap_search(ptr, idx, w, vert, oracle, rounds, max_cand, max_degree):
                 vert[bw] = pu
                 improved += best
         total += improved
-        if improved <= 0.0:
+        if r == 0:
+            first = improved
+        if improved <= 0.01 * first or work > budget:
             break
     return 2.0 * total
 
@@ -833,5 +835,5 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
             stack.append((kids[c], sub))
     if rounds > 0 and g.n > 1:
         _swap_search(g_ptr, g_idx, g_val, gamma, topology.distances.kernel_args, int(rounds), SWAP_CANDIDATES,
-                     _MAX_SWAP_DEGREE)
+                     _MAX_SWAP_DEGREE, SWAP_BUDGET)
     return finish(topology, gamma, slots, "multisection")
