@@ -70,6 +70,7 @@ _LAZY = {
     "map_greedy": ".mappers",
     "map_rcm": ".mappers",
     "map_recursive": ".mappers",
+    "map_multisection": ".mappers",
     "map_multicore": ".mappers",
     "map_scotch": ".mappers",
     "refine_two_opt": ".mappers",

@@ -45,7 +45,7 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
 #: *refined* current placement.
-STRATEGY_ORDER = ("greedy", "recursive", "scotch", "rcm", "random", "identity")
+STRATEGY_ORDER = ("greedy", "recursive", "multisection", "scotch", "rcm", "random", "identity")
 
 # Scores are compared after rounding to this many significant digits, so two placements whose values
 # are mathematically equal but were summed in another order tie (and the next key decides).
@@ -346,6 +346,8 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
     ``random``              ``+ 24 S + 16 P``
     ``rcm``                 ``+ 96 (E + A) + 64 (P + n)``
     ``recursive``           ``+ 256 (P + E + n + A)`` (METIS copies, one level at a time)
+    ``multisection``        ``+ 256 (P + E + n + A) + 64 n`` (as ``recursive``, plus the
+                            hierarchy and the swap search's scratch)
     ``scotch``              ``+ 400 (E + A) + 200 (P + n)`` (Python edge lists for pyscotch and
                             Scotch's own graphs and decomposition-defined architecture)
     ``greedy``              ``+ 2 H^2`` while ``H <= 20,000`` (dense host distances)
@@ -391,6 +393,8 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         total += 96 * (E + A) + 64 * (P + n)
     elif strategy == "recursive":
         total += 256 * (P + E + n + A)
+    elif strategy == "multisection":
+        total += 256 * (P + E + n + A) + 64 * n
     elif strategy == "scotch":
         total += 400 * (E + A) + 200 * (P + n)
     elif strategy == "greedy":

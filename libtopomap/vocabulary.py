@@ -18,7 +18,7 @@ except ValueError:  # pragma: no cover - pyscotch already in sys.modules without
     HAVE_SCOTCH = False
 
 #: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where pyscotch is installed).
-STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive") + (("scotch",) if HAVE_SCOTCH else ())
+STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
 #: Refinements of a mapping: two-opt swaps and threshold accepting.
 REFINEMENTS = ("two-opt", "ta")
 #: What a mapping minimises (:mod:`libtopomap.mappers.objectives`).

@@ -19,6 +19,7 @@ from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
 from .multicore import map_multicore, multicore_slots
+from .multisection import map_multisection
 from .objectives import OBJECTIVES, check_objective, objective_value
 from .rcm import map_rcm
 from .recursive import map_recursive
@@ -28,7 +29,8 @@ from .two_opt import refine_two_opt, two_opt
 
 __all__ = [
     "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
-    "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multicore", "map_scotch",
+    "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multisection", "map_multicore",
+    "map_scotch",
     "refine_two_opt", "refine_threshold_accepting", "compile_kernels",
 ]
 
@@ -39,6 +41,7 @@ _CONSTRUCT = {
     "greedy": map_greedy,
     "rcm": map_rcm,
     "recursive": map_recursive,
+    "multisection": map_multisection,
     "scotch": map_scotch,
 }
 
@@ -88,7 +91,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    strategy : {"identity", "random", "greedy", "rcm", "recursive", "scotch"}
+    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch"}
     slots : array_like of int, optional
         Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
     current : array_like of int, optional
@@ -110,7 +113,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         The section 3.4 step (partition G into groups of ``p`` processes, map the quotient graph,
         one group per host).  ``None`` applies it when every usable host has the same ``p >= 2``
         slots and ``p`` divides the number of processes; ``False`` never; ``True`` requires it.
-        Not used by ``identity``, ``random`` and ``scotch``.
+        Not used by ``identity``, ``random``, ``multisection`` (hosts are a level of its own
+        hierarchy) and ``scotch``.
 
     Returns
     -------
@@ -149,7 +153,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         slots = spare_weakest_hosts(topology, slots, g.n)
     if strategy == "identity":
         m = map_identity(topology, g, slots=slots, current=current)
-    elif strategy in ("random", "scotch"):
+    elif strategy in ("random", "scotch", "multisection"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
     else:
         p = multicore_slots(slots, g.n)

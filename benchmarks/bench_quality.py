@@ -1,0 +1,354 @@
+"""Quality benchmark against the peers: every strategy and the portfolio's pick next to Scotch, KaHIP,
+SharedMap and Mt-KaHyPar, all evaluated by ``libtopomap.evaluate``; Markdown table on stdout and
+in ``benchmarks/results/quality.md``, JSON in ``benchmarks/results/quality.json``.
+
+Usage::
+
+    python benchmarks/bench_quality.py            # every family, up to 4,096 processes (minutes)
+    python benchmarks/bench_quality.py --quick    # small instances only
+    python benchmarks/bench_quality.py --only fattree-8-4
+
+Families: tori with the stencil's shape and with another shape, fat trees with one and two slots
+per host, dragonflies (one filled, one partial allocation), the bundled real InfiniBand fabrics
+(``tests/data/fabrics``), and an irregular mesh split by METIS (one part per process).  Stencils
+have scrambled labels, so ``identity`` is a random placement.
+
+Rows per instance: libtopomap's strategies (:data:`libtopomap.mappers.STRATEGIES`; ``scotch`` is
+the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion)`` and
+``portfolio(hopbytes)`` (the pick of ``map --strategy all`` without refinement under that
+objective, by the portfolio's own selection rule; seconds = the sum of its candidates), then the
+peers where installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
+on stderr):
+
+* KaHIP 3.25 ``process_mapping`` (C, through ctypes) and SharedMap (``chszlablib``, modes fast and
+  strong) take only hierarchies: they run where :func:`~libtopomap.mappers.multisection.topology_hierarchy`
+  is uniform (``a_1:...:a_l`` with distances measured on the topology) and the job fills the machine;
+  a PE that gets two processes is repaired to the nearest free slot.
+* Mt-KaHyPar 1.7 ``map_onto_graph`` onto the whole host+switch graph (switches get weight 0), only
+  for targets of at most 300 vertices (it does not finish on larger ones here).
+
+Columns: max and average congestion (ECMP), average dilation, hop-bytes, seconds, and the peak of
+Python/numpy allocations during the run (``tracemalloc``; memory allocated inside METIS, Scotch,
+KaHIP or SharedMap is not seen).  Timings on a shared 2-core machine are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import pathlib
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+import libtopomap as ltm
+from libtopomap import Topology
+from libtopomap.mappers import STRATEGIES, map_processes
+from libtopomap.mappers.multisection import topology_hierarchy
+from libtopomap.mappers.scotch import repair_slots
+from libtopomap.patterns import scrambled_torus
+from libtopomap.portfolio import Candidate, Outcome, select
+
+HERE = pathlib.Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+FABRICS = HERE.parent / "tests" / "data" / "fabrics"
+sys.path.insert(0, str(HERE))
+from bench_mapping import spmv_pattern  # noqa: E402
+
+MTK_MAX_TARGET = 300
+
+
+def with_slots(t, per_host):
+    """The same network with ``per_host`` slots on every host."""
+    s = np.where(np.asarray(t.slots) > 0, per_host, 0)
+    return Topology(t.names, np.stack([t.link_u, t.link_v], 1), capacities=t.capacity, slots=s, kinds=t.kinds,
+                    name=f"{t.name}-x{per_host}", attrs=t.attrs)
+
+
+def grid_for(n, ndim):
+    from libtopomap.patterns import stencil_dims
+
+    return "x".join(map(str, stencil_dims(n, ndim)))
+
+
+def instances(quick):
+    """(key, label, topology, graph) of every benchmark instance."""
+    out = []
+    add = lambda k, lab, t, g: out.append((k, lab, t, g))  # noqa: E731
+    add("torus-8x8x8", "torus 8x8x8, stencil 8x8x8 (matching)", ltm.torus("8x8x8"), scrambled_torus("8x8x8", 0))
+    add("torus-16x16-vs-4x64", "torus 16x16, stencil 4x64 (mismatched)", ltm.torus("16x16"),
+        scrambled_torus("4x64", 0))
+    add("fattree-4-3", "fat tree 4-ary 3-tree (64 hosts), stencil 8x8", ltm.fattree(4, 3), scrambled_torus("8x8", 0))
+    add("dragonfly-9-4-2-2", "dragonfly g9 a4 p2 h2 (72 hosts), stencil 8x9", ltm.dragonfly(9, 4, 2, 2),
+        scrambled_torus("8x9", 0))
+    fab = [("loginoff__infiniband_topology__topo.txt", "IB loginoff (144 hosts)", "12x12"),
+           ("open-mpi__hwloc__avakas-ib-subnet-fe80.txt", "IB avakas (281 hosts)", "8x7x5")]
+    for fname, lab, dims in fab:
+        p = FABRICS / fname
+        if not p.exists():
+            print(f"skipping fabric {fname}: not found in {FABRICS}", file=sys.stderr)
+            continue
+        t = ltm.load(str(p))
+        add("fabric-" + fname.split("__")[0], f"{lab}, stencil {dims}", t, scrambled_torus(dims, 0))
+    if quick:
+        return out
+    add("torus-32x32-vs-16x64", "torus 32x32, stencil 16x64 (mismatched)", ltm.torus("32x32"),
+        scrambled_torus("16x64", 0))
+    add("fattree-8-3-x2", "fat tree 8-ary 3-tree, 2 slots per host (1,024), stencil 32x32",
+        with_slots(ltm.fattree(8, 3), 2), scrambled_torus("32x32", 0))
+    add("fattree-8-3-mesh", "fat tree 8-ary 3-tree (512 hosts), irregular mesh by METIS", ltm.fattree(8, 3),
+        spmv_pattern(512, points=100_000))
+    add("dragonfly-17-8-4-2", "dragonfly g17 a8 p4 h2 (544 hosts), stencil 8x8x8 (partial)",
+        ltm.dragonfly(17, 8, 4, 2), scrambled_torus("8x8x8", 0))
+    add("dragonfly-17-8-4-2-mesh", "dragonfly g17 a8 p4 h2 (544 hosts), irregular mesh by METIS (partial)",
+        ltm.dragonfly(17, 8, 4, 2), spmv_pattern(512, points=100_000))
+    add("fattree-8-4", "fat tree 8-ary 4-tree (4,096 hosts), stencil 64x64 (the issue's instance)",
+        ltm.fattree(8, 4), scrambled_torus("64x64", 0))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- peers
+def _kahip_lib():
+    try:
+        import kahip
+    except ImportError:
+        return None
+    so = glob.glob(os.path.join(os.path.dirname(kahip.__file__), "kahip*.so"))
+    if not so:
+        return None
+    lib = ctypes.CDLL(so[0])
+    P = ctypes.POINTER(ctypes.c_int)
+    lib.process_mapping.argtypes = [P, P, P, P, P, P, P, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_double), ctypes.c_bool, ctypes.c_int, P, P, P]
+    lib.process_mapping.restype = None
+    return lib
+
+
+def _have(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def machine_hierarchy(t, slots):
+    """``(hierarchy, distance, pe_vertex)`` bottom-up for KaHIP/SharedMap, or None.
+
+    The tree of :func:`topology_hierarchy` when it is uniform, with one more level for several
+    slots per host (distance 1 there: KaHIP needs positive distances); the distance of a level is
+    the hop distance between the first leaves of two children of a node of that level.  PE ``i``
+    runs on ``pe_vertex[i]`` (leaves in depth-first order, each repeated by its slots)."""
+    h = topology_hierarchy(t)
+    ar = h.arities()
+    s = np.asarray(slots)[h.vertex[h.vertex >= 0]]
+    if ar is None or np.unique(s).size != 1:
+        return None
+    depth = h.depth()
+    dist = []
+    for level in range(len(ar)):
+        x = int(np.flatnonzero((depth == len(ar) - 1 - level) & (h.vertex < 0))[0])
+        a, b = h.children(x)[:2]
+        dist.append(int(t.distance(h.rep[a], h.rep[b])))
+    order = []
+    stack = [h.root]
+    while stack:
+        x = stack.pop()
+        if h.vertex[x] >= 0:
+            order.append(int(h.vertex[x]))
+        else:
+            stack.extend(h.children(x).tolist()[::-1])
+    per = int(s[0])
+    pe_vertex = np.repeat(np.asarray(order, np.int64), per)
+    if per > 1:
+        ar, dist = [per] + ar, [1] + dist
+    return ar, dist, pe_vertex
+
+
+def _sym_csr(g):
+    s = g.symmetric()
+    w = np.maximum(1, np.rint(s.data)).astype(np.int64)
+    return s.indptr.astype(np.int64), s.indices.astype(np.int64), w
+
+
+def run_kahip(lib, t, g, slots, hier, mode):
+    ar, dist, pe_vertex = hier
+    ptr, idx, w = _sym_csr(g)
+    P = ctypes.POINTER(ctypes.c_int)
+    c = lambda a: np.ascontiguousarray(a, np.int32)  # noqa: E731
+    n = c([g.n])
+    xadj, adj, ew, vw = c(ptr), c(idx), c(w), c(np.ones(g.n))
+    hier_a, dist_a = c(ar), c(dist)
+    part, cut, qap = np.zeros(g.n, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
+    imb = ctypes.c_double(0.0)
+    p = lambda a: a.ctypes.data_as(P)  # noqa: E731
+    lib.process_mapping(p(n), p(vw), p(xadj), p(ew), p(adj), p(hier_a), p(dist_a), len(ar), mode, 0,
+                        ctypes.byref(imb), True, 0, p(cut), p(qap), p(part))
+    return repair_slots(t, pe_vertex[part.astype(np.int64)], slots)
+
+
+def run_sharedmap(t, g, slots, hier, mode):
+    from chszlablib import Decomposition, Graph
+
+    ar, dist, pe_vertex = hier
+    ptr, idx, w = _sym_csr(g)
+    cg = Graph.from_csr(ptr, idx, edge_weights=w)
+    r = Decomposition.process_map(cg, ar, dist, mode=mode, imbalance=0.0, threads=1, seed=0)
+    return repair_slots(t, pe_vertex[np.asarray(r.assignment, np.int64)], slots)
+
+
+def run_mtkahypar(t, g, slots):
+    import mtkahypar
+
+    if "init" not in run_mtkahypar.__dict__:
+        run_mtkahypar.init = mtkahypar.initialize(1)
+    mk = run_mtkahypar.init
+    ctx = mk.context_from_preset(mtkahypar.PresetType.DEFAULT)
+    ctx.logging = False
+    k = t.n_vertices
+    ctx.set_mapping_parameters(k, 0.0)
+    ctx.set_individual_target_block_weights([int(x) for x in slots])
+    s = g.symmetric().tocoo()
+    keep = s.row < s.col
+    edges = [tuple(e) for e in np.stack([s.row[keep], s.col[keep]], 1).tolist()]
+    graph = mk.create_graph(ctx, g.n, len(edges), edges, [1] * g.n,
+                            np.maximum(1, np.rint(s.data[keep])).astype(int).tolist())
+    links = [tuple(e) for e in np.stack([t.link_u, t.link_v], 1).astype(int).tolist()]
+    target = mk.create_target_graph(ctx, k, len(links), links, [1] * len(links))
+    part = graph.map_onto_graph(target, ctx)
+    v = np.array([part.block_id(i) for i in range(g.n)], np.int64)
+    return repair_slots(t, v, slots)
+
+
+# ----------------------------------------------------------------------------------------- driver
+def measure(fn):
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        v = fn()
+        err = None
+    except Exception as e:  # a peer failing is a result, not a crash
+        v, err = None, f"{type(e).__name__}: {e}"
+    dt = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return v, dt, peak, err
+
+
+def row(t, g, name, v, dt, peak, err=None):
+    r = {"method": name, "seconds": round(dt, 3), "peak_mib": round(peak / 2**20, 1)}
+    if err is not None:
+        r["error"] = err
+        return r
+    m = ltm.evaluate(t, g, v)
+    r.update({k: m[k] for k in ("max_congestion", "avg_congestion", "avg_dilation", "hop_bytes")})
+    return r
+
+
+def portfolio_rows(rows):
+    """What ``map --strategy all`` (no refinement) picks under each objective, by its selection rule."""
+    out = []
+    ran = [r for r in rows if r["method"] in STRATEGIES and "error" not in r]
+    for objective, col in (("congestion", "max_congestion"), ("hopbytes", "hop_bytes")):
+        outcomes = []
+        for i, r in enumerate(ran):
+            strategy = r["method"]
+            cand = Candidate(0, "identity") if strategy == "identity" else Candidate(i + 1, strategy)
+            key = (r[col], r["avg_congestion"], r["hop_bytes"])
+            outcomes.append(Outcome(cand, strategy, key, r))
+        best = select(outcomes).metrics
+        out.append({**{k: best[k] for k in ("max_congestion", "avg_congestion", "avg_dilation", "hop_bytes")},
+                    "method": f"portfolio({objective})", "pick": best["method"],
+                    "seconds": round(sum(r["seconds"] for r in ran), 3),
+                    "peak_mib": max(r["peak_mib"] for r in ran)})
+    return out
+
+
+def bench_instance(key, label, t, g, seed, kahip):
+    slots = np.asarray(t.slots, np.int64)
+    rows = []
+    for s in STRATEGIES:
+        v, dt, peak, err = measure(lambda: map_processes(t, g, strategy=s, seed=seed).vertices)
+        rows.append(row(t, g, s, v, dt, peak, err))
+        print(f"  {key} {s}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} ({dt:.2f} s)", file=sys.stderr)
+    rows += portfolio_rows(rows)
+    full = g.n == int(slots.sum())
+    hier = machine_hierarchy(t, slots) if full else None
+    why = None if hier is not None else ("the job does not fill the machine" if not full
+                                         else "the topology is not a uniform hierarchy")
+    if kahip is None:
+        print(f"  {key}: KaHIP skipped (pip install kahip)", file=sys.stderr)
+    elif hier is None:
+        print(f"  {key}: KaHIP skipped ({why})", file=sys.stderr)
+    else:
+        for mode, mname in ((0, "fast"), (1, "eco"), (2, "strong")):
+            v, dt, peak, err = measure(lambda: run_kahip(kahip, t, g, slots, hier, mode))
+            rows.append(row(t, g, f"KaHIP {mname}", v, dt, peak, err))
+    if not _have("chszlablib"):
+        print(f"  {key}: SharedMap skipped (pip install chszlablib)", file=sys.stderr)
+    elif hier is None:
+        print(f"  {key}: SharedMap skipped ({why})", file=sys.stderr)
+    else:
+        for mode in ("fast", "strong"):
+            v, dt, peak, err = measure(lambda: run_sharedmap(t, g, slots, hier, mode))
+            rows.append(row(t, g, f"SharedMap {mode}", v, dt, peak, err))
+    if not _have("mtkahypar"):
+        print(f"  {key}: Mt-KaHyPar skipped (pip install mtkahypar)", file=sys.stderr)
+    elif t.n_vertices > MTK_MAX_TARGET:
+        print(f"  {key}: Mt-KaHyPar skipped (target of {t.n_vertices} vertices > {MTK_MAX_TARGET})",
+              file=sys.stderr)
+    else:
+        v, dt, peak, err = measure(lambda: run_mtkahypar(t, g, slots))
+        rows.append(row(t, g, "Mt-KaHyPar", v, dt, peak, err))
+    return {"key": key, "label": label, "processes": g.n, "hosts": int(t.hosts.size), "slots": int(slots.sum()),
+            "vertices": t.n_vertices, "rows": rows}
+
+
+def markdown(results):
+    lines = ["# Quality against the peers", "",
+             "Evaluated by `libtopomap.evaluate` (ECMP congestion). Seconds and peak memory (Python/numpy "
+             "allocations, `tracemalloc`) on a shared, busy 2-core machine: noisy.", ""]
+    for inst in results:
+        lines += [f"## {inst['label']}", "",
+                  f"{inst['processes']} processes, {inst['hosts']} hosts, {inst['slots']} slots, "
+                  f"{inst['vertices']} vertices", "",
+                  "| method | max cong | avg cong | avg dil | hop-bytes | s | peak MiB |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in inst["rows"]:
+            name = r["method"] + (f" -> {r['pick']}" if "pick" in r else "")
+            if "error" in r:
+                lines.append(f"| {name} | error: {r['error'][:60]} | | | | {r['seconds']:.2f} | |")
+                continue
+            lines.append(f"| {name} | {r['max_congestion']:.4g} | {r['avg_congestion']:.4g} | "
+                         f"{r['avg_dilation']:.4f} | {r['hop_bytes']:,.0f} | {r['seconds']:.2f} | {r['peak_mib']:.1f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small instances only")
+    ap.add_argument("--only", nargs="*", help="instance keys to run")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--output", default=str(RESULTS / "quality.json"))
+    ap.add_argument("--markdown", default=str(RESULTS / "quality.md"))
+    args = ap.parse_args(argv)
+    kahip = _kahip_lib()
+    results = []
+    for key, label, t, g in instances(args.quick):
+        if args.only and key not in args.only:
+            continue
+        print(f"{key}: {label}", file=sys.stderr)
+        results.append(bench_instance(key, label, t, g, args.seed, kahip))
+    md = markdown(results)
+    print(md)
+    RESULTS.mkdir(exist_ok=True)
+    pathlib.Path(args.markdown).write_text(md + "\n")
+    pathlib.Path(args.output).write_text(json.dumps({"seed": args.seed, "instances": results}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

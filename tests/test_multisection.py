@@ -1,0 +1,175 @@
+"""Hierarchical multisection: the hierarchy read off the topology, exact cases, slots, determinism."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import libtopomap as ltm
+from libtopomap import CommGraph, Topology
+from libtopomap.mappers import map_processes
+from libtopomap.mappers.multisection import map_multisection, refine_parts, topology_hierarchy
+from libtopomap.patterns import random_graph, scrambled_torus, stencil
+
+
+def two_leaf_tree(hosts_per_leaf=4, slots=1):
+    """Root switch r, leaf switches l0 and l1, ``hosts_per_leaf`` hosts under each."""
+    names = [f"h{i}" for i in range(2 * hosts_per_leaf)] + ["l0", "l1", "r"]
+    H = 2 * hosts_per_leaf
+    links = [(i, H + i // hosts_per_leaf) for i in range(H)] + [(H, H + 2), (H + 1, H + 2)]
+    return Topology(names, links, slots=[slots] * H + [0, 0, 0])
+
+
+def two_cliques():
+    """Two disconnected 4-cliques with interleaved labels: {0, 2, 5, 7} and {1, 3, 4, 6}."""
+    edges = []
+    for clique in ([0, 2, 5, 7], [1, 3, 4, 6]):
+        edges += [(u, v) for u in clique for v in clique if u != v]
+    return CommGraph.from_edges(edges, n=8)
+
+
+def brute_force_hopbytes(topology, graph):
+    """Smallest hop-bytes over every placement of the processes on distinct hosts."""
+    hosts = topology.hosts.astype(np.int64)
+    d = np.array([[topology.distance(a, b) for b in hosts] for a in hosts])
+    best = np.inf
+    for perm in itertools.permutations(range(hosts.size), graph.n):
+        p = np.asarray(perm)
+        best = min(best, float(np.dot(graph.weights, d[p[graph.src], p[graph.indices]])))
+    return best
+
+
+def test_two_level_tree_two_cliques_exact():
+    t, g = two_leaf_tree(), two_cliques()
+    m = map_multisection(t, g, seed=0)
+    leaf = np.asarray(m.vertices) // 4
+    assert np.unique(leaf[[0, 2, 5, 7]]).size == 1 and np.unique(leaf[[1, 3, 4, 6]]).size == 1
+    assert leaf[0] != leaf[1]
+    hb = ltm.evaluate(t, g, m)["hop_bytes"]
+    assert hb == 2 * 2 * 12  # every directed clique edge: host - leaf - host
+    assert hb == brute_force_hopbytes(t, g)
+
+
+def test_two_level_tree_weighted_pairs_exact():
+    # 8 processes in a ring with heavy pairs (0,5), (1,6), (2,7), (3,4): the optimum keeps each heavy
+    # pair under one leaf and cuts as little of the light ring as possible
+    edges = [(i, (i + 1) % 8, 1.0) for i in range(8)] + [(0, 5, 10.0), (1, 6, 10.0), (2, 7, 10.0), (3, 4, 10.0)]
+    g = CommGraph.from_edges(edges + [(v, u, w) for u, v, w in edges], n=8)
+    t = two_leaf_tree()
+    m = map_multisection(t, g, seed=3)
+    assert ltm.evaluate(t, g, m)["hop_bytes"] == brute_force_hopbytes(t, g)
+
+
+def test_hierarchy_of_fat_trees():
+    h = topology_hierarchy(ltm.fattree(4, 3))
+    assert h.arities() == [4, 4, 4]
+    assert bool(h.flat.all())
+    h = topology_hierarchy(ltm.fattree(2, 3))
+    assert h.arities() == [2, 2, 2] and h.n_nodes == 8 + 4 + 2 + 1
+    # every leaf-switch subtree holds the hosts of one leaf switch
+    t = ltm.fattree(4, 2)
+    h = topology_hierarchy(t)
+    for x in range(h.n_nodes):
+        kids = h.children(x)
+        if kids.size and np.all(h.vertex[kids] >= 0):
+            assert np.unique(np.asarray(h.vertex[kids]) // 4).size == 1
+
+
+def test_hierarchy_of_dragonfly_has_groups():
+    t = ltm.dragonfly(9, 4, 2, 2)
+    h = topology_hierarchy(t)
+    per_group = 4 * 2
+    # the lowest common subtree of two terminals of one group contains only that group
+    found = 0
+    for x in range(h.n_nodes):
+        kids = h.children(x)
+        if kids.size == 4 and np.all(h.vertex[kids] < 0):
+            hosts = np.concatenate([h.vertex[h.children(k)] for k in kids])
+            assert hosts.size == per_group and np.unique(hosts // per_group).size == 1
+            found += 1
+    assert found == 9
+
+
+def test_torus_falls_back_to_bisection():
+    t = ltm.torus("4x4")
+    h = topology_hierarchy(t)
+    assert max(np.diff(h.child_ptr)) == 2  # binary: the hosts of a torus are not equidistant
+    g = stencil("4x4")
+    m = map_multisection(t, g, seed=0)
+    assert sorted(np.asarray(m.vertices).tolist()) == list(range(16))
+    assert ltm.evaluate(t, g, m)["avg_dilation"] <= 2.0
+
+
+def test_several_slots_per_host_and_partial_allocation():
+    t = ltm.fattree(4, 2)  # 16 hosts, leaf switches of 4
+    slots = np.zeros(t.n_vertices, np.int64)
+    slots[:16] = 3
+    slots[[1, 6, 7, 12]] = 0  # hosts not in this allocation
+    slots[[2, 9]] = 1
+    g = random_graph(27, 4, seed=2)
+    m = map_multisection(t, g, slots=slots, seed=1)
+    v = np.asarray(m.vertices)
+    assert v.size == 27
+    assert np.all(np.bincount(v, minlength=t.n_vertices) <= slots)
+    assert np.all(slots[v] > 0)
+
+
+def test_small_job_fills_few_subtrees():
+    t = ltm.fattree(4, 3)  # 64 hosts; subtrees of 16 under each second-level switch group
+    g = scrambled_torus("4x4", seed=5)
+    m = map_multisection(t, g, seed=0)
+    v = np.asarray(m.vertices)
+    assert np.unique(v // 16).size == 1  # all 16 processes in one 16-host subtree
+    assert np.unique(v).size == 16
+
+
+def test_multiple_slots_keep_clique_on_one_host():
+    t = two_leaf_tree(hosts_per_leaf=2, slots=4)
+    g = two_cliques()
+    m = map_multisection(t, g, seed=0)
+    v = np.asarray(m.vertices)
+    assert np.unique(v[[0, 2, 5, 7]]).size == 1 and np.unique(v[[1, 3, 4, 6]]).size == 1
+    assert ltm.evaluate(t, g, m)["hop_bytes"] == 0.0
+
+
+def test_deterministic_with_seed():
+    t = ltm.fattree(4, 3)
+    g = scrambled_torus("8x8", seed=1)
+    a = map_processes(t, g, strategy="multisection", seed=7)
+    b = map_processes(t, g, strategy="multisection", seed=7)
+    assert a == b and a.strategy == "multisection"
+
+
+def test_beats_recursive_on_fat_tree_stencil():
+    t = ltm.fattree(4, 3)
+    g = scrambled_torus("8x8", seed=3)
+    ms = ltm.evaluate(t, g, map_multisection(t, g, seed=0))["hop_bytes"]
+    # lower bound: 64 processes on 64 hosts, every directed edge at least 2 hops; 8x8 torus cut into
+    # 4 parts of 16 (4x4 blocks) cuts at least 32 edges, into 16 parts of 4 (2x2) at least 64
+    assert ms >= 2 * 256 + 4 * (32 + 64)
+    assert ms <= ltm.evaluate(t, g, map_processes(t, g, strategy="recursive", seed=0))["hop_bytes"]
+
+
+def test_refine_parts_keeps_sizes_and_never_cuts_more():
+    rng = np.random.default_rng(0)
+    g = random_graph(60, 5, seed=4).symmetric()
+    for trial in range(5):
+        parts = rng.permutation(np.repeat(np.arange(4), 15))
+        r = refine_parts(g, parts)
+        assert np.array_equal(np.bincount(r, minlength=4), np.bincount(parts, minlength=4))
+        rows = np.repeat(np.arange(60), np.diff(g.indptr))
+        cut = lambda p: g.data[p[rows] != p[g.indices]].sum()  # noqa: E731
+        assert cut(r) <= cut(parts)
+
+
+def test_cli_map_strategy_multisection(tmp_path, capsys):
+    from libtopomap.cli import main
+
+    path = tmp_path / "ft.json"
+    ltm.save(str(path), ltm.fattree(4, 2))
+    assert main(["map", "--topology", str(path), "--graph", "torus-scrambled:4x4:1", "--strategy", "multisection",
+                 "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    assert any(r.get("strategy") == "multisection" for r in recs)
