@@ -704,7 +704,7 @@ def _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
 # Work per demand is O(box volume x active dimensions); a demand one hop long costs O(1).
 # A hypercube is the mesh 2 x 2 x ... x 2 (vertex id = coordinates as bits, most significant first).
 
-__all__ += ["grid_arc_table", "grid_demand_costs", "grid_ecmp_traffic"]
+__all__ += ["grid_arc_table", "grid_source_order", "grid_demand_costs", "grid_ecmp_traffic"]
 
 
 @njit(cache=True)
@@ -774,6 +774,24 @@ def _grid_displacements(dims, wrap, strides, s, t, length, sign, dim, coord, tie
         tied[na] = tie
         na += 1
     return na, nt
+
+
+@njit(cache=True)
+def grid_source_order(src, m):
+    """Stable order of demands by source vertex (``0 <= src < m``), by counting: ``O(len + m)``,
+    several times faster than ``np.lexsort`` on a million demands; neighbouring sources then add
+    into neighbouring arcs."""
+    count = np.zeros(m + 1, np.int64)
+    for i in range(src.size):
+        count[src[i] + 1] += 1
+    for v in range(m):
+        count[v + 1] += count[v]
+    order = np.empty(src.size, np.int64)
+    for i in range(src.size):
+        v = src[i]
+        order[count[v]] = i
+        count[v] += 1
+    return order
 
 
 @njit(cache=True)
@@ -980,8 +998,9 @@ def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
 
     Notes
     -----
-    Demands are split into one chunk per numba thread by estimated work (box volume), each chunk
-    adding into its own traffic array: ``O(threads x (arcs + largest box))`` memory.
+    Demands are split into one chunk per numba thread by estimated work (box volume, from a regular
+    sample of the demands), each chunk adding into its own traffic array:
+    ``O(threads x (arcs + largest box))`` memory.
     """
     dims = np.ascontiguousarray(dims, np.int64)
     wrap = np.ascontiguousarray(np.asarray(wrap, np.bool_) & (dims > 2))
@@ -998,9 +1017,12 @@ def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
     for k, wr in zip(dims.tolist(), wrap.tolist()):
         maxvol *= k // 2 + 1 if wr else k
     maxlen = int(dims.max())
-    cost = np.cumsum(grid_demand_costs(dims, wrap, strides, src, dst))
     nchunks = int(min(src.size, numba.get_num_threads()))
-    cuts = np.searchsorted(cost, cost[-1] * np.arange(1, nchunks) / nchunks)
+    # chunks of equal estimated work, from the costs of a regular sample of at most ~65,536 demands
+    step = max(1, src.size // 65536)
+    sample = np.arange(0, src.size, step)
+    cost = np.cumsum(grid_demand_costs(dims, wrap, strides, src[sample], dst[sample]))
+    cuts = sample[np.minimum(np.searchsorted(cost, cost[-1] * np.arange(1, nchunks) / nchunks), sample.size - 1)]
     bounds = np.concatenate([[0], cuts, [src.size]]).astype(np.int64)
     parts = np.zeros((nchunks, n_arcs), np.float64)
     _grid_ecmp_chunks(arcs, dims, wrap, strides, src, dst, w, bounds, parts, maxvol, maxlen)

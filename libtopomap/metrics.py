@@ -137,7 +137,7 @@ def _grid_link_traffic(topology, oracle, g, vert):
         t[ht] = att[t[ht]]
     keep = s != t
     s, t, w = s[keep], t[keep], w[keep]
-    order = np.lexsort((t, s))
+    order = _kernels.grid_source_order(s, m)
     traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), np.asarray(dims, np.int64), np.asarray(wrap, np.bool_),
                                           s[order], t[order], w[order], n_arcs)
     return traffic
