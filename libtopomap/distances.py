@@ -128,6 +128,7 @@ class DistanceOracle:
         meta[2:2 + nd] = self._dims
         meta[2 + nd:] = self._wrap
         self._meta = meta
+        self._grid_arcs = None
         for arr in (self._meta, self._packed, self._table, self._att, self._off):
             arr.setflags(write=False)
 
@@ -205,8 +206,10 @@ class DistanceOracle:
     # ------------------------------------------------------------------ queries
     @property
     def nbytes(self):
-        return int(sum(a.nbytes for a in (self._att, self._off, self._coords, self._table, self._tpos,
-                                          self._packed)))
+        held = (self._att, self._off, self._coords, self._table, self._tpos, self._packed)
+        if self._grid_arcs is not None:
+            held += (self._grid_arcs,)
+        return int(sum(a.nbytes for a in held))
 
     @property
     def fast_arrays(self):
@@ -228,6 +231,39 @@ class DistanceOracle:
     @property
     def n_arcs(self):
         return int(self._indices.size)
+
+    @property
+    def grid_shape(self):
+        """``(dims, wrap)`` of the verified grid that vertices ``0..prod(dims)-1`` form, or None.
+
+        Tori and meshes give their dimensions and whether each wraps; a hypercube of dimension ``d``
+        is the mesh ``2 x ... x 2`` (``d`` times; vertex id = coordinates as bits, most significant
+        first).  Every other vertex is a host on a single link to one of these (see
+        :meth:`attachments`).  None when the oracle's kind is neither ``"grid"`` nor ``"hypercube"``.
+        """
+        if self.kind == "grid":
+            return tuple(self._dims.tolist()), tuple(self._wrap.tolist())
+        if self.kind == "hypercube":
+            return (2,) * self._cube_dim, (False,) * self._cube_dim
+        return None
+
+    def grid_arcs(self):
+        """CSR arc per grid step, ``(prod(dims), 2 * len(dims))`` int64, built on first use and kept:
+        ``[v, 2j]`` one step up dimension ``j`` from core vertex ``v``, ``[v, 2j + 1]`` one step
+        down, -1 where there is none (:func:`libtopomap._kernels.grid_arc_table`).  Requires
+        :attr:`grid_shape`."""
+        shape = self.grid_shape
+        if shape is None:
+            raise TopologyError(f"grid steps need a verified grid or hypercube, this oracle is {self.kind!r}")
+        if self._grid_arcs is None:
+            dims = np.asarray(shape[0], np.int64)
+            strides = np.ones(dims.size, np.int64)
+            for j in range(dims.size - 2, -1, -1):
+                strides[j] = strides[j + 1] * dims[j + 1]
+            arcs = _kernels.grid_arc_table(self._indptr, self._indices, int(np.prod(dims)), dims, strides)
+            arcs.setflags(write=False)
+            self._grid_arcs = arcs
+        return self._grid_arcs
 
     def attachments(self):
         """``(att, off)`` arrays over all vertices (read-only views)."""

@@ -115,6 +115,34 @@ def _demands(g, vert, oracle):
     return sources.astype(np.int64), ptr, t, w, first_hop
 
 
+def _grid_link_traffic(topology, oracle, g, vert):
+    """:func:`link_traffic` on a verified grid or hypercube (``oracle.grid_shape`` is not None)."""
+    dims, wrap = oracle.grid_shape
+    m = int(np.prod(dims))
+    s = vert[g.src].astype(np.int64)
+    t = vert[g.dst].astype(np.int64)
+    keep = s != t
+    s, t, w = s[keep], t[keep], g.weights[keep]
+    n_arcs = oracle.n_arcs
+    att, _ = oracle.attachments()
+    traffic = np.zeros(n_arcs)
+    # hosts beyond the grid sit on one link to their router: the whole demand crosses it
+    hs = s >= m
+    if hs.any():
+        traffic += np.bincount(topology.indptr[s[hs]], weights=w[hs], minlength=n_arcs)
+        s[hs] = att[s[hs]]
+    ht = t >= m
+    if ht.any():
+        traffic += np.bincount(topology.arc_reverse[topology.indptr[t[ht]]], weights=w[ht], minlength=n_arcs)
+        t[ht] = att[t[ht]]
+    keep = s != t
+    s, t, w = s[keep], t[keep], w[keep]
+    order = _kernels.grid_source_order(s, m)
+    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), np.asarray(dims, np.int64), np.asarray(wrap, np.bool_),
+                                          s[order], t[order], w[order], n_arcs)
+    return traffic
+
+
 def link_traffic(topology, graph, mapping):
     """Traffic on each arc under ECMP routing (equal split over all shortest paths).
 
@@ -131,13 +159,24 @@ def link_traffic(topology, graph, mapping):
 
     Notes
     -----
-    One breadth-first search per source vertex counts shortest paths and stops at the farthest
-    target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no path is
-    ever enumerated.  A host on a single link hands its traffic to its switch (one search per switch
-    instead of one per host).  Sources run in parallel chunks; memory is ``O(n + arcs)`` per thread.
-    (Pruning each search to the vertices between a source and its targets with oracle distances was
-    measured 6x slower on a 16^3 torus: the distance checks cost more than the visits they save.)  Work is ``O(sources x reached arcs)`` instead of the ``O(|V|^2 |E|)`` of the
-    path-counting recurrence in section 2.5, with the same result.
+    On generated tori, meshes and hypercubes whose structure the distance oracle verified
+    (``topology.distances.grid_shape``; concentrated or not), loads come from the structure of
+    their shortest paths: those of a demand are the monotone lattice paths in the box spanned by
+    its per-dimension shortest displacements (both ways round a ring of even length ``k`` when the
+    displacement is ``k/2``, each way carrying half), and the flow on the arc ``u -> u + e_i`` is
+    ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, pushed through the box by
+    :func:`libtopomap._kernels.grid_ecmp_traffic` in ``O(box volume x dimensions)`` per demand
+    (``O(1)`` for a demand one hop long).  Hosts on a single link put their whole demand on that
+    link.
+
+    Elsewhere, one breadth-first search per source vertex counts shortest paths and stops at the
+    farthest target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no
+    path is ever enumerated.  A host on a single link hands its traffic to its switch (one search
+    per switch instead of one per host).  Sources run in parallel chunks; memory is
+    ``O(n + arcs)`` per thread.  (Pruning each search to the vertices between a source and its
+    targets with oracle distances was measured 6x slower on a 16^3 torus: the distance checks cost
+    more than the visits they save.)  Work is ``O(sources x reached arcs)`` instead of the
+    ``O(|V|^2 |E|)`` of the path-counting recurrence in section 2.5, with the same result.
 
     References
     ----------
@@ -147,6 +186,8 @@ def link_traffic(topology, graph, mapping):
     """
     g, vert = _prepare(topology, graph, mapping)
     oracle = topology.distances
+    if oracle.grid_shape is not None:
+        return _grid_link_traffic(topology, oracle, g, vert)
     sources, ptr, t, w, first_hop = _demands(g, vert, oracle)
     traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)
