@@ -61,8 +61,27 @@ def test_the_harness_configures_open_mpi_not_the_user(monkeypatch):
     assert ("OMPI_ALLOW_RUN_AS_ROOT" in ompi) == (os.geteuid() == 0)
     mpich = MPIRuntime("mpich", "/v", "/v/bin/mpiexec").env()
     assert "MPI4PY_LIBMPI" not in mpich and "PRTE_MCA_rmaps_default_mapping_policy" not in mpich
-    assert MPIRuntime("openmpi", "/p", "/p/bin/mpiexec").command(8, "python", "x.py") == \
-        ["/p/bin/mpiexec", "-n", "8", "python", "x.py"]
+    assert MPIRuntime("mpich", "/v", "/v/bin/mpiexec").command(8, "python", "x.py") == \
+        ["/v/bin/mpiexec", "-n", "8", "python", "x.py"]
+    assert MPIRuntime("openmpi", "/p", "/p/bin/mpiexec").command(8, "python", "x.py")[-4:] == \
+        ["setsid", "-w", "python", "x.py"]
+
+
+def test_a_hung_run_leaves_no_process_behind(mpi):
+    import conftest
+
+    marker = "LIBTOPOMAP_TEST_RUN="
+    with pytest.raises(subprocess.TimeoutExpired):
+        mpi.run(2, sys.executable, "-c", "import time; time.sleep(600)", timeout=10)
+    left = []
+    for d in pathlib.Path("/proc").glob("[0-9]*"):
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(e.startswith(f"{marker}{os.getpid()}-".encode()) for e in env):
+            left.append(d.name)
+    assert left == [] and conftest._MARKER + "=" == marker
 
 
 @pytest.mark.parametrize("request_, expect", [
