@@ -151,3 +151,22 @@ def test_disagreement_on_one_rank(where):
     placement = list(np.arange(P)[::-1]) if RANK != bad else list(range(P))
     _check(_outcome(_reorder(placement=placement)), bad,
            f"the process placement differs between ranks: rank(s) {bad} disagree with rank {other}")
+
+
+@at_ranks
+def test_disagreement_in_a_collective_placement_on_one_rank(where):
+    bad = WHERE[where]
+    other = 1 if bad == 0 else 0
+
+    def run(**kw):
+        args = dict(iterations=200, seed=1, placement=list(np.arange(P)[::-1]))
+        args.update(kw)
+        return _outcome(lambda: ltm.reorder_for_collective(COMM, _torus(), "allreduce", **args))
+    _check(run(optimizers=("anneal", "two-opt", "anneal") if RANK == bad else ("anneal", "two-opt")), bad,
+           f"the options (collective, objective, optimizers, iterations, seed, root, max_memory) differ between "
+           f"ranks: rank(s) {bad} disagree with rank {other}")
+    _check(run(placement=list(range(P)) if RANK == bad else list(np.arange(P)[::-1])), bad,
+           f"the process placement differs between ranks: rank(s) {bad} disagree with rank {other}")
+    _check(_outcome(lambda: ltm.reorder_for_collective(COMM, ltm.torus(str(P)) if RANK == bad else _torus(),
+                                                       "bcast", iterations=200, seed=1, placement=list(range(P)))),
+           bad, f"the topology differs between ranks: rank(s) {bad} disagree with rank {other}")
