@@ -38,7 +38,8 @@ import numpy as np
 from .errors import MappingError
 
 __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
-           "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined", "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
+           "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined",
+           "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio"]
 

@@ -94,7 +94,8 @@ def test_only_the_best_constructions_are_refined():
         if o.candidate.index in {b.candidate.index for b in best}:
             assert o.label.endswith("+ta") and o.key <= built[o.candidate.index].key
         else:  # left as built, with the reason
-            assert o.label == built[o.candidate.index].label and o.note == "ta skipped: not among the best constructions"
+            assert o.label == built[o.candidate.index].label
+            assert o.note == "ta skipped: not among the best constructions"
             assert np.array_equal(o.payload, built[o.candidate.index].payload)
     # two rounds of candidates (the MPI layer with more ranks): twice as many refinements
     more = make_candidates(["random", "rcm", "recursive"], seed=2, refine="ta", count=6)

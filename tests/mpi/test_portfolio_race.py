@@ -166,7 +166,8 @@ def test_offline_map_and_mpi_layer_pick_the_same(tmp_path_factory, refine):
     if P <= len(strategies):
         ok = mpi_label == chosen["strategy"]
         ok &= [topo.names[v] for v in rep.vertices_after.tolist()] == names
-        offline_scores = [(r["strategy"], _r(r["objective"]), _r(r["hopbytes"])) for r in recs[1:] if "skipped" not in r]
+        offline_scores = [(r["strategy"], _r(r["objective"]), _r(r["hopbytes"])) for r in recs[1:]
+                          if "skipped" not in r]
         mpi_scores = [(c["strategy"], _r(c["value"]), _r(c["tiebreak"])) for c in rep.candidates]
         ok &= offline_scores == mpi_scores
     else:
