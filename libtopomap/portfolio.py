@@ -861,10 +861,13 @@ def bound_skip(candidate, stop):
                               "reached the lower bound")
 
 
-def not_refined(outcome):
-    """A construction left unrefined by :func:`refinement_choice`, with the reason in its note."""
+def not_refined(outcome, stop=None):
+    """A construction left unrefined by :func:`refinement_choice`, with the reason in its note:
+    ``stop``, the first outcome at the lower bound, or not among the best constructions."""
     if outcome.candidate.refine and not outcome.note:
-        outcome.note = f"{outcome.candidate.refine} skipped: not among the best constructions"
+        why = (f"{stop.label} (candidate {stop.candidate.index}) reached the lower bound" if stop is not None
+               else "not among the best constructions")
+        outcome.note = f"{outcome.candidate.refine} skipped: {why}"
     return outcome
 
 
@@ -920,7 +923,7 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             for i, o in outcomes.items():
                 if not o.candidate.refine or o.at_bound:
                     continue
-                outcomes[i] = problem.refine(o.candidate, o) if i in chosen else not_refined(o)
+                outcomes[i] = problem.refine(o.candidate, o) if i in chosen else not_refined(o, stop)
                 if on_outcome is not None:
                     on_outcome(outcomes[i])
     outcomes = [outcomes[i] for i in sorted(outcomes)]

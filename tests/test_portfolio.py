@@ -77,6 +77,11 @@ def test_refinement_skipped_at_lower_bound():
     # greedy (candidate 1) reached the bound: random (candidate 2) is not run
     assert [o.candidate.index for o in res.outcomes] == [0, 1]
     assert [s.reason for s in res.skipped] == ["random+ta skipped: greedy (candidate 1) reached the lower bound"]
+    # random first: built, then left unrefined for the same reason
+    res = run_portfolio(prob, make_candidates(["random", "greedy"], seed=1, refine="ta"))
+    assert [o.label for o in res.outcomes] == ["current", "random", "greedy"] and res.skipped == []
+    assert res.outcomes[1].note == "ta skipped: greedy (candidate 2) reached the lower bound"
+    assert res.winner is res.outcomes[2]
 
 
 def test_only_the_best_constructions_are_refined():

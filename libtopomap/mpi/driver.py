@@ -154,7 +154,7 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
 
         def refine():
             with numba_thread_limit(threads.get(rank)):
-                return [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o))
+                return [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o, stop))
                         if o.candidate.refine and not o.at_bound else o for o in outs]
         outs = collective_call(comm, refine, what=what, quiet=True)
         for o in outs:
