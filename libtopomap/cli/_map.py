@@ -82,13 +82,16 @@ def add_parser(sub):
                     "pattern: stencil:16x16x16, stencil:64x64, torus-scrambled:8x8:SEED, random:P:DEGREE:SEED) "
                     "onto a topology with one strategy or all of them, and print the quality of each next to "
                     "the current placement (slots filled in vertex order).  The winner has the lowest objective, "
-                    "then average congestion, then hop-bytes.  Under 'mpiexec -n N' the strategies are raced "
+                    "then average congestion, then hop-bytes.  With --refine, only the best constructions are "
+                    "refined, and a construction at the lower bound ends the race.  Under 'mpiexec -n N' the "
+                    "strategies are raced "
                     "over the ranks (same winner as serially); rank 0 prints.")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
     p.add_argument("--strategy", default="greedy", choices=list(STRATEGIES) + ["all"],
                    help="mapping strategy, or 'all' to run every one (default: greedy)")
-    p.add_argument("--refine", choices=list(REFINEMENTS), help="refine each construction")
+    p.add_argument("--refine", choices=list(REFINEMENTS),
+                   help="refine the best constructions (the best two of --strategy all)")
     p.add_argument("--objective", default="congestion", choices=list(OBJECTIVES),
                    help="what the refinement minimises and how the best is chosen (default: congestion)")
     p.add_argument("--seed", type=int, default=0, help="base seed; each candidate derives its own (default 0)")

@@ -595,8 +595,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     Notes
     -----
     Steps: locate, ``Allgatherv`` of edge lists, portfolio of candidates (:mod:`libtopomap.portfolio`:
-    strategy x seed x start vertex, optionally refined; a refinement is skipped when the construction
-    already reaches a lower bound), a lexicographic ``Allreduce(MIN)`` on ``(objective, average
+    strategy x seed x start vertex, every construction first, then the refinement of the best ones;
+    a construction at the lower bound ends the race), a lexicographic ``Allreduce(MIN)`` on ``(objective, average
     congestion, hop-bytes, strategy order, candidate)``, broadcast of the winning mapping, bijection
     check on every rank, ``Split(0, key=newrank)`` and ``Create_dist_graph_adjacent(reorder=False)``.
 
