@@ -25,10 +25,11 @@ __all__ = ["map_greedy"]
 #: Work counters of the last call (vertices reached by candidate searches, by routing searches,
 #: queue entries); for profiling.
 _STATS = np.zeros(4, np.int64)
-#: Vertices a search may reach: a candidate search that has found no free vertex by then falls
-#: back to the locality order (:func:`_order_candidates`); a routing search from the placed process
-#: leaves the targets it has not reached to bidirectional searches (:func:`_route_all`), and one of
-#: those that has not met by then adds no load (:func:`_route`).
+#: Vertices a search may reach (checked before each level, :func:`_reach_bound`): a candidate
+#: search that has found no free vertex by then falls back to the locality order
+#: (:func:`_order_candidates`); a routing search from the placed process leaves the targets it has
+#: not reached to bidirectional searches (:func:`_route_all`), and one of those that has not met by
+#: then adds no load (:func:`_route`).
 _BUDGET = 2048
 
 
@@ -166,10 +167,10 @@ def _find(parent, i):
 
 @njit(cache=True)
 def _order_candidates(anchor, opos, order, right, left, max_cand, cand):
-    """Free vertices nearest to ``anchor`` in a locality order of the network (fallback of
-    :func:`_free_candidates` when the free vertices are far): alternately the next free one after
-    and before ``anchor``'s position, up to ``max_cand``; ``right``/``left`` are union-find
-    "next free position" pointers, so each query is nearly constant time."""
+    """Free vertices nearest to ``anchor`` in a locality order of the network (:func:`_tree_order`;
+    fallback of :func:`_free_candidates` when the free vertices are far): alternately the next
+    free one after and before ``anchor``'s position, up to ``max_cand``; ``right``/``left`` are
+    union-find "next free position" pointers, so each query is nearly constant time."""
     S = order.size
     p0 = opos[anchor] if opos[anchor] >= 0 else 0
     i = _find(right, p0)
@@ -371,15 +372,19 @@ def _tree_order(h_ptr, h_idx, level, slots):
     spanning tree of H, given its levels ``level`` (hops from the root,
     :func:`libtopomap._kernels.multi_source_levels`; -1 for vertices it does not reach).
 
-    A vertex's parent is its first neighbour (in link order) one level up; children are visited in
-    index order.  Every subtree is one contiguous run, so on a tree-like network the hosts under one
-    leaf switch, then those of one pod, are neighbours in the order (a Cuthill-McKee order
-    interleaves the subtrees of one level).  ``O(vertices + arcs)``.
+    A vertex's parent is its first neighbour (in link order) one level up; children are visited
+    from the smallest subtree to the largest (index order on ties), so the order finishes what is
+    near before it goes far.  Every subtree is one contiguous run: on a tree-like network the hosts
+    under one leaf switch, then those of one pod, are neighbours in the order (a Cuthill-McKee
+    order interleaves the subtrees of one level).  ``O(vertices + arcs)`` plus a sort of each
+    vertex's children.
     """
     n = h_ptr.size - 1
     cptr = np.zeros(n + 1, np.int64)
     parent = np.full(n, -1, np.int64)
+    depth = 0
     for v in range(n):
+        depth = max(depth, level[v])
         if level[v] > 0:
             for a in range(h_ptr[v], h_ptr[v + 1]):
                 if level[h_idx[a]] == level[v] - 1:
@@ -394,6 +399,27 @@ def _tree_order(h_ptr, h_idx, level, slots):
         if parent[v] >= 0:
             child[fill[parent[v]]] = v
             fill[parent[v]] += 1
+    # subtree sizes, deepest level first (vertices bucketed by level)
+    lptr = np.zeros(depth + 2, np.int64)
+    for v in range(n):
+        if level[v] >= 0:
+            lptr[level[v] + 1] += 1
+    for L in range(depth + 1):
+        lptr[L + 1] += lptr[L]
+    by_level = np.empty(lptr[depth + 1], np.int64)
+    for v in range(n):
+        if level[v] >= 0:
+            by_level[lptr[level[v]]] = v
+            lptr[level[v]] += 1
+    size = np.ones(n, np.int64)
+    for j in range(by_level.size - 1, -1, -1):
+        v = by_level[j]
+        if parent[v] >= 0:
+            size[parent[v]] += size[v]
+    for v in range(n):
+        if cptr[v + 1] - cptr[v] > 1:
+            kids = child[cptr[v]:cptr[v + 1]]
+            child[cptr[v]:cptr[v + 1]] = kids[np.argsort(size[kids], kind="mergesort")]
     order = np.empty(n, np.int64)
     norder = 0
     stack = np.empty(n, np.int64)
@@ -709,18 +735,31 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     neighbours is taken; remaining ties go to the candidate ``t`` for which, over the mapped
     second neighbours ``z`` of the process ``m``, the number of common neighbours of ``t`` and
     ``z``'s vertex in H best matches that of ``m`` and ``z`` in G.  On a grid this tells a straight
-    continuation (one common neighbour) from a turn (two), which distances alone cannot; with it
-    the greedy recovers scrambled 8x8, 16x16, 8x8x8 and 12x12x12 tori exactly from every start
-    vertex (total hops = number of links).  Queue ties are first in, first out (a breadth-first
-    growth).  Every edge to an already-mapped neighbour adds its load (line 26 routes only the
-    queue edge).
+    continuation (one common neighbour) from a turn (two), which distances alone cannot.  Next to
+    the first process, the last tie goes to the candidate whose straight line from the first
+    vertex is as long as that of the process from the first process in G (the deepest level
+    reached by a unique shortest path through each arc; :func:`_axis_depths`): distances and
+    common neighbours are the same along every axis of a torus, so without it a 64x32x32 stencil
+    could start along a short dimension of the 64x32x32 torus and wrap wrongly.  With these the
+    greedy recovers scrambled 8x8, 16x16, 8x8x8, 12x12x12, 16x8x8 (onto each orientation),
+    32x32x32 and 64x32x32 tori exactly from every start vertex (total hops = number of links).
+    Queue ties are first in, first out (a breadth-first growth).  Every edge to an already-mapped
+    neighbour adds its load (line 26 routes only the queue edge).
+
+    Tree-like networks: when the chosen vertex is a single-link vertex (a host) under a switch that
+    no process uses yet, the switch's free single-link slots are filled at once with a block of
+    the communication graph grown from the process (:func:`_grow_block`: the unmapped process with
+    the most edge weight into the block first, breadth-first on ties), so the processes under one
+    leaf switch talk mostly among themselves; the block's processes then enter the queue as usual.
 
     Scale: candidate costs are hop distances from ``topology.distances`` (no host x host matrix);
-    searches reuse stamped scratch arrays.  A candidate search that reaches more than
-    ``_BUDGET`` vertices without a free one (a full region, e.g. late on a fat tree) takes the
-    free vertices next to the anchor in a reverse Cuthill-McKee order of H instead (union-find
+    searches reuse stamped scratch arrays.  A search stops before a level whose expansion could
+    take it past ``_BUDGET`` vertices (:func:`_reach_bound`).  A candidate search stopped so
+    without a free vertex (a full region, e.g. a full leaf switch of a fat tree) takes the free
+    vertices next to the anchor in a depth-first order of a breadth-first tree of H instead
+    (:func:`_tree_order`: subtrees such as leaf switches and pods are contiguous; union-find
     "next free" pointers), still scored by the distance to the mapped neighbours; an edge to a
-    neighbour beyond that many vertices is routed by a bidirectional search, which adds no load
+    neighbour beyond the routing search is routed by a bidirectional search, which adds no load
     when it too exceeds the budget.  Networks of at most ``_BUDGET`` vertices never take these
     fallbacks.
 
