@@ -784,14 +784,11 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     vweight = np.bincount(np.repeat(np.arange(g.n), deg), weights=sym.wsum, minlength=g.n)
     heavy_order = np.lexsort((np.arange(g.n), -vweight)).astype(np.int64)
     indptr, indices = topology.indptr.astype(np.int64), topology.indices.astype(np.int64)
-    # locality order of the slot vertices for the far-candidate fallback (only networks larger
-    # than the search budget can take it)
+    # locality order of the slot vertices for the far-candidate fallback (O(n), like the searches'
+    # scratch; only networks larger than the search budget take that fallback)
+    lorder = _tree_order(indptr, indices, multi_source_levels(indptr, indices, topology.n_vertices, [start_v]), free)
     opos = np.full(topology.n_vertices, -1, np.int64)
-    lorder = np.zeros(0, np.int64)
-    if topology.n_vertices > _BUDGET:
-        lorder = _tree_order(indptr, indices, multi_source_levels(indptr, indices, topology.n_vertices, [start_v]),
-                             free)
-        opos[lorder] = np.arange(lorder.size)
+    opos[lorder] = np.arange(lorder.size)
     gamma = _greedy(sym.indptr, sym.indices, sym.wout, sym.win, sym.wsum, heavy_order,
                     indptr, indices, topology.arc_source.astype(np.int64), topology.arc_reverse.astype(np.int64),
                     1.0 / topology.arc_capacity, free, topology.distances.fast_arrays, start_v, int(window),
