@@ -487,6 +487,64 @@ def _grow_block(m, room, g_ptr, g_idx, g_wsum, gamma, state, gain, front, block)
 
 
 @njit(cache=True)
+def _leaf_block(m, best, g_ptr, g_idx, g_wsum, gamma, h_ptr, h_idx, free, under, state, gain, front, block, bvert):
+    """The processes to place now and their vertices (``block[:nb]`` on ``bvert[:nb]``; returns
+    ``nb``): ``m`` on ``best`` alone, or, when ``best`` is a single-link vertex (a host) under a
+    switch none of whose single-link vertices holds a process yet (``under``), a block of G grown
+    from ``m`` (:func:`_grow_block`) over the free slots of that switch's single-link vertices,
+    ``best``'s first, then the others' in link order."""
+    block[0] = m
+    bvert[0] = best
+    if h_ptr[best + 1] - h_ptr[best] != 1:
+        return 1
+    sw = h_idx[h_ptr[best]]
+    if under[sw] > 0:
+        return 1
+    room = 0
+    for a in range(h_ptr[sw], h_ptr[sw + 1]):
+        h = h_idx[a]
+        if h_ptr[h + 1] - h_ptr[h] == 1 and free[h] > 0:
+            room += free[h]
+    nb = _grow_block(m, room, g_ptr, g_idx, g_wsum, gamma, state, gain, front, block)
+    i = 1
+    for _ in range(1, free[best]):
+        if i < nb:
+            bvert[i] = best
+            i += 1
+    for a in range(h_ptr[sw], h_ptr[sw + 1]):
+        h = h_idx[a]
+        if h == best or h_ptr[h + 1] - h_ptr[h] != 1:
+            continue
+        for _ in range(free[h]):
+            if i < nb:
+                bvert[i] = h
+                i += 1
+    return nb
+
+
+@njit(cache=True)
+def _orient(root_p, root_v, g_ptr, g_idx, h_ptr, h_idx, gaxis, haxis, rs):
+    """Straight-line lengths (:func:`_axis_depths`) through each arc of the first process
+    ``root_p`` in G, written to ``gaxis`` at its neighbours, and through each arc of its vertex
+    ``root_v`` in H up to one level past G's longest, written to ``haxis``; ``rs`` is the routing
+    scratch (its arrays are stamped with -1 here, a stamp no search uses)."""
+    P = g_ptr.size - 1
+    dg = _axis_depths(g_ptr, g_idx, root_p, P, np.zeros(P, np.int64), np.zeros(P, np.int64), np.zeros(P, np.int64),
+                      np.zeros(P, np.int64), np.empty(P, np.int64), 1)
+    mx = 0
+    for k in range(dg.size):
+        x = g_idx[g_ptr[root_p] + k]
+        if gaxis[x] < 0:
+            gaxis[x] = dg[k]
+        mx = max(mx, dg[k])
+    dh = _axis_depths(h_ptr, h_idx, root_v, mx + 1, rs[1], rs[3], rs[6], rs[7], rs[9], -1)
+    for k in range(dh.size):
+        v = h_idx[h_ptr[root_v] + k]
+        if haxis[v] < 0:
+            haxis[v] = dh[k]
+
+
+@njit(cache=True)
 def _distance(meta, packed, table, h_ptr, h_idx, scratch, u, v):
     d = hop_distance(meta, packed, table, u, v)
     if d == NEEDS_SEARCH:
@@ -616,33 +674,9 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                         best = t
                 for i in range(n2):
                     common[second[i]] = 0
-            # what goes where: m alone, or, on a single-link vertex whose switch has no process yet,
-            # a breadth-first block of G from m filling that switch's single-link vertices
-            nb = 1
-            block[0] = m
-            bvert[0] = best
-            sw = h_idx[h_ptr[best]] if h_ptr[best + 1] - h_ptr[best] == 1 else -1
-            if sw >= 0 and under[sw] == 0:
-                room = 0
-                for a in range(h_ptr[sw], h_ptr[sw + 1]):
-                    h = h_idx[a]
-                    if h_ptr[h + 1] - h_ptr[h] == 1 and free[h] > 0:
-                        room += free[h]
-                nb = _grow_block(m, room, g_ptr, g_idx, g_wsum, gamma, bstate, bgain, bfront, block)
-                # the slots: best's first, then its siblings' in link order
-                i = 1
-                for sl in range(1, free[best]):
-                    if i < nb:
-                        bvert[i] = best
-                        i += 1
-                for a in range(h_ptr[sw], h_ptr[sw + 1]):
-                    h = h_idx[a]
-                    if h == best or h_ptr[h + 1] - h_ptr[h] != 1:
-                        continue
-                    for sl in range(free[h]):
-                        if i < nb:
-                            bvert[i] = h
-                            i += 1
+            # what goes where: m alone, or a block of G filling the leaf switch of best
+            nb = _leaf_block(m, best, g_ptr, g_idx, g_wsum, gamma, h_ptr, h_idx, free, under, bstate, bgain, bfront,
+                             block, bvert)
             for b in range(nb):
                 mb = block[b]
                 v = bvert[b]
@@ -670,20 +704,8 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                 _route_all(v, targets, tw_out, tw_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget)
             s = bvert[nb - 1]
             if root_p < 0:
-                # the first process: straight-line lengths around it in G and around its vertex in H
                 root_p = m
-                dg = _axis_depths(g_ptr, g_idx, m, P, np.zeros(P, np.int64), np.zeros(P, np.int64),
-                                  np.zeros(P, np.int64), np.zeros(P, np.int64), np.empty(P, np.int64), 1)
-                for k in range(dg.size):
-                    if gaxis[g_idx[g_ptr[m] + k]] < 0:
-                        gaxis[g_idx[g_ptr[m] + k]] = dg[k]
-                mx = 0
-                for k in range(dg.size):
-                    mx = max(mx, dg[k])
-                dh = _axis_depths(h_ptr, h_idx, best, mx + 1, rs[1], rs[3], rs[6], rs[7], rs[9], -1)
-                for k in range(dh.size):
-                    if haxis[h_idx[h_ptr[best] + k]] < 0:
-                        haxis[h_idx[h_ptr[best] + k]] = dh[k]
+                _orient(m, best, g_ptr, g_idx, h_ptr, h_idx, gaxis, haxis, rs)
     stats[0] = ws[5][1]
     stats[1] = rs[10][1]
     stats[2] = counter
