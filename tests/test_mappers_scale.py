@@ -122,10 +122,9 @@ def test_greedy_lexicographic_loads_at_large_vertex_counts():
     free = np.array([0, 1, 0, 1], np.int64)
     h_src = np.repeat(np.arange(4), 2)
     h_rev = np.array([2, 6, 0, 4, 3, 7, 1, 5], np.int64)
-    ws = (np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4), np.zeros(4, np.int64), np.empty(4, np.int64),
-          np.zeros(2, np.int64))
+    ws = (np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4), np.empty(4, np.int64), np.zeros(2, np.int64))
     cand = np.empty(4, np.int64)
-    n = greedy_mod._free_candidates(0, load, h_ptr, h_idx, h_src, h_rev, free, 0, 4, ws, cand, 100)
+    n = greedy_mod._free_candidates(0, load, h_ptr, h_idx, h_src, h_rev, free, 0, 4, ws, cand, 100, 2)
     assert n == 2 and cand[0] == 3 and cand[1] == 1
     omega = float(262144) ** 2
     assert (omega + 1e-6) + omega == omega + omega  # the old form could not tell them apart

@@ -56,8 +56,9 @@ def _loaded_level(q, head, tail, h_ptr, h_idx, h_src, h_rev, load, stamp, lvl, b
     load ``best`` and the arc it came by (``pred``); on equal loads the predecessor Dijkstra would
     settle first, the one of least (load, index).  ``forward``: loads of the arcs ``v -> w`` and
     ``pred`` the arc into ``w`` (a search from a source); otherwise loads of the reverse arcs
-    ``w -> v`` and ``pred`` the arc out of ``w`` (the target side of :func:`_route`).  Shared by
-    the candidate search, the routing search and both sides of the bidirectional route.
+    ``w -> v`` and ``pred`` the arc out of ``w`` (the target side of :func:`_route`); ``pred=None``
+    (the candidate search, which needs no paths) compiles a version without it.  Shared by the
+    candidate search, the routing search and both sides of the bidirectional route.
     """
     new_tail = tail
     for j in range(head, tail):
@@ -72,14 +73,16 @@ def _loaded_level(q, head, tail, h_ptr, h_idx, h_src, h_rev, load, stamp, lvl, b
                 stamp[w] = c
                 lvl[w] = dv
                 best[w] = nb
-                pred[w] = arc
+                if pred is not None:
+                    pred[w] = arc
                 q[new_tail] = w
                 new_tail += 1
             elif lvl[w] == dv:
                 if nb < best[w]:
                     best[w] = nb
-                    pred[w] = arc
-                elif nb == best[w]:
+                    if pred is not None:
+                        pred[w] = arc
+                elif pred is not None and nb == best[w]:
                     pv = h_src[pred[w]] if forward else h_idx[pred[w]]
                     if pv != v and (bv < best[pv] or (bv == best[pv] and v < pv)):
                         pred[w] = arc
@@ -87,20 +90,27 @@ def _loaded_level(q, head, tail, h_ptr, h_idx, h_src, h_rev, load, stamp, lvl, b
 
 
 @njit(cache=True)
-def _reach_bound(q, head, tail, h_ptr):
-    """Bound on the vertices a search will have reached once it expands the level ``q[head:tail]``:
-    ``tail`` plus the arcs leaving the level, at most all vertices.  A search checks its budget
-    against this before, not after, an expansion (one level of a fat tree's top switches can cost
-    more than all the levels before it); on a network of at most ``budget`` vertices it never stops."""
+def _reach_bound(q, head, tail, h_ptr, budget, hmax):
+    """Whether expanding the level ``q[head:tail]`` stays within ``budget`` reached vertices:
+    ``tail`` plus the arcs leaving the level (at most all vertices) does not exceed it.  A search
+    checks this before, not after, an expansion (one level of a fat tree's top switches can cost
+    more than all the levels before it); on a network of at most ``budget`` vertices it always
+    holds.  The arcs are counted only when ``tail + (tail - head) * hmax`` (``hmax``: the largest
+    degree) exceeds the budget."""
+    n = h_ptr.size - 1
+    if n <= budget or tail + (tail - head) * hmax <= budget:
+        return True
     s = tail
     for j in range(head, tail):
         v = q[j]
         s += h_ptr[v + 1] - h_ptr[v]
-    return min(s, h_ptr.size - 1)
+        if s > budget:
+            return False
+    return True
 
 
 @njit(cache=True)
-def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max_cand, ws, cand, budget):
+def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max_cand, ws, cand, budget, hmax):
     """Free vertices nearest to ``anchor`` in (hops, path load) order (Algorithm 1, line 13).
 
     A (hops, load)-lexicographic search from ``anchor`` (:func:`_loaded_level`) that collects the
@@ -110,7 +120,7 @@ def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max
     the number of candidates, or -1 when none was found on the levels reached once more than
     ``budget`` vertices had been reached (or on the whole component).
     """
-    stamp, lvl, best, pred, queue, ctr = ws
+    stamp, lvl, best, queue, ctr = ws
     c = _start_search(anchor, stamp, lvl, best, queue, ctr)
     head = 0
     tail = 1
@@ -142,9 +152,9 @@ def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max
             ncand += 1
         if first >= 0 and (L >= first + window or ncand >= max_cand):
             break
-        if _reach_bound(queue, head, tail, h_ptr) > budget:
+        if not _reach_bound(queue, head, tail, h_ptr, budget, hmax):
             break
-        new_tail = _loaded_level(queue, head, tail, h_ptr, h_idx, h_src, h_rev, load, stamp, lvl, best, pred, c, True)
+        new_tail = _loaded_level(queue, head, tail, h_ptr, h_idx, h_src, h_rev, load, stamp, lvl, best, None, c, True)
         head = tail
         tail = new_tail
         L += 1
@@ -256,7 +266,7 @@ def _route(s, t, w_st, w_ts, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budg
 
 
 @njit(cache=True)
-def _route_all(src, targets, w_out, w_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget):
+def _route_all(src, targets, w_out, w_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget, hmax):
     """Route the edges from ``src`` to every ``targets[i]`` and add their loads (Algorithm 1, line 26).
 
     One (hops, load)-lexicographic search from ``src`` (:func:`_loaded_level`, the Dijkstra on
@@ -276,7 +286,7 @@ def _route_all(src, targets, w_out, w_in, nt, load, h_ptr, h_idx, h_src, h_rev, 
     head = 0
     tail = 1
     found = 0
-    while head < tail and _reach_bound(q, head, tail, h_ptr) <= budget:
+    while head < tail and _reach_bound(q, head, tail, h_ptr, budget, hmax):
         new_tail = _loaded_level(q, head, tail, h_ptr, h_idx, h_src, h_rev, load, st, lv, bs, pr, c, True)
         head = tail
         tail = new_tail
@@ -561,11 +571,13 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
     stats[3] = 0
     gamma = np.full(P, -1, np.int64)
     load = np.zeros(h_idx.size)
-    ws = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.zeros(n, np.int64), np.empty(n, np.int64),
-          np.zeros(2, np.int64))
+    ws = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.empty(n, np.int64), np.zeros(2, np.int64))
     rs = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
           np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64),
           np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(2, np.int64))
+    hmax = 1
+    for v in range(n):
+        hmax = max(hmax, h_ptr[v + 1] - h_ptr[v])
     scratch = new_search_scratch(n if meta[0] == KIND_SEARCH or meta[0] == KIND_TABLE else 1)
     cand = np.empty(max_cand, np.int64)
     maxdeg = 1
@@ -612,7 +624,7 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                 continue  # stale entry: m gained mapped neighbours since
             anchor = s if anchor_p < 0 else gamma[anchor_p]
             ncand = _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max_cand, ws, cand,
-                                     budget)
+                                     budget, hmax)
             if ncand <= 0:
                 # no free slot near the anchor (or none reachable): the nearest in the locality order
                 ncand = _order_candidates(anchor, opos, order, right, left, max_cand, cand)
@@ -701,12 +713,13 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                         key = conn[x] if by_connectivity else g_wsum[k]
                         heapq.heappush(heap, (-key, np.int64(counter), x, np.int64(mb)))
                         counter += 1
-                _route_all(v, targets, tw_out, tw_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget)
+                _route_all(v, targets, tw_out, tw_in, nt, load, h_ptr, h_idx, h_src, h_rev, inv_cap, rs, budget,
+                           hmax)
             s = bvert[nb - 1]
             if root_p < 0:
                 root_p = m
                 _orient(m, best, g_ptr, g_idx, h_ptr, h_idx, gaxis, haxis, rs)
-    stats[0] = ws[5][1]
+    stats[0] = ws[4][1]
     stats[1] = rs[10][1]
     stats[2] = counter
     return gamma
