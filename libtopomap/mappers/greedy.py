@@ -116,9 +116,10 @@ def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max
     A (hops, load)-lexicographic search from ``anchor`` (:func:`_loaded_level`) that collects the
     vertices with ``free > 0`` on the first level that has one and on the ``window`` levels after
     it, sorted by (level, load, index), at most ``max_cand`` of them.  Work: the arcs of the levels
-    before the last collected one (a stamp makes the scratch reusable without clearing).  Returns
-    the number of candidates, or -1 when none was found on the levels reached once more than
-    ``budget`` vertices had been reached (or on the whole component).
+    before the last collected one (a stamp makes the scratch reusable without clearing).  The search
+    stops before a level whose expansion could pass ``budget`` reached vertices
+    (:func:`_reach_bound`, ``hmax`` the largest degree of H).  Returns the number of candidates, or
+    -1 when none was found by then (or on the whole component).
     """
     stamp, lvl, best, queue, ctr = ws
     c = _start_search(anchor, stamp, lvl, best, queue, ctr)
