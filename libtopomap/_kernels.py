@@ -12,7 +12,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows",
-           "alg3_levels", "hop_distance", "hop_distance_search", "NEEDS_SEARCH", "vertex_distance",
+           "alg3_levels", "hop_distance", "grid3_dims", "grid3_target", "grid3_hops", "hop_distance_search",
+           "NEEDS_SEARCH", "vertex_distance",
            "vertex_distances", "pair_search", "new_search_scratch",
            "grouped_pair_search", "source_sums", "k_nearest", "multi_source_levels",
            "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
@@ -421,6 +422,43 @@ def hop_distance(meta, packed, table, u, v):
     if packed[u, 1] == packed[v, 1]:
         return base
     return NEEDS_SEARCH
+
+
+@njit(cache=True, inline="always")
+def grid3_dims(meta):
+    """``(grid3, k0, k1, k2, w0, w1, w2)``: whether the oracle is a 3-D torus or mesh, its sizes and
+    wrap flags (zeros otherwise), hoisted out of a hot loop for :func:`grid3_hops`."""
+    grid3 = meta[0] == KIND_GRID and meta[1] == 3
+    if grid3:
+        return True, meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    z = np.int64(0)
+    return False, z, z, z, z, z, z
+
+
+@njit(cache=True, inline="always")
+def grid3_target(packed, t, grid3):
+    """``(toff, t0, t1, t2)``: the row of ``packed`` of a fixed target ``t`` for :func:`grid3_hops`
+    (zeros but ``toff`` when not ``grid3``)."""
+    return (np.int64(packed[t, 0]), np.int64(packed[t, 1 if grid3 else 0]), np.int64(packed[t, 2 if grid3 else 0]),
+            np.int64(packed[t, 3 if grid3 else 0]))
+
+
+@njit(cache=True, inline="always")
+def grid3_hops(packed, v, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2):
+    """:func:`hop_distance` from vertex ``v`` to a fixed target on a 3-D grid
+    oracle, with the target's row ``(toff, t0, t1, t2)`` of ``packed`` and :func:`grid3_dims` hoisted
+    (the general kernel reloads them on every call); ``v`` must differ from the target."""
+    e0 = t0 - packed[v, 1]
+    e0 = e0 if e0 >= 0 else -e0
+    f0 = k0 - e0
+    e1 = t1 - packed[v, 2]
+    e1 = e1 if e1 >= 0 else -e1
+    f1 = k1 - e1
+    e2 = t2 - packed[v, 3]
+    e2 = e2 if e2 >= 0 else -e2
+    f2 = k2 - e2
+    return (toff + packed[v, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+            + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
 
 
 @njit(cache=True)
