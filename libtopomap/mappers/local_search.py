@@ -54,7 +54,7 @@ from ..commgraph import as_commgraph
 from ..errors import MappingError
 
 __all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
-           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS"]
+           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS", "run_refinement"]
 
 MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
 ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
@@ -1024,3 +1024,20 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     stats.update(iterations=done, accepted=acc, best=state.best_score, best_value=best_value, stopped=stopped,
                  seconds=time.perf_counter() - t0)
     return best.astype(np.int32), stats
+
+
+def run_refinement(search, label, topology, graph, mapping, *, slots, seed, objective, **options):
+    """The public side of a refinement schedule: validate the input, start from ``mapping`` (default:
+    the usable slots filled in vertex order), run ``search(topology, g, start, slots, objective,
+    rng=..., t_start=..., **options)`` (which returns ``(vertices, start_value, best_value, stats)``)
+    and wrap the result as a :class:`~libtopomap.Mapping` named ``label``."""
+    from ._common import finish, prepare
+    from .baselines import initial_vertices
+    from .objectives import check_objective
+
+    t0 = time.perf_counter()
+    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    check_objective(objective)
+    start = initial_vertices(topology, g, slots, mapping)
+    best, _, _, _ = search(topology, g, start, slots, objective, rng=rng, t_start=t0, **options)
+    return finish(topology, best, slots, label)
