@@ -108,6 +108,10 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     stats = {"iterations": 0, "accepted": 0, "passes": 0, "depth": 0, "trace": [], "start_value": start_value}
     stopped = "bound" if start_value <= lower or state.sym.indices.size == 0 else None
     rate = None
+    # the visiting orders from their own stream: the engine draws from ``rng`` once per compiled
+    # chunk, and the chunks follow the clock, so a search that ends at a local optimum, a stall or
+    # its move budget is the same for the same seed whatever the timing
+    order_rng = np.random.default_rng(rng.integers(2**63))
     levels = _depths(int(depth))
     r = 0
     while stopped is None:
@@ -115,7 +119,7 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
         stats["depth"] = d
         stats["passes"] += 1
         acc_pass = 0
-        order = rng.permutation(P).astype(np.int64)
+        order = order_rng.permutation(P).astype(np.int64)
         for lo in range(0, P, BATCH):
             ma, mb = nc_moves(state, order[lo:lo + BATCH], d)
             k = 0
