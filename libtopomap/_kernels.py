@@ -211,10 +211,12 @@ def _bfs_start(s, mark, stamp, level, queue):
 
 
 @njit(cache=True, inline="always")
-def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail):
+def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, targets):
     """Append the neighbours of ``v`` not yet visited by search ``mark`` to the queue, one level
-    below ``v``; returns the new tail (the new vertices are ``queue[old tail:new tail]``)."""
+    below ``v``; returns ``(new tail, how many of them have targets[w] == mark)`` (the new vertices
+    are ``queue[old tail:new tail]``; pass ``stamp`` as ``targets`` when no vertex is a target)."""
     lv = level[v] + 1
+    hits = 0
     for a in range(indptr[v], indptr[v + 1]):
         w = indices[a]
         if stamp[w] != mark:
@@ -222,7 +224,9 @@ def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail):
             level[w] = lv
             queue[tail] = w
             tail += 1
-    return tail
+            if targets[w] == mark:
+                hits += 1
+    return tail, hits
 
 
 def bfs_distance_rows(indptr, indices, n, sources, column, out):
@@ -245,17 +249,12 @@ def _bfs_rows(indptr, indices, n, sources, column, out, nchunks):
         for i in range(lo, hi):
             s = sources[i]
             head, tail = _bfs_start(s, i, stamp, level, queue)
-            if column[s] >= 0:
-                out[i, column[s]] = 0
             while head < tail:
                 v = queue[head]
                 head += 1
-                t0 = tail
-                tail = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail)
-                for j in range(t0, tail):
-                    w = queue[j]
-                    if column[w] >= 0:
-                        out[i, column[w]] = level[w]
+                if column[v] >= 0:
+                    out[i, column[v]] = level[v]
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
     return out
 
 
@@ -558,18 +557,8 @@ def _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, o
             while head < tail and remaining > 0:
                 v = queue[head]
                 head += 1
-                # _bfs_visit, counting the targets as they are found: the oracle's search fallback
-                # runs here, and a second pass over the new entries measured ~15% slower
-                lv = level[v] + 1
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp[w] != g:
-                        stamp[w] = g
-                        level[w] = lv
-                        queue[tail] = w
-                        tail += 1
-                        if tstamp[w] == g:
-                            remaining -= 1
+                tail, hits = _bfs_visit(indptr, indices, v, g, stamp, level, queue, tail, tstamp)
+                remaining -= hits
             for k in range(group_ptr[g], group_ptr[g + 1]):
                 t = targets[k]
                 out[k] = level[t] if stamp[t] == g else -1
@@ -614,7 +603,7 @@ def _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nch
                         nmx = 0
                     if lv == mx:
                         nmx += 1
-                tail = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail)
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
             sums[i] = tot
             ecc[i] = mx
             cnt[i] = nmx
@@ -662,7 +651,7 @@ def _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, 
                     found += 1
                     if found >= k and stop_level < 0:
                         stop_level = lv
-                tail = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail)
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
             counts[i] = found
     return counts
 
@@ -703,7 +692,7 @@ def _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunk
                         idx[ptr[i] + found] = v
                     found += 1
                 if level[v] < depth:
-                    tail = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail)
+                    tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
             counts[i] = found
     return counts
 
