@@ -429,7 +429,7 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         A mapping strategy (``identity``, ``random``, ``greedy``, ``rcm``, ``recursive``, ``scotch``).
     topology : Topology
     graph : CommGraph
-    refine : {None, "two-opt", "ta"}
+    refine : {None, "two-opt", "ta", "hb-swap"}
     objective : {"congestion", "dilation", "hopbytes"}
     slots : array_like of int, optional
 
@@ -466,6 +466,10 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         total += _NEAR_BYTES_PER_HOST * H + _SEARCH_BYTES_PER_VERTEX * n + 8 * (3 * A + 6 * P + 12 * E + 2 * S)
         if objective == "congestion":
             total += _ECMP_LOG + 8 * _TRAFFIC_PARTS * A
+        if refine == "hb-swap" or objective == "hopbytes":
+            from .mappers.hopbytes_swap import BATCH, NC_CAP
+
+            total += 40 * BATCH * NC_CAP  # a batch of listed moves, its levels and deltas
     return int(total)
 
 
