@@ -98,7 +98,9 @@ def add_parser(sub):
                    help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
-    p.add_argument("--output", metavar="MAPPING", help="write the chosen mapping as 'process vertex-name' lines")
+    p.add_argument("-o", "--output", metavar="MAPPING",
+                   help="write the chosen mapping: FILE.json with the hosts it was computed for (for "
+                        "ltm.apply_mapping), any other name as 'process vertex-name' lines")
     return p
 
 
@@ -160,7 +162,12 @@ def _print(args, recs, result, with_rank):
     print(f"chosen (lowest {args.objective}, then avg congestion, hop-bytes): {result.winner.label}")
 
 
-def _write_output(path, topo, vertices):
+def _write_output(path, topo, vertices, winner=None):
+    if str(path).endswith(".json"):
+        from ..mapping import Mapping
+
+        Mapping(topo, vertices, strategy=getattr(winner, "label", None)).save(path, metrics=getattr(winner, "metrics", None))
+        return
     with open(path, "w") as f:
         for p, v in enumerate(vertices):
             f.write(f"{p} {topo.names[int(v)]}\n")
@@ -181,7 +188,7 @@ def _run_serial(args):
     result = run_portfolio(problem, cands, max_memory=budget)
     recs = _records(result, False)
     if args.output:
-        _write_output(args.output, topo, result.winner.payload)
+        _write_output(args.output, topo, result.winner.payload, result.winner)
     _print(args, recs, result, False)
     return 0
 
@@ -201,7 +208,7 @@ def _run_mpi(args):
             return None
         recs = _records(result, True)
         if args.output:
-            _write_output(args.output, topo, result.winner.payload)
+            _write_output(args.output, topo, result.winner.payload, result.winner)
         return recs
     recs = collective_call(comm, finish, what="writing the result")
     if comm.Get_rank() == 0:
