@@ -24,7 +24,7 @@ from ..errors import FormatError
 
 from ._fabric import Diagnostics, Fabric, read_text
 
-__all__ = ["read_slurm", "sniff_slurm", "expand_hostlist", "MAX_HOSTLIST"]
+__all__ = ["read_slurm", "sniff_slurm", "expand_hostlist", "build_switches", "MAX_HOSTLIST"]
 
 #: Largest number of names one hostlist expression may expand to (guards against ``n[0-999999999]``).
 MAX_HOSTLIST = 1_000_000
@@ -209,7 +209,24 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
                 edges.append((sw, nm, what == "switches", lineno))
     if not switch_lines:
         raise FormatError("no SwitchName= line found: not a Slurm topology.conf", path=path, line=1)
+    return build_switches(diag, fab, switch_lines, edges, name=name, path=path, fmt="slurm")
 
+
+def build_switches(diag, fab, switch_lines, edges, *, name, path, fmt):
+    """The topology of Slurm switch (or block) definitions, shared by ``topology.conf`` and
+    ``topology.yaml``.
+
+    Parameters
+    ----------
+    diag : Diagnostics
+    fab : Fabric
+    switch_lines : dict
+        Switch name -> line that defines it.
+    edges : list of (switch, other, other_is_switch, line)
+        One entry per name of a ``Switches=`` / ``children`` or ``Nodes=`` / ``nodes`` list.
+    name, path, fmt : str
+        Topology name (default: the file name), file (messages), format label.
+    """
     node_of = {}
     for sw, ln in switch_lines.items():
         fab.node(sw, "switch", None, desc=sw, line=ln)
@@ -239,7 +256,7 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
     if name is None and path not in (None, "<stream>"):
         import os
         name = os.path.basename(str(path))
-    return fab.build(name=name, fmt="slurm")
+    return fab.build(name=name, fmt=fmt)
 
 
 _SNIFF = re.compile(r"^[ \t]*(SwitchName|BlockName)[ \t]*=[ \t]*\S", re.IGNORECASE | re.MULTILINE)

@@ -139,7 +139,10 @@ def run_portfolio(topo, g, strategies, seed, ta_budget):
         res = pf.run_portfolio(problem, cands)
         m = ltm.Mapping(topo, np.asarray(res.winner.payload), strategy=res.winner.label)
         return m, {"portfolio_impl": "libtopomap.portfolio.run_portfolio", "portfolio_winner": res.winner.label,
-                   "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped]}
+                   "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped],
+                   "portfolio_outcomes": [{"label": o.label, "seconds": round(o.seconds, 3),
+                                           "max_congestion": o.metrics.get("max_congestion"), "note": o.note}
+                                          for o in res.outcomes]}
     best, best_val, per = None, math.inf, {}
     for s in strategies:
         t0 = time.perf_counter()

@@ -78,6 +78,7 @@ _LAZY = {
     "map_scotch": ".mappers",
     "refine_two_opt": ".mappers",
     "refine_threshold_accepting": ".mappers",
+    "refine_hopbytes_swap": ".mappers",
     # collective placement
     "collective_placement": ".collectives",
     "CollectivePlacement": ".collectives",

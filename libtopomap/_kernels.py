@@ -12,9 +12,10 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows",
-           "alg3_levels", "hop_distance", "hop_distance_search", "NEEDS_SEARCH", "vertex_distance",
+           "alg3_levels", "hop_distance", "grid3_dims", "grid3_target", "grid3_hops", "hop_distance_search",
+           "NEEDS_SEARCH", "vertex_distance",
            "vertex_distances", "pair_search", "new_search_scratch",
-           "grouped_pair_search", "source_sums", "k_nearest", "multi_source_levels",
+           "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels",
            "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
 
 
@@ -179,11 +180,60 @@ def multi_source_bfs_counts(indptr, indices, n, s):
     return dist, sigma
 
 
+# ----------------------------------------------------------------------------- chunked breadth-first searches
+# Many sources, each searched independently: the sources are split into contiguous chunks run in
+# parallel (numba threads), and each chunk reuses one visit stamp, level and queue array, so nothing
+# is cleared between sources and no distance matrix is formed.
+def _nchunks(n_sources):
+    """Chunks of a parallel per-source search: a few per thread (for load balance)."""
+    return min(n_sources, 4 * numba.get_num_threads())
+
+
+@njit(cache=True, inline="always")
+def _chunk(c, n_sources, nchunks):
+    """Source range ``[lo, hi)`` of chunk ``c``."""
+    return c * n_sources // nchunks, (c + 1) * n_sources // nchunks
+
+
+@njit(cache=True, inline="always")
+def _bfs_scratch(n):
+    """``(stamp, level, queue)`` of one chunk's searches (stamp -1: never visited)."""
+    return np.full(n, -1, np.int64), np.zeros(n, np.int32), np.empty(n, np.int32)
+
+
+@njit(cache=True, inline="always")
+def _bfs_start(s, mark, stamp, level, queue):
+    """Begin search ``mark`` (any id unique within the chunk) at ``s``; returns ``(head, tail)``."""
+    stamp[s] = mark
+    level[s] = 0
+    queue[0] = s
+    return 0, 1
+
+
+@njit(cache=True, inline="always")
+def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, targets):
+    """Append the neighbours of ``v`` not yet visited by search ``mark`` to the queue, one level
+    below ``v``; returns ``(new tail, how many of them have targets[w] == mark)`` (the new vertices
+    are ``queue[old tail:new tail]``; pass ``stamp`` as ``targets`` when no vertex is a target)."""
+    lv = level[v] + 1
+    hits = 0
+    for a in range(indptr[v], indptr[v + 1]):
+        w = indices[a]
+        if stamp[w] != mark:
+            stamp[w] = mark
+            level[w] = lv
+            queue[tail] = w
+            tail += 1
+            if targets[w] == mark:
+                hits += 1
+    return tail, hits
+
+
 def bfs_distance_rows(indptr, indices, n, sources, column, out):
     """Unweighted BFS from every ``sources[i]``, writing ``out[i, column[v]] = hops(sources[i], v)``
     for each reached vertex ``v`` with ``column[v] >= 0``; unreached entries keep their value.
     Returns ``out``.  Parallel over sources (numba threads)."""
-    nchunks = min(sources.size, 4 * numba.get_num_threads())
+    nchunks = _nchunks(sources.size)
     if nchunks:
         _bfs_rows(indptr, indices, n, sources, column, out, nchunks)
     return out
@@ -191,43 +241,20 @@ def bfs_distance_rows(indptr, indices, n, sources, column, out):
 
 @njit(cache=True, parallel=True)
 def _bfs_rows(indptr, indices, n, sources, column, out, nchunks):
-    """Unweighted BFS from every ``sources[i]``, writing ``out[i, column[v]] = hops(sources[i], v)``
-    for each reached vertex ``v`` with ``column[v] >= 0``; unreached entries keep their value.
-
-    Sources are split into contiguous chunks run in parallel; each chunk reuses one queue and a
-    visit-stamp array, so nothing is cleared between sources and no float64 distance matrix is
-    ever formed (what dominates ``scipy.sparse.csgraph.shortest_path`` on large tori).
-    """
-    ns = sources.size
+    """:func:`bfs_distance_rows` on chunks of sources (what dominates
+    ``scipy.sparse.csgraph.shortest_path`` on large tori is the float64 matrix this never forms)."""
     for c in numba.prange(nchunks):
-        lo = c * ns // nchunks
-        hi = (c + 1) * ns // nchunks
-        stamp = np.full(n, -1, dtype=np.int64)
-        queue = np.empty(n, dtype=np.int32)
+        lo, hi = _chunk(c, sources.size, nchunks)
+        stamp, level, queue = _bfs_scratch(n)
         for i in range(lo, hi):
             s = sources[i]
-            stamp[s] = i
-            queue[0] = s
-            if column[s] >= 0:
-                out[i, column[s]] = 0
-            head = 0
-            tail = 1
-            level = 0
+            head, tail = _bfs_start(s, i, stamp, level, queue)
             while head < tail:
-                level_end = tail
-                level += 1
-                while head < level_end:
-                    v = queue[head]
-                    head += 1
-                    for a in range(indptr[v], indptr[v + 1]):
-                        w = indices[a]
-                        if stamp[w] != i:
-                            stamp[w] = i
-                            queue[tail] = w
-                            tail += 1
-                            cw = column[w]
-                            if cw >= 0:
-                                out[i, cw] = level
+                v = queue[head]
+                head += 1
+                if column[v] >= 0:
+                    out[i, column[v]] = level[v]
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
     return out
 
 
@@ -423,6 +450,43 @@ def hop_distance(meta, packed, table, u, v):
     return NEEDS_SEARCH
 
 
+@njit(cache=True, inline="always")
+def grid3_dims(meta):
+    """``(grid3, k0, k1, k2, w0, w1, w2)``: whether the oracle is a 3-D torus or mesh, its sizes and
+    wrap flags (zeros otherwise), hoisted out of a hot loop for :func:`grid3_hops`."""
+    grid3 = meta[0] == KIND_GRID and meta[1] == 3
+    if grid3:
+        return True, meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    z = np.int64(0)
+    return False, z, z, z, z, z, z
+
+
+@njit(cache=True, inline="always")
+def grid3_target(packed, t, grid3):
+    """``(toff, t0, t1, t2)``: the row of ``packed`` of a fixed target ``t`` for :func:`grid3_hops`
+    (zeros but ``toff`` when not ``grid3``)."""
+    return (np.int64(packed[t, 0]), np.int64(packed[t, 1 if grid3 else 0]), np.int64(packed[t, 2 if grid3 else 0]),
+            np.int64(packed[t, 3 if grid3 else 0]))
+
+
+@njit(cache=True, inline="always")
+def grid3_hops(packed, v, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2):
+    """:func:`hop_distance` from vertex ``v`` to a fixed target on a 3-D grid
+    oracle, with the target's row ``(toff, t0, t1, t2)`` of ``packed`` and :func:`grid3_dims` hoisted
+    (the general kernel reloads them on every call); ``v`` must differ from the target."""
+    e0 = t0 - packed[v, 1]
+    e0 = e0 if e0 >= 0 else -e0
+    f0 = k0 - e0
+    e1 = t1 - packed[v, 2]
+    e1 = e1 if e1 >= 0 else -e1
+    f1 = k1 - e1
+    e2 = t2 - packed[v, 3]
+    e2 = e2 if e2 >= 0 else -e2
+    f2 = k2 - e2
+    return (toff + packed[v, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
+            + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+
+
 @njit(cache=True)
 def hop_distance_search(meta, packed, indptr, indices, scratch, u, v):
     """The search path of :func:`hop_distance`: bidirectional BFS between the attachment vertices
@@ -467,8 +531,7 @@ def grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, ou
     """Breadth-first search from each ``group_source[g]`` until every vertex of
     ``targets[group_ptr[g]:group_ptr[g+1]]`` is reached, writing the hops to ``out`` (-1 if
     unreachable).  Parallel over groups (numba threads), ``O(n)`` scratch per thread."""
-    ng = group_source.size
-    nchunks = min(ng, 4 * numba.get_num_threads())
+    nchunks = _nchunks(group_source.size)
     if nchunks:
         _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, out, nchunks)
     return out
@@ -476,14 +539,10 @@ def grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, ou
 
 @njit(cache=True, parallel=True)
 def _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, out, nchunks):
-    ng = group_source.size
     for c in numba.prange(nchunks):
-        lo = c * ng // nchunks
-        hi = (c + 1) * ng // nchunks
-        stamp = np.full(n, -1, np.int64)
+        lo, hi = _chunk(c, group_source.size, nchunks)
+        stamp, level, queue = _bfs_scratch(n)
         tstamp = np.full(n, -1, np.int64)
-        level = np.zeros(n, np.int32)
-        queue = np.empty(n, np.int32)
         for g in range(lo, hi):
             s = group_source[g]
             remaining = 0
@@ -492,26 +551,14 @@ def _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, o
                 if tstamp[t] != g:
                     tstamp[t] = g
                     remaining += 1
-            stamp[s] = g
-            level[s] = 0
+            head, tail = _bfs_start(s, g, stamp, level, queue)
             if tstamp[s] == g:
                 remaining -= 1
-            queue[0] = s
-            head = 0
-            tail = 1
             while head < tail and remaining > 0:
                 v = queue[head]
                 head += 1
-                lv = level[v] + 1
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp[w] != g:
-                        stamp[w] = g
-                        level[w] = lv
-                        queue[tail] = w
-                        tail += 1
-                        if tstamp[w] == g:
-                            remaining -= 1
+                tail, hits = _bfs_visit(indptr, indices, v, g, stamp, level, queue, tail, tstamp)
+                remaining -= hits
             for k in range(group_ptr[g], group_ptr[g + 1]):
                 t = targets[k]
                 out[k] = level[t] if stamp[t] == g else -1
@@ -526,7 +573,7 @@ def source_sums(indptr, indices, n, sources, weight):
     ecc = np.zeros(ns, np.int64)
     cnt = np.zeros(ns, np.int64)
     reach = np.zeros(ns, np.float64)
-    nchunks = min(ns, 4 * numba.get_num_threads())
+    nchunks = _nchunks(ns)
     if nchunks:
         _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nchunks)
     return sums, ecc, cnt, reach
@@ -534,20 +581,11 @@ def source_sums(indptr, indices, n, sources, weight):
 
 @njit(cache=True, parallel=True)
 def _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nchunks):
-    ns = sources.size
     for c in numba.prange(nchunks):
-        lo = c * ns // nchunks
-        hi = (c + 1) * ns // nchunks
-        stamp = np.full(n, -1, np.int64)
-        level = np.zeros(n, np.int32)
-        queue = np.empty(n, np.int32)
+        lo, hi = _chunk(c, sources.size, nchunks)
+        stamp, level, queue = _bfs_scratch(n)
         for i in range(lo, hi):
-            s = sources[i]
-            stamp[s] = i
-            level[s] = 0
-            queue[0] = s
-            head = 0
-            tail = 1
+            head, tail = _bfs_start(sources[i], i, stamp, level, queue)
             tot = 0.0
             mx = 0
             nmx = 0
@@ -565,13 +603,7 @@ def _source_sums(indptr, indices, n, sources, weight, sums, ecc, cnt, reach, nch
                         nmx = 0
                     if lv == mx:
                         nmx += 1
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp[w] != i:
-                        stamp[w] = i
-                        level[w] = lv + 1
-                        queue[tail] = w
-                        tail += 1
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
             sums[i] = tot
             ecc[i] = mx
             cnt[i] = nmx
@@ -585,7 +617,7 @@ def k_nearest(indptr, indices, n, sources, mask, k):
     Returns CSR ``(ptr, idx)`` over ``sources``.  Parallel over sources; O(k + ball) per source."""
     ns = sources.size
     counts = np.zeros(ns, np.int64)
-    nchunks = min(ns, 4 * numba.get_num_threads())
+    nchunks = _nchunks(ns)
     if nchunks == 0:
         return np.zeros(1, np.int64), np.zeros(0, np.int64)
     _k_nearest(indptr, indices, n, sources, mask, k, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks,
@@ -599,20 +631,12 @@ def k_nearest(indptr, indices, n, sources, mask, k):
 
 @njit(cache=True, parallel=True)
 def _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, write):
-    ns = sources.size
     for c in numba.prange(nchunks):
-        lo = c * ns // nchunks
-        hi = (c + 1) * ns // nchunks
-        stamp = np.full(n, -1, np.int64)
-        level = np.zeros(n, np.int32)
-        queue = np.empty(n, np.int32)
+        lo, hi = _chunk(c, sources.size, nchunks)
+        stamp, level, queue = _bfs_scratch(n)
         for i in range(lo, hi):
             s = sources[i]
-            stamp[s] = i
-            level[s] = 0
-            queue[0] = s
-            head = 0
-            tail = 1
+            head, tail = _bfs_start(s, i, stamp, level, queue)
             found = 0
             stop_level = -1
             while head < tail:
@@ -627,13 +651,48 @@ def _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, 
                     found += 1
                     if found >= k and stop_level < 0:
                         stop_level = lv
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if stamp[w] != i:
-                        stamp[w] = i
-                        level[w] = lv + 1
-                        queue[tail] = w
-                        tail += 1
+                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
+            counts[i] = found
+    return counts
+
+
+def bfs_balls(indptr, indices, n, sources, depth, cap):
+    """For every source ``s``, the vertices ``w > s`` within ``depth`` hops, in breadth-first order,
+    at most ``cap`` of them.  Returns CSR ``(ptr, idx)`` over ``sources``.  ``O(ball)`` work per
+    source and ``O(len(sources) x cap)`` memory.  Sequential: it is called per batch of a search,
+    and starting the threads cost ~0.1 s a call on a busy 2-core machine (more than the work)."""
+    ns = sources.size
+    counts = np.zeros(ns, np.int64)
+    nchunks = min(ns, 1)
+    if nchunks == 0:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    _bfs_balls(indptr, indices, n, sources, depth, cap, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks,
+               False)
+    ptr = np.zeros(ns + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    idx = np.empty(ptr[-1], np.int64)
+    _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunks, True)
+    return ptr, idx
+
+
+@njit(cache=True)
+def _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunks, write):
+    for c in numba.prange(nchunks):
+        lo, hi = _chunk(c, sources.size, nchunks)
+        stamp, level, queue = _bfs_scratch(n)
+        for i in range(lo, hi):
+            s = sources[i]
+            head, tail = _bfs_start(s, i, stamp, level, queue)
+            found = 0
+            while head < tail and found < cap:
+                v = queue[head]
+                head += 1
+                if v > s:
+                    if write:
+                        idx[ptr[i] + found] = v
+                    found += 1
+                if level[v] < depth:
+                    tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
             counts[i] = found
     return counts
 

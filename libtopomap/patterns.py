@@ -9,7 +9,12 @@
 * ``random:P:DEGREE:SEED`` -- a random graph with ``P`` processes and about ``DEGREE`` neighbours each;
 * a path to an edge-list file (``src dst [weight]`` per line, 0-based, ``#`` comments);
 * a path to a Matrix Market file (``.mtx``): the nonzero pattern of a sparse matrix as the
-  communication of a row-distributed SpMV, one process per row (``A[i, j] != 0``: ``j`` sends to ``i``).
+  communication of a row-distributed SpMV, one process per row (``A[i, j] != 0``: ``j`` sends to ``i``);
+* the prefix or directory of Open MPI monitoring files (``PREFIX.<rank>.prof``), the bytes each
+  rank sent (:func:`~libtopomap.graphfiles.read_ompi_monitoring`);
+* ``matrix:FILE``, or a file whose first row has more than three entries or whose name ends in
+  ``.mat``: a dense ``N x N`` communication matrix as TreeMatch and TopoMatch read it
+  (:func:`~libtopomap.graphfiles.read_comm_matrix`).
 """
 
 from __future__ import annotations
@@ -247,12 +252,15 @@ def _int(text, what, spec):
         raise CommGraphError(f"graph spec {spec!r}: {what} must be an integer, got {text!r}") from None
 
 
-def load_graph(spec):
+def load_graph(spec, *, messages="external"):
     """A communication graph from a spec string (see the module docstring) or a file path.
 
     Parameters
     ----------
     spec : str or os.PathLike
+    messages : {"external", "internal", "all"}
+        For Open MPI monitoring files: the program's own messages (``E`` lines), the library's
+        internal ones (``I`` lines), or both.
 
     Returns
     -------
@@ -289,10 +297,34 @@ def load_graph(spec):
             raise CommGraphError(f"graph spec {s!r}: expected random:P:DEGREE[:SEED]")
         seed = _int(fields[2], "SEED", s) if len(fields) == 3 else 0
         return random_graph(_int(fields[0], "P", s), _int(fields[1], "DEGREE", s), seed)
-    if not os.path.exists(s):
-        raise FileNotFoundError(2, "no such file (and not a pattern such as stencil:8x8x8)", s)
+    from . import graphfiles
+
+    if head == "matrix" and rest and not os.path.exists(s):
+        if not os.path.isfile(rest):
+            raise FileNotFoundError(2, "no such matrix file", rest)
+        return graphfiles.read_comm_matrix(rest)
+    if os.path.isdir(s) or not os.path.exists(s):
+        if graphfiles.monitoring_files(s):
+            return graphfiles.read_ompi_monitoring(s, messages=messages)
+        what = "directory without monitoring files" if os.path.isdir(s) else "no such file"
+        raise FileNotFoundError(2, f"{what} (and not a pattern such as stencil:8x8x8, nor the prefix of "
+                                   "Open MPI monitoring files PREFIX.<rank>.prof)", s)
     with open(s, "rb") as f:
         first = f.read(14)
     if first.startswith(b"%%MatrixMarket") or s.endswith(".mtx"):
         return read_matrix_market(s)
+    if s.endswith(".mat") or _first_row_fields(s) > 3:
+        return graphfiles.read_comm_matrix(s)
     return read_edge_list(s)
+
+
+def _first_row_fields(path):
+    """Number of fields on the first non-blank, non-comment line (0 for none), reading at most 1 MiB."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        while True:
+            line = f.readline(1 << 20)
+            if not line:
+                return 0
+            fields = line.split("#", 1)[0].split()
+            if fields:
+                return len(fields)

@@ -38,7 +38,8 @@ import numpy as np
 from .errors import MappingError
 
 __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
-           "make_candidates", "selection_key", "select", "MappingProblem", "CollectiveProblem", "lower_bounds",
+           "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined",
+           "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio"]
 
@@ -164,6 +165,9 @@ class Outcome:
         Rank that ran it (MPI), else None.
     note : str
         E.g. why a refinement was skipped.
+    at_bound : bool
+        The result reaches the problem's lower bounds (nothing can beat it): it wins before every
+        candidate that does not (see :func:`selection_key`).
     """
 
     candidate: Candidate
@@ -174,13 +178,25 @@ class Outcome:
     seconds: float = 0.0
     rank: int | None = None
     note: str = ""
+    at_bound: bool = False
 
     def record(self):
         """A small JSON-ready dict (no payload)."""
         c = self.candidate
         return {"index": c.index, "strategy": c.strategy, "label": self.label, "seed": c.seed, "refine": c.refine,
                 "start": c.start, "key": [float(x) for x in self.key], "metrics": dict(self.metrics),
-                "seconds": float(self.seconds), "rank": self.rank, "note": self.note}
+                "seconds": float(self.seconds), "rank": self.rank, "note": self.note, "at_bound": self.at_bound}
+
+    @classmethod
+    def from_record(cls, candidate, rec, payload=None):
+        """The outcome of :meth:`record` (``payload`` given separately)."""
+        return cls(candidate, rec["label"], tuple(rec["key"]), rec["metrics"], payload, rec["seconds"], rec["rank"],
+                   rec["note"], bool(rec.get("at_bound", False)))
+
+    def sort_key(self, order=STRATEGY_ORDER):
+        """:func:`selection_key` of this outcome."""
+        c = self.candidate
+        return selection_key(self.key, c.strategy, c.index, order, at_bound=self.at_bound)
 
 
 @dataclass(frozen=True)
@@ -204,18 +220,25 @@ def _order_index(strategy, index, order=STRATEGY_ORDER):
     return order.index(strategy) if strategy in order else len(order)
 
 
-def selection_key(key, strategy, index, order=STRATEGY_ORDER):
+def selection_key(key, strategy, index, order=STRATEGY_ORDER, *, at_bound=False):
     """The total order of the race: ``(*rounded score, strategy order, candidate index)``.
 
     The current placement (index 0) comes first in the strategy order, then ``order``, then unknown
-    strategies.  NaN and infinite scores count as ``+inf``.  Every entry is a float, so the key can
-    be reduced component by component with ``MPI.MIN``.
+    strategies.  NaN and infinite scores count as ``+inf``.  A result at the problem's lower bounds
+    (``at_bound``) comes before all others, the lowest candidate index first: ``(-1, ..., -1,
+    index)``; the serial driver stops at the first one, so the MPI race, which runs every candidate,
+    picks the same.  Every entry is a float, so the key can be reduced component by component with
+    ``MPI.MIN``.
 
     Examples
     --------
     >>> selection_key((1.0, 2.0), "random", 3) > selection_key((1.0, 2.0), "greedy", 7)
     True
+    >>> selection_key((5.0, 9.0), "rcm", 4, at_bound=True) < selection_key((1.0, 2.0), "greedy", 1)
+    True
     """
+    if at_bound:
+        return (-1.0,) * (len(key) + 1) + (float(index),)
     return tuple(_round(x) for x in key) + (float(_order_index(strategy, index, order)), float(index))
 
 
@@ -224,7 +247,45 @@ def select(outcomes, order=STRATEGY_ORDER):
     outcomes = list(outcomes)
     if not outcomes:
         raise MappingError("no candidate ran")
-    return min(outcomes, key=lambda o: selection_key(o.key, o.candidate.strategy, o.candidate.index, order))
+    return min(outcomes, key=lambda o: o.sort_key(order))
+
+
+#: Refinements start from the best constructions only: this many per round of strategies (a round
+#: is one candidate of every strategy; the MPI layer races more rounds on more ranks).
+REFINE_BEST = 2
+
+
+def refinement_choice(constructions, candidates, order=STRATEGY_ORDER):
+    """Indices of the candidates whose construction is refined: none when a construction (or the
+    current placement) is at the lower bound, else the ``REFINE_BEST x rounds`` best constructions
+    of candidates with a refinement, by :func:`selection_key`.
+
+    Parameters
+    ----------
+    constructions : iterable of Outcome
+        Scored constructions (or their records via :meth:`Outcome.from_record`), the current placement
+        included; the same on every rank.
+    candidates : list of Candidate
+
+    Returns
+    -------
+    set of int
+
+    Examples
+    --------
+    >>> cands = make_candidates(["greedy", "rcm", "random"], seed=0, refine="ta")
+    >>> outs = [Outcome(c, c.label, (float(k),), {}) for k, c in zip([9, 3, 1, 2], cands)]
+    >>> sorted(refinement_choice(outs, cands))
+    [2, 3]
+    """
+    constructions = list(constructions)
+    if any(o.at_bound for o in constructions):
+        return set()
+    raced = [c for c in candidates if not c.baseline]
+    rounds = -(-len(raced) // max(1, len({c.strategy for c in raced})))
+    ranked = sorted((o for o in constructions if not o.candidate.baseline and o.candidate.refine),
+                    key=lambda o: o.sort_key(order))
+    return {o.candidate.index for o in ranked[:REFINE_BEST * rounds]}
 
 
 @dataclass
@@ -368,7 +429,7 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         A mapping strategy (``identity``, ``random``, ``greedy``, ``rcm``, ``recursive``, ``scotch``).
     topology : Topology
     graph : CommGraph
-    refine : {None, "two-opt", "ta"}
+    refine : {None, "two-opt", "ta", "hb-swap"}
     objective : {"congestion", "dilation", "hopbytes"}
     slots : array_like of int, optional
 
@@ -405,6 +466,10 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         total += _NEAR_BYTES_PER_HOST * H + _SEARCH_BYTES_PER_VERTEX * n + 8 * (3 * A + 6 * P + 12 * E + 2 * S)
         if objective == "congestion":
             total += _ECMP_LOG + 8 * _TRAFFIC_PARTS * A
+        if refine == "hb-swap" or objective == "hopbytes":
+            from .mappers.hopbytes_swap import BATCH, NC_CAP
+
+            total += 40 * BATCH * NC_CAP  # a batch of listed moves, its levels and deltas
     return int(total)
 
 
@@ -652,58 +717,69 @@ class MappingProblem:
 
         check_mapping(self.topology, vertices, self.graph.n, slots=self.slots)
 
-    def evaluate(self, candidate):
-        """Run one candidate within its budget and score it; returns an :class:`Outcome`."""
-        t0 = time.perf_counter()
-        c = candidate
-        note = ""
-        if c.baseline:
-            verts, label = self.current.copy(), "current"
-        elif self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
-            verts, label, note = self.current.copy(), c.label, "no communication: current placement"
-        else:
-            verts, label, note, scored = self._run(c)
-            if scored is not None:
-                key, metrics = scored
-                return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note)
-        self.validate(verts)
-        key, metrics = self.score(verts)
-        return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note)
+    def _outcome(self, c, verts, label, t0, note="", scored=None):
+        if scored is None:
+            self.validate(verts)
+            scored = self.score(verts)
+        key, metrics = scored
+        return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note,
+                       at_bound=self.at_lower_bound(metrics))
 
-    def _run(self, c):
+    def _where(self, c):
+        return f"strategy {c.strategy!r} (seed {c.seed}" + (
+            f", start vertex {self.topology.names[c.start]!r})" if c.start is not None else ")")
+
+    def construct(self, candidate):
+        """Run a candidate's construction (no refinement) and score it; returns an :class:`Outcome`
+        whose ``at_bound`` says whether it reaches :func:`lower_bounds`."""
         from . import mappers
 
-        topo, g = self.topology, self.graph
-        where = f"strategy {c.strategy!r} (seed {c.seed}" + (
-            f", start vertex {topo.names[c.start]!r})" if c.start is not None else ")")
+        t0 = time.perf_counter()
+        c = candidate
+        if c.baseline:
+            return self._outcome(c, self.current.copy(), "current", t0)
+        if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
+            return self._outcome(c, self.current.copy(), c.label, t0, "no communication: current placement")
         try:
-            m = mappers.map_processes(topo, g, strategy=c.strategy, slots=self.slots, current=self.current,
-                                      objective=self.objective, seed=c.seed, start=c.start)
-            verts = np.asarray(m.vertices, dtype=np.int64)
-            label = m.strategy or c.strategy
-            if not c.refine:
-                return verts, label, "", None
-            self.validate(verts)
-            key, metrics = self.score(verts)
-            if self.at_lower_bound(metrics):
-                return verts, label, f"{c.refine} skipped: at the lower bound", (key, metrics)
+            m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
+                                      current=self.current, objective=self.objective, seed=c.seed, start=c.start)
+            out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
+        if c.refine and out.at_bound:
+            out.note = f"{c.refine} skipped: at the lower bound"
+        return out
+
+    def refine(self, candidate, built):
+        """Refine the construction ``built`` (an :class:`Outcome` of :meth:`construct`) of a candidate
+        within the refinement budget; the construction is kept when the refinement does not beat it."""
+        from . import mappers
+
+        c = candidate
+        if not c.refine or built.at_bound or c.baseline or self.graph.n_edges == 0:
+            return built
+        t0 = time.perf_counter()
+        try:
             # Refine the construction in the slots map_processes used for it (the spare slots of a
             # congestion mapping are those behind the weakest host links).
             used = self.slots
             if c.strategy != "identity" and self.objective == "congestion":
-                used = mappers.spare_weakest_hosts(topo, self.slots, g.n)
-            r = mappers.map_processes(topo, g, strategy="identity", slots=used, current=verts,
-                                      objective=self.objective, refine=c.refine, seed=c.seed,
+                used = mappers.spare_weakest_hosts(self.topology, self.slots, self.graph.n)
+            r = mappers.map_processes(self.topology, self.graph, strategy="identity", slots=used,
+                                      current=built.payload, objective=self.objective, refine=c.refine, seed=c.seed,
                                       time_budget=self.time_budget, iterations=self.iterations)
-            rv = np.asarray(r.vertices, dtype=np.int64)
-            self.validate(rv)
-            rkey, rmetrics = self.score(rv)
-            label = f"{label}+{c.refine}"
-            if rkey[0] <= key[0]:
-                return rv, label, "", (rkey, rmetrics)
-            return verts, label, f"{c.refine} kept the construction", (key, metrics)
+            out = self._outcome(c, np.asarray(r.vertices, dtype=np.int64), f"{built.label}+{c.refine}", t0)
         except Exception as e:
-            raise MappingError(f"{where}: {type(e).__name__}: {e}") from e
+            raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
+        out.seconds += built.seconds
+        if out.key[0] > built.key[0]:
+            out = Outcome(c, out.label, built.key, built.metrics, built.payload, out.seconds,
+                          note=f"{c.refine} kept the construction", at_bound=built.at_bound)
+        return out
+
+    def evaluate(self, candidate):
+        """Run one candidate (construction, then refinement) and score it; returns an :class:`Outcome`."""
+        return self.refine(candidate, self.construct(candidate))
 
 
 class CollectiveProblem:
@@ -787,8 +863,30 @@ def _skip_reason(candidate, est, max_memory):
             f"{format_bytes(max_memory)} per node")
 
 
+def bound_skip(candidate, stop):
+    """The :class:`Skipped` entry of a candidate after ``stop``, the first outcome at the lower bound."""
+    return Skipped(candidate, f"{candidate.label} skipped: {stop.label} (candidate {stop.candidate.index}) "
+                              "reached the lower bound")
+
+
+def not_refined(outcome, stop=None):
+    """A construction left unrefined by :func:`refinement_choice`, with the reason in its note:
+    ``stop``, the first outcome at the lower bound, or not among the best constructions."""
+    if outcome.candidate.refine and not outcome.note:
+        why = (f"{stop.label} (candidate {stop.candidate.index}) reached the lower bound" if stop is not None
+               else "not among the best constructions")
+        outcome.note = f"{outcome.candidate.refine} skipped: {why}"
+    return outcome
+
+
 def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outcome=None):
     """Run every candidate here, one after the other, and select the winner.
+
+    Mapping problems (those with ``construct`` and ``refine``) run in two phases: every candidate's
+    construction in index order, stopping at the first one at the lower bound (the remaining
+    candidates are skipped: nothing can beat it), then the refinement of the best constructions only
+    (:func:`refinement_choice`); the other candidates keep their construction.  Collective problems
+    run each candidate in one go.
 
     Parameters
     ----------
@@ -808,22 +906,37 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     PortfolioResult
     """
     max_memory = check_memory(max_memory)
-    outcomes, skipped = [], []
+    two_phase = hasattr(problem, "construct")
+    outcomes, skipped = {}, []
     estimates = {}
-    for c in candidates:
-        est = problem.estimate(c)
-        estimates[c.index] = est
-        if not c.baseline and est > max_memory:
-            skipped.append(Skipped(c, _skip_reason(c, est, max_memory)))
-            continue
-        with numba_thread_limit(threads) if threads else contextlib.nullcontext():
-            o = problem.evaluate(c)
-        outcomes.append(o)
-        if on_outcome is not None:
-            on_outcome(o)
+    stop = None
+    with numba_thread_limit(threads) if threads else contextlib.nullcontext():
+        for c in candidates:
+            est = problem.estimate(c)
+            estimates[c.index] = est
+            if not c.baseline and est > max_memory:
+                skipped.append(Skipped(c, _skip_reason(c, est, max_memory)))
+                continue
+            if stop is not None:
+                skipped.append(bound_skip(c, stop))
+                continue
+            o = problem.construct(c) if two_phase else problem.evaluate(c)
+            outcomes[c.index] = o
+            if o.at_bound:
+                stop = o
+            if on_outcome is not None and not (two_phase and c.refine and not o.at_bound):
+                on_outcome(o)
+        if two_phase:
+            chosen = refinement_choice(outcomes.values(), candidates, problem.order)
+            for i, o in outcomes.items():
+                if not o.candidate.refine or o.at_bound:
+                    continue
+                outcomes[i] = problem.refine(o.candidate, o) if i in chosen else not_refined(o, stop)
+                if on_outcome is not None:
+                    on_outcome(outcomes[i])
+    outcomes = [outcomes[i] for i in sorted(outcomes)]
     winner = select(outcomes, problem.order)
     baseline = next(o for o in outcomes if o.candidate.baseline)
     return PortfolioResult(winner, baseline, outcomes, skipped,
                            {"max_memory": max_memory, "estimates": estimates, "mapping_ranks": None,
                             "threads": threads})
-

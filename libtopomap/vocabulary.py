@@ -20,7 +20,7 @@ except ValueError:  # pragma: no cover - pyscotch already in sys.modules without
 #: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where pyscotch is installed).
 STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
 #: Refinements of a mapping: two-opt swaps and threshold accepting.
-REFINEMENTS = ("two-opt", "ta")
+REFINEMENTS = ("two-opt", "ta", "hb-swap")
 #: What a mapping minimises (:mod:`libtopomap.mappers.objectives`).
 OBJECTIVES = ("congestion", "dilation", "hopbytes")
 #: Collectives with a built-in schedule (:mod:`libtopomap.collectives.schedules`).

@@ -20,15 +20,17 @@ def test_map_all_json(torus_file, capsys):
                  "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)
     assert [r["strategy"] for r in recs] == ["current"] + list(ltm.STRATEGIES)
-    for r in recs:
+    ran = recs[:4]
+    for r in ran:
         assert {"strategy", "congestion", "dilation", "hopbytes", "seconds", "chosen"} <= set(r)
     chosen = [r for r in recs if r["chosen"]]
-    assert len(chosen) == 1 and chosen[0]["congestion"] == min(r["congestion"] for r in recs)
+    assert len(chosen) == 1 and chosen[0]["congestion"] == min(r["congestion"] for r in ran)
     greedy = next(r for r in recs if r["strategy"] == "greedy")
     assert greedy["hopbytes"] == 64 and greedy["dilation"] == 1.0
-    # greedy, rcm and scotch all recover the torus (congestion 1, 64 hop-bytes): the fixed strategy
-    # order picks greedy
+    # greedy recovers the torus (congestion 1, 64 hop-bytes: the lower bounds), so the race ends there
     assert chosen[0]["strategy"] == "greedy"
+    assert [r["skipped"] for r in recs[4:]] == [f"{s} skipped: greedy (candidate 3) reached the lower bound"
+                                                for s in ltm.STRATEGIES[3:]]
     # the current placement is the slots filled in vertex order
     assert recs[0]["hopbytes"] == recs[1]["hopbytes"] and not recs[0]["chosen"]
 
@@ -74,10 +76,12 @@ def test_tie_on_max_congestion_goes_to_lower_hopbytes(tmp_path, capsys):
 def test_map_skips_strategies_over_max_memory(torus_file, capsys):
     from libtopomap.portfolio import estimate_memory
 
-    t, g = ltm.load(torus_file), ltm.load_graph("stencil:4x4")
+    # a graph no construction maps at the lower bound (the stencil's current placement is): every
+    # strategy within the bound runs
+    t, g = ltm.load(torus_file), ltm.load_graph("random:16:3:5")
     budget = estimate_memory("rcm", t, g)
     assert estimate_memory("recursive", t, g) > budget >= estimate_memory("random", t, g)
-    assert main(["map", "--topology", torus_file, "--graph", "stencil:4x4", "--strategy", "all",
+    assert main(["map", "--topology", torus_file, "--graph", "random:16:3:5", "--strategy", "all",
                  "--max-memory", str(budget), "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)
     skipped = {r["strategy"]: r["skipped"] for r in recs if "skipped" in r}

@@ -24,7 +24,6 @@ ALLOWED = {
     ("*", "SystemExit"),  # the command line ends with a message and an exit status
     ("*", "argparse.ArgumentTypeError"),  # argparse's protocol for type= callables, caught by argparse
     ("libtopomap/patterns.py", "FileNotFoundError"),  # a graph file that does not exist, like open()
-    ("libtopomap/mpi/bench.py", "ValueError"),  # owned by the bench work; converted there
 }
 
 

@@ -71,27 +71,28 @@ def test_greedy_over_budget_network_uses_fallbacks_and_stays_valid(monkeypatch):
     assert ltm.hop_bytes(t, s, map_greedy(t, s)) / 2 <= 1.5 * t.n_links
 
 
-# mappings of the old code (dense host_distances, Dijkstra on omega_hat + load), recorded before
-# the rewrite: same mapping, so same objective values
-OLD = [
-    ("fattree", "scr", {}, "86c33fa805be3e12", 15060.0),
-    ("fattree", "rand", {}, "6c680c6c7b555333", 9500.0),
-    ("fattree", "rand", {"order": "connectivity"}, "ef17db5e273ce44d", 8348.0),
-    ("dragonfly", "rand", {}, "7635244db7fe7315", 8812.0),
-    ("dragonfly", "rand", {"seed": 3}, "97b96ba3f5c636be", 8766.0),
-    ("dragonfly", "scr", {}, "ff26acbb82f34936", 10484.0),
+# mappings of the greedy since the leaf-block fill (processes put on hosts under one switch a block
+# of G at a time), with the hop-bytes of the old dense code (dense host_distances, Dijkstra on
+# omega_hat + load, recorded before the sparse rewrite): within 1% of those, lower on 5 of 6
+PINNED = [
+    ("fattree", "scr", {}, "33189e2792eae2d9", 12712.0, 15060.0),
+    ("fattree", "rand", {}, "9504a977c929c7a7", 8236.0, 9500.0),
+    ("fattree", "rand", {"order": "connectivity"}, "d297c32122b6b890", 8036.0, 8348.0),
+    ("dragonfly", "rand", {}, "4e9dea67d3b0752b", 8728.0, 8812.0),
+    ("dragonfly", "rand", {"seed": 3}, "22a90724b2ff13c7", 8814.0, 8766.0),
+    ("dragonfly", "scr", {}, "36033cd84577cf50", 10290.0, 10484.0),
 ]
 
 
-@pytest.mark.parametrize("net,pat,kw,digest,hops", OLD)
-def test_greedy_matches_old_dense_code(net, pat, kw, digest, hops):
+@pytest.mark.parametrize("net,pat,kw,digest,hops,old_hops", PINNED)
+def test_greedy_pinned_mappings_on_host_networks(net, pat, kw, digest, hops, old_hops):
     topo = ltm.fattree(8, 3) if net == "fattree" else ltm.dragonfly(16, 8, 4, 4)
     if pat == "scr":
         g = scrambled_torus("8x8x8", 1)
     else:
         g = random_graph(300, 6, seed=3) if net == "fattree" else random_graph(400, 5, seed=2)
     m = map_greedy(topo, g, **kw)
-    assert ltm.hop_bytes(topo, g, m) == hops
+    assert ltm.hop_bytes(topo, g, m) == hops <= 1.01 * old_hops
     assert _digest(m) == digest
 
 
@@ -119,9 +120,11 @@ def test_greedy_lexicographic_loads_at_large_vertex_counts():
     h_idx = np.array([1, 3, 0, 2, 1, 3, 0, 2], np.int64)
     load[0] = 1e-6  # arc 0 -> 1 slightly loaded
     free = np.array([0, 1, 0, 1], np.int64)
+    h_src = np.repeat(np.arange(4), 2)
+    h_rev = np.array([2, 6, 0, 4, 3, 7, 1, 5], np.int64)
     ws = (np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4), np.empty(4, np.int64), np.zeros(2, np.int64))
     cand = np.empty(4, np.int64)
-    n = greedy_mod._free_candidates(0, load, h_ptr, h_idx, free, 0, 4, ws, cand, 100)
+    n = greedy_mod._free_candidates(0, load, h_ptr, h_idx, h_src, h_rev, free, 0, 4, ws, cand, 100, 2)
     assert n == 2 and cand[0] == 3 and cand[1] == 1
     omega = float(262144) ** 2
     assert (omega + 1e-6) + omega == omega + omega  # the old form could not tell them apart

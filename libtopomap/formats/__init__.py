@@ -55,6 +55,8 @@ BUILTIN_FORMATS = {
                             "InfiniBand 'ibnetdiscover -p' / '-s -p' ports report"),
     "slurm": ("libtopomap.adapters.slurm", "read_slurm", None, "sniff_slurm", ("topology.conf", ".conf"),
               "Slurm topology.conf (topology/tree; BlockName lines of topology/block)"),
+    "slurm-yaml": ("libtopomap.adapters.slurm_yaml", "read_slurm_yaml", None, "sniff_slurm_yaml",
+                   ("topology.yaml", ".yaml", ".yml"), "Slurm topology.yaml (tree and block topologies)"),
 }
 
 _ROLES = ("reader", "writer", "sniff")

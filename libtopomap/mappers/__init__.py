@@ -18,6 +18,7 @@ from ..vocabulary import REFINEMENTS, STRATEGIES
 from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
+from .hopbytes_swap import hopbytes_swap, refine_hopbytes_swap
 from .multicore import map_multicore, multicore_slots
 from .multisection import map_multisection
 from .objectives import OBJECTIVES, check_objective, objective_value
@@ -31,9 +32,10 @@ __all__ = [
     "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
     "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multisection", "map_multicore",
     "map_scotch",
-    "refine_two_opt", "refine_threshold_accepting", "compile_kernels",
+    "refine_two_opt", "refine_threshold_accepting", "refine_hopbytes_swap", "compile_kernels",
 ]
 
+_SEARCH = {"two-opt": two_opt, "ta": threshold_accepting, "hb-swap": hopbytes_swap}
 
 _CONSTRUCT = {
     "identity": map_identity,
@@ -99,8 +101,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         slots in vertex order.
     objective : {"congestion", "dilation", "hopbytes"}
         What the refinement minimises (and what a refinement must beat to replace the construction).
-    refine : {None, "two-opt", "ta"}
-        Refinement after the construction.
+    refine : {None, "two-opt", "ta", "hb-swap"}
+        Refinement after the construction.  With ``objective="hopbytes"``, ``two-opt`` and ``ta``
+        start from the local optimum of ``hb-swap`` (the budget applies to each).
     seed : int, optional
         For ``random``, greedy's default start vertex, the partitioners and the refinements.
     start : int or str, optional
@@ -147,7 +150,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
     check_objective(objective)
     if refine not in (None,) + REFINEMENTS:
-        raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
+        raise MappingError(f"unknown refinement {refine!r}; expected one of {', '.join(REFINEMENTS)}")
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
     if strategy != "identity" and objective == "congestion":
         slots = spare_weakest_hosts(topology, slots, g.n)
@@ -170,9 +173,11 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         # the refinement evaluates its start and its result itself (exactly, within its time budget)
         # and never returns a worse mapping, so no second evaluation is needed here
         rng = np.random.default_rng(seed)
-        search = two_opt if refine == "two-opt" else threshold_accepting
-        r, _, _, _ = search(topology, g, m.vertices, slots, objective, rng=rng, time_budget=time_budget,
-                            iterations=iterations, t_start=t_refine)
+        r = m.vertices
+        for name in (("hb-swap",) if objective == "hopbytes" and refine != "hb-swap" else ()) + (refine,):
+            r, _, _, _ = _SEARCH[name](topology, g, r, slots, objective, rng=rng, time_budget=time_budget,
+                                       iterations=iterations, t_start=t_refine)
+            t_refine = time.perf_counter()
         m = Mapping(topology, r, strategy=f"{m.strategy}+{refine}", slots=slots)
     return m
 

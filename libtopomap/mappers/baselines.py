@@ -28,10 +28,8 @@ def map_identity(topology, graph, *, slots=None, seed=None, current=None):
 
     Parameters
     ----------
-    topology : Topology
-    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    slots : array_like of int, optional
-        Usable slots per vertex (default ``topology.slots``).
+    topology, graph, slots
+        As for :func:`~libtopomap.mappers.map_processes`.
     seed : ignored
     current : array_like of int, optional
         Current vertex of each process; default fills the usable slots in vertex order.
@@ -39,6 +37,7 @@ def map_identity(topology, graph, *, slots=None, seed=None, current=None):
     Returns
     -------
     Mapping
+        Strategy ``"identity"``: process ``p`` on ``current[p]``.
 
     Raises
     ------

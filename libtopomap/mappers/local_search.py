@@ -29,9 +29,10 @@ is updated by deltas:
 
 Acceptance is one rule, ``delta < level``: a constant threshold per level (threshold accepting,
 Hoefler & Snir section 3.5), zero (two-opt descent, Cui 2024 section 3.3.2), or a Metropolis draw
-``level = -T log u`` (simulated annealing).  Each mode has one compiled walk (:func:`_walk_hops`,
-:func:`_walk_ecmp`, :func:`_walk_paths`) taking its arrays separately (tuples and inlined helpers
-taking arrays cost reference counting on every move).  The search runs in compiled chunks whose
+``level = -T log u`` (simulated annealing).  All modes share one compiled walk (:func:`_walk`): the
+move, the acceptance, the best-state and stall bookkeeping are written once, and only the delta of
+a move (and its undo) branches on the mode; moves are random, or an explicit list (a schedule that
+enumerates a neighbourhood, :mod:`libtopomap.mappers.hopbytes_swap`).  The search runs in compiled chunks whose
 length follows the measured move rate, so a wall-clock budget (setup included; the final exact
 evaluation only when it still fits) is kept to a few tens of milliseconds; it stops early after
 ``stall`` moves without improvement or when the objective reaches the lower bound of
@@ -53,7 +54,7 @@ from ..commgraph import as_commgraph
 from ..errors import MappingError
 
 __all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
-           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS"]
+           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS", "run_refinement"]
 
 MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
 ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
@@ -70,6 +71,7 @@ _LOG = 1 << 20
 # Target wall time of one compiled chunk, and its bounds in moves.
 _CHUNK_SECONDS = 0.02
 _CHUNK_MIN, _CHUNK_MAX = 16, 1 << 20
+_NO_MOVES = np.zeros(0, np.int64)
 
 
 class SymGraph:
@@ -136,12 +138,9 @@ def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, pack
     """
     cap = log_arc.size
     ok = True
-    # 3-D tori and meshes: the pruning distance written out with the dimensions and the target's
-    # coordinates hoisted (the general kernel reloads them on every call)
-    grid3 = prune and meta[0] == _kernels.KIND_GRID and meta[1] == 3
-    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
-    if grid3:
-        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
+    # 3-D tori and meshes: the pruning distance with the dimensions and the target's coordinates hoisted
+    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
+    grid3 = grid3 and prune
     for i in range(cnt):
         s = es[i]
         t = et[i]
@@ -150,10 +149,7 @@ def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, pack
         wf = sign * ewf[i]
         wr = sign * ewr[i]
         dst_t = _kernels.hop_distance(meta, packed, table, s, t) if prune else 0
-        t0 = np.int64(packed[t, 1 if grid3 else 0])
-        t1 = np.int64(packed[t, 2 if grid3 else 0])
-        t2 = np.int64(packed[t, 3 if grid3 else 0])
-        toff = np.int64(packed[t, 0])
+        toff, t0, t1, t2 = _kernels.grid3_target(packed, t, grid3)
         dist[s] = 0
         sigma[s] = 1.0
         order[0] = s
@@ -171,17 +167,7 @@ def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, pack
                     if dist[w] < 0:
                         if grid3:
                             if w != t:
-                                e0 = t0 - packed[w, 1]
-                                e0 = e0 if e0 >= 0 else -e0
-                                f0 = k0 - e0
-                                e1 = t1 - packed[w, 2]
-                                e1 = e1 if e1 >= 0 else -e1
-                                f1 = k1 - e1
-                                e2 = t2 - packed[w, 3]
-                                e2 = e2 if e2 >= 0 else -e2
-                                f2 = k2 - e2
-                                dwt = (toff + packed[w, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
-                                       + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
+                                dwt = _kernels.grid3_hops(packed, w, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2)
                                 if dwt != dst_t - dv - 1:
                                     continue
                         elif prune and _kernels.hop_distance(meta, packed, table, w, t) != dst_t - dv - 1:
@@ -437,28 +423,6 @@ def _move_messages(a, b, paths, buf):
 
 
 @njit(cache=True, inline="always")
-def _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count):
-    """A random move: process ``a`` and a target slot (next to a random partner of ``a`` with
-    probability ``p_local``, else uniform)."""
-    a = np.random.randint(P)
-    deg_a = g_ptr[a + 1] - g_ptr[a]
-    if deg_a > 0 and near_idx.size > 0 and np.random.random() < p_local:
-        # local move: next to the vertex of a random communication partner of a
-        x = g_idx[g_ptr[a] + np.random.randint(deg_a)]
-        vx = proc_vertex[x]
-        lo = near_ptr[vx]
-        cnt_near = near_ptr[vx + 1] - lo
-        if cnt_near == 0:
-            sb = np.random.randint(S)
-        else:
-            w = near_idx[lo + np.random.randint(cnt_near)]
-            sb = slot_first[w] + np.random.randint(slot_count[w])
-    else:
-        sb = np.random.randint(S)
-    return a, sb
-
-
-@njit(cache=True, inline="always")
 def _accepts(accept_kind, delta, level):
     if accept_kind == 0:
         return delta < level
@@ -476,160 +440,45 @@ def _max_degree(g_ptr):
 
 
 @njit(cache=True)
-def _walk_hops(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
-               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wsum, g_rev, edist, meta, packed, table, indptr,
-               indices, scratch, scal, best_vertex, deltas_out, stall_limit, lower):
-    """Mode 0 (``sum w * d``): ``n_moves`` random swap/shift moves, move i accepted when
+def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slots, graph, topo, fast, scratch, edist,
+          ecmp, paths, scal, best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
+    """The one walk of every mode: ``n_moves`` swap/shift moves, move i accepted when
     ``delta < levels[i]`` (``accept_kind`` 0) or by the Metropolis rule at temperature ``levels[i]`` (1).
 
-    ``edist[k]`` caches the current hop distance of CSR entry ``k`` of the graph (``g_rev[k]`` is the
-    same edge seen from the other end), so a move computes only the new distances of its edges
-    (inlined closed form or table, a search only where the oracle needs one) and an accepted move
-    writes them back.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted, improved, done).
+    Moves are random (:data:`LOCAL_MOVES` of them next to a communication partner) unless
+    ``move_a`` is non-empty: then move i takes process ``move_a[i]`` to the slot of process
+    ``move_b[i]`` (a swap), or to slot ``-move_b[i] - 1`` when ``move_b[i] < 0``.  Only the objective's
+    delta differs between modes:
+
+    * ``MODE_HOPS``: ``edist[k]`` caches the current hop distance of CSR entry ``k`` of the graph
+      (``g_rev[k]`` is the same edge seen from the other end), so a move computes only the new
+      distances of its edges (inlined closed form or table, a search only where the oracle needs one)
+      and an accepted move writes them back.
+    * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added
+      (:func:`_flows`, one call each), the maximum and the sum of squares updated from the logged
+      arcs, and a rejected move undone from the log.  Every evaluated state also competes by the
+      maximum alone (``best_mx_vertex``).
+    * ``MODE_PATHS``: the routes of the moved processes' messages are removed and re-added
+      (:func:`_route_messages`), and routed back when the move is rejected.
+
+    The arrays come in tuples unpacked once (``slots``, ``graph``, ``topo``, ``fast``, ``ecmp``,
+    ``paths``: see :meth:`SwapState.run`); nothing taking arrays is called per move outside the
+    modes' own kernels (that costs reference counting on every move).  ``scal`` (float64, updated
+    in place): ``[cur, best, cur_max, cur_sq, best_max, best_is_current, since_best, best_score_max,
+    stamp, tie, n_arcs]``.  The best state is copied to ``best_vertex`` only when a move leaves it.
+    Stops at ``stall_limit`` moves without improvement or when the best (congestion: the best
+    maximum) reaches ``lower``.  Returns (accepted, improved, done).
     """
-    np.random.seed(seed)
-    P = proc_slot.size
-    S = slot_vertex.size
-    nbuf = np.empty(2 * _max_degree(g_ptr) + 1, np.int64)
-    cur = scal[0]
-    best = scal[1]
-    best_is_current = scal[5] != 0.0
-    since_best = np.int64(scal[6])
-    has_near = near_idx.size > 0
-    grid3 = meta[0] == _kernels.KIND_GRID and meta[1] == 3
-    k0 = k1 = k2 = w0 = w1 = w2 = np.int64(0)
-    if grid3:
-        k0, k1, k2, w0, w1, w2 = meta[2], meta[3], meta[4], meta[5], meta[6], meta[7]
-    accepted = 0
-    improved = 0
-    for it in range(n_moves):
-        # (written out here: an inlined helper taking arrays costs reference counting on every move)
-        a = np.random.randint(P)
-        deg_a = g_ptr[a + 1] - g_ptr[a]
-        if deg_a > 0 and has_near and np.random.random() < p_local:
-            vx = proc_vertex[g_idx[g_ptr[a] + np.random.randint(deg_a)]]
-            lo = near_ptr[vx]
-            cnt_near = near_ptr[vx + 1] - lo
-            if cnt_near == 0:
-                sb = np.random.randint(S)
-            else:
-                w = near_idx[lo + np.random.randint(cnt_near)]
-                sb = slot_first[w] + np.random.randint(slot_count[w])
-        else:
-            sb = np.random.randint(S)
-        sa = proc_slot[a]
-        va = slot_vertex[sa]
-        vb = slot_vertex[sb]
-        if va == vb:
-            deltas_out[it] = np.nan
-            continue
-        b = occupant[sb]
-        delta = 0.0
-        c = 0
-        # the edges of a (a goes to vb), then those of b (b goes to va); the a-b edge keeps its length
-        for side in range(2 if b >= 0 else 1):
-            if side == 0:
-                lo, hi, vt, other = g_ptr[a], g_ptr[a + 1], vb, b
-            else:
-                lo, hi, vt, other = g_ptr[b], g_ptr[b + 1], va, a
-            t0 = np.int64(packed[vt, 1 if grid3 else 0])
-            t1 = np.int64(packed[vt, 2 if grid3 else 0])
-            t2 = np.int64(packed[vt, 3 if grid3 else 0])
-            toff = np.int64(packed[vt, 0])
-            for k in range(lo, hi):
-                x = g_idx[k]
-                old = edist[k]
-                if x == other:
-                    d = old
-                else:
-                    vx = proc_vertex[x]
-                    if vx == vt:
-                        d = 0
-                    elif grid3:
-                        # 3-D torus or mesh, written out with the target's coordinates and the
-                        # dimensions hoisted (the general kernel reloads them on every call)
-                        e0 = t0 - packed[vx, 1]
-                        e0 = e0 if e0 >= 0 else -e0
-                        f0 = k0 - e0
-                        e1 = t1 - packed[vx, 2]
-                        e1 = e1 if e1 >= 0 else -e1
-                        f1 = k1 - e1
-                        e2 = t2 - packed[vx, 3]
-                        e2 = e2 if e2 >= 0 else -e2
-                        f2 = k2 - e2
-                        d = (toff + packed[vx, 0] + e0 + e1 + e2 + (w0 & np.int64(f0 < e0)) * (f0 - e0)
-                             + (w1 & np.int64(f1 < e1)) * (f1 - e1) + (w2 & np.int64(f2 < e2)) * (f2 - e2))
-                    else:
-                        d = _kernels.hop_distance(meta, packed, table, vt, vx)
-                        if d == _kernels.NEEDS_SEARCH:
-                            d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
-                nbuf[c] = d
-                c += 1
-                delta += g_wsum[k] * np.float64(d - old)
-        new_score = cur + delta
-        deltas_out[it] = delta
-        if _accepts(accept_kind, delta, levels[it]):
-            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
-                # leaving the best state: keep a copy (before the move is applied)
-                best_vertex[:] = proc_vertex
-                best_is_current = False
-            accepted += 1
-            c = 0
-            for k in range(g_ptr[a], g_ptr[a + 1]):
-                d = nbuf[c]
-                c += 1
-                edist[k] = d
-                edist[g_rev[k]] = d
-            if b >= 0:
-                for k in range(g_ptr[b], g_ptr[b + 1]):
-                    d = nbuf[c]
-                    c += 1
-                    edist[k] = d
-                    edist[g_rev[k]] = d
-                proc_vertex[b] = va
-                proc_slot[b] = sa
-            proc_vertex[a] = vb
-            proc_slot[a] = sb
-            occupant[sb] = a
-            occupant[sa] = b
-            cur = new_score
-            if cur < best - 1e-12 * (1.0 + abs(best)):
-                best = cur
-                best_is_current = True
-                improved += 1
-                since_best = 0
-            else:
-                since_best += 1
-        else:
-            since_best += 1
-        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
-            n_moves = it + 1
-            break
-    scal[0] = cur
-    scal[1] = best
-    scal[5] = 1.0 if best_is_current else 0.0
-    scal[6] = since_best
-    return accepted, improved, n_moves
-
-
-@njit(cache=True)
-def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
-               slot_count, near_ptr, near_idx, g_ptr, g_idx, g_wout, g_win, indptr, indices, arc_reverse, inv_cap,
-               meta, packed, table, prune, traffic, dist, sigma, flow, order, mark, acc, log_arc, log_val, scal,
-               best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
-    """Mode 1 (ECMP congestion): moves as in :func:`_walk_hops`; the flows of the moved processes'
-    edges are removed and re-added (:func:`_flows`, one call each), the maximum and the sum of
-    squares updated from the logged arcs, and a rejected move undone from the log.
-
-    ``scal`` (float64, updated in place): ``[cur, best, cur_max, cur_sq, best_max, best_is_current,
-    since_best, best_score_max, stamp, tie, n_arcs]``.  The best state is copied to ``best_vertex`` only
-    when a move leaves it (``best_is_current``).  Stops at ``stall_limit`` moves without improvement or
-    when the best maximum reaches ``lower``.  Returns (accepted, improved, done).
-    """
+    slot_vertex, occupant, proc_slot, proc_vertex, slot_first, slot_count, near_ptr, near_idx = slots
+    g_ptr, g_idx, g_wsum, g_wout, g_win, g_rev = graph
+    indptr, indices, arc_reverse, inv_cap = topo
+    meta, packed, table = fast
+    prune, traffic, dist, sigma, flow, order, mark, acc, log_arc, log_val = ecmp
     np.random.seed(seed)
     P = proc_slot.size
     S = slot_vertex.size
     m = 2 * _max_degree(g_ptr) + 1
+    nbuf = np.empty(m, np.int64)
     s_old = np.empty(m, np.int64)
     t_old = np.empty(m, np.int64)
     s_new = np.empty(m, np.int64)
@@ -637,6 +486,8 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
     ewf = np.empty(m)
     ewr = np.empty(m)
     log_n = np.zeros(2, np.int64)
+    mbuf = np.empty(paths[0].size + 1, np.int64)
+    oracle = (meta, packed, table, indptr, indices)
     cur = scal[0]
     best = scal[1]
     cur_mx = scal[2]
@@ -646,10 +497,33 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
     best_is_current = scal[5] != 0.0
     since_best = np.int64(scal[6])
     stamp = np.int64(scal[8])
+    explicit = move_a.size > 0
+    has_near = near_idx.size > 0
+    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
     accepted = 0
     improved = 0
+    nm = 0
+    new_mx = new_sq = 0.0
     for it in range(n_moves):
-        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
+        if explicit:
+            a = move_a[it]
+            tb = move_b[it]
+            sb = proc_slot[tb] if tb >= 0 else -tb - 1
+        else:
+            # random: next to the vertex of a random communication partner of a, or uniform
+            a = np.random.randint(P)
+            deg_a = g_ptr[a + 1] - g_ptr[a]
+            if deg_a > 0 and has_near and np.random.random() < p_local:
+                vx = proc_vertex[g_idx[g_ptr[a] + np.random.randint(deg_a)]]
+                lo = near_ptr[vx]
+                cnt_near = near_ptr[vx + 1] - lo
+                if cnt_near == 0:
+                    sb = np.random.randint(S)
+                else:
+                    w = near_idx[lo + np.random.randint(cnt_near)]
+                    sb = slot_first[w] + np.random.randint(slot_count[w])
+            else:
+                sb = np.random.randint(S)
         sa = proc_slot[a]
         va = slot_vertex[sa]
         vb = slot_vertex[sb]
@@ -657,52 +531,111 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
             deltas_out[it] = np.nan
             continue
         b = occupant[sb]
-        cnt = 0
-        for k in range(g_ptr[a], g_ptr[a + 1]):
-            x = g_idx[k]
-            s_old[cnt] = va
-            t_old[cnt] = proc_vertex[x]
-            s_new[cnt] = vb
-            t_new[cnt] = va if x == b else proc_vertex[x]
-            ewf[cnt] = g_wout[k]
-            ewr[cnt] = g_win[k]
-            cnt += 1
-        if b >= 0:
-            for k in range(g_ptr[b], g_ptr[b + 1]):
+        delta = 0.0
+        new_score = cur
+        if mode == MODE_HOPS:
+            c = 0
+            # the edges of a (a goes to vb), then those of b (b goes to va); the a-b edge keeps its length
+            for side in range(2 if b >= 0 else 1):
+                if side == 0:
+                    lo, hi, vt, other = g_ptr[a], g_ptr[a + 1], vb, b
+                else:
+                    lo, hi, vt, other = g_ptr[b], g_ptr[b + 1], va, a
+                toff, t0, t1, t2 = _kernels.grid3_target(packed, vt, grid3)
+                for k in range(lo, hi):
+                    x = g_idx[k]
+                    old = edist[k]
+                    if x == other:
+                        d = old
+                    else:
+                        vx = proc_vertex[x]
+                        if vx == vt:
+                            d = 0
+                        elif grid3:
+                            d = _kernels.grid3_hops(packed, vx, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2)
+                        else:
+                            d = _kernels.hop_distance(meta, packed, table, vt, vx)
+                            if d == _kernels.NEEDS_SEARCH:
+                                d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
+                    nbuf[c] = d
+                    c += 1
+                    delta += g_wsum[k] * np.float64(d - old)
+        elif mode == MODE_ECMP:
+            cnt = 0
+            for k in range(g_ptr[a], g_ptr[a + 1]):
                 x = g_idx[k]
-                if x == a:
-                    continue
-                s_old[cnt] = vb
+                s_old[cnt] = va
                 t_old[cnt] = proc_vertex[x]
-                s_new[cnt] = va
-                t_new[cnt] = proc_vertex[x]
+                s_new[cnt] = vb
+                t_new[cnt] = va if x == b else proc_vertex[x]
                 ewf[cnt] = g_wout[k]
                 ewr[cnt] = g_win[k]
                 cnt += 1
-        log_n[0] = 0
-        log_n[1] = 0
-        _flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
-               dist, sigma, flow, order, log_arc, log_val, log_n)
-        _flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
-               dist, sigma, flow, order, log_arc, log_val, log_n)
-        new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
-                                            cur_sq)
-        stamp += 2
-        new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
-        delta = new_score - cur
-        if new_mx < scal[4] * (1.0 - 1e-12):
-            # every evaluated state (accepted or not) also competes by the maximum alone
-            scal[4] = new_mx
-            best_mx_vertex[:] = proc_vertex
-            best_mx_vertex[a] = vb
             if b >= 0:
-                best_mx_vertex[b] = va
+                for k in range(g_ptr[b], g_ptr[b + 1]):
+                    x = g_idx[k]
+                    if x == a:
+                        continue
+                    s_old[cnt] = vb
+                    t_old[cnt] = proc_vertex[x]
+                    s_new[cnt] = va
+                    t_new[cnt] = proc_vertex[x]
+                    ewf[cnt] = g_wout[k]
+                    ewr[cnt] = g_win[k]
+                    cnt += 1
+            nm = cnt
+            log_n[0] = 0
+            log_n[1] = 0
+            _flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                   traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            _flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                   traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
+                                                cur_sq)
+            stamp += 2
+            new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
+            delta = new_score - cur
+            if new_mx < scal[4] * (1.0 - 1e-12):
+                # every evaluated state (accepted or not) also competes by the maximum alone
+                scal[4] = new_mx
+                best_mx_vertex[:] = proc_vertex
+                best_mx_vertex[a] = vb
+                if b >= 0:
+                    best_mx_vertex[b] = va
+        else:
+            nm = _move_messages(a, b, paths, mbuf)
+            dp = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            proc_vertex[a] = vb
+            if b >= 0:
+                proc_vertex[b] = va
+            dp += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            proc_vertex[a] = va
+            if b >= 0:
+                proc_vertex[b] = vb
+            delta = np.float64(dp)
+        if mode != MODE_ECMP:
+            new_score = cur + delta
         deltas_out[it] = delta
         if _accepts(accept_kind, delta, levels[it]):
             if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
-                best_vertex[:] = proc_vertex  # leaving the best state: keep a copy
+                # leaving the best state: keep a copy (before the move is applied)
+                best_vertex[:] = proc_vertex
                 best_is_current = False
             accepted += 1
+            if mode == MODE_HOPS:
+                c = 0
+                for k in range(g_ptr[a], g_ptr[a + 1]):
+                    edist[k] = nbuf[c]
+                    edist[g_rev[k]] = nbuf[c]
+                    c += 1
+                if b >= 0:
+                    for k in range(g_ptr[b], g_ptr[b + 1]):
+                        edist[k] = nbuf[c]
+                        edist[g_rev[k]] = nbuf[c]
+                        c += 1
+            elif mode == MODE_ECMP:
+                cur_mx = new_mx
+                cur_sq = new_sq
             proc_vertex[a] = vb
             proc_slot[a] = sb
             occupant[sb] = a
@@ -711,11 +644,10 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
                 proc_vertex[b] = va
                 proc_slot[b] = sa
             cur = new_score
-            cur_mx = new_mx
-            cur_sq = new_sq
             if cur < best - 1e-12 * (1.0 + abs(best)):
                 best = cur
-                scal[7] = cur_mx
+                if mode == MODE_ECMP:
+                    scal[7] = cur_mx
                 best_is_current = True
                 improved += 1
                 since_best = 0
@@ -723,15 +655,26 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
                 since_best += 1
         else:
             since_best += 1
-            if log_n[1] == 0:
-                for i in range(log_n[0]):
-                    traffic[log_arc[i]] -= log_val[i]
-            else:  # the log overflowed: route the flows back
-                _flows(cnt, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-                _flows(cnt, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                       traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-        if scal[4] <= lower or (stall_limit > 0 and since_best >= stall_limit):
+            if mode == MODE_ECMP:
+                if log_n[1] == 0:
+                    for i in range(log_n[0]):
+                        traffic[log_arc[i]] -= log_val[i]
+                else:  # the log overflowed: route the flows back
+                    _flows(nm, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                           traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                    _flows(nm, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
+                           traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            elif mode == MODE_PATHS:
+                proc_vertex[a] = vb
+                if b >= 0:
+                    proc_vertex[b] = va
+                _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+                proc_vertex[a] = va
+                if b >= 0:
+                    proc_vertex[b] = vb
+                _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+        reached = scal[4] if mode == MODE_ECMP else best
+        if reached <= lower or (stall_limit > 0 and since_best >= stall_limit):
             n_moves = it + 1
             break
     scal[0] = cur
@@ -741,81 +684,6 @@ def _walk_ecmp(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupan
     scal[5] = 1.0 if best_is_current else 0.0
     scal[6] = since_best
     scal[8] = stamp
-    return accepted, improved, n_moves
-
-
-@njit(cache=True)
-def _walk_paths(n_moves, levels, accept_kind, seed, p_local, slot_vertex, occupant, proc_slot, proc_vertex, slot_first,
-                slot_count, near_ptr, near_idx, g_ptr, g_idx, indptr, indices, oracle, scratch, paths, scal,
-                best_vertex, deltas_out, stall_limit, lower):
-    """Mode 2 (per-step loads of deterministic routes): moves as in :func:`_walk_hops`; the routes of
-    the moved processes' messages are removed and re-added (:func:`_route_messages`), and routed
-    back when the move is rejected.  ``scal`` as for :func:`_walk_ecmp`.  Returns (accepted,
-    improved, done)."""
-    np.random.seed(seed)
-    P = proc_slot.size
-    S = slot_vertex.size
-    mbuf = np.empty(paths[0].size + 1, np.int64)
-    cur = scal[0]
-    best = scal[1]
-    best_is_current = scal[5] != 0.0
-    since_best = np.int64(scal[6])
-    accepted = 0
-    improved = 0
-    for it in range(n_moves):
-        a, sb = _pick(P, S, p_local, g_ptr, g_idx, proc_vertex, near_ptr, near_idx, slot_first, slot_count)
-        sa = proc_slot[a]
-        va = slot_vertex[sa]
-        vb = slot_vertex[sb]
-        if va == vb:
-            deltas_out[it] = np.nan
-            continue
-        b = occupant[sb]
-        nm = _move_messages(a, b, paths, mbuf)
-        d = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-        proc_vertex[a] = vb
-        if b >= 0:
-            proc_vertex[b] = va
-        d += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-        delta = np.float64(d)
-        new_score = cur + delta
-        deltas_out[it] = delta
-        if _accepts(accept_kind, delta, levels[it]):
-            if best_is_current and not new_score < best - 1e-12 * (1.0 + abs(best)):
-                # leaving the best state: keep a copy (of the state before the move)
-                best_vertex[:] = proc_vertex
-                best_vertex[a] = va
-                if b >= 0:
-                    best_vertex[b] = vb
-                best_is_current = False
-            accepted += 1
-            proc_slot[a] = sb
-            occupant[sb] = a
-            occupant[sa] = b
-            if b >= 0:
-                proc_slot[b] = sa
-            cur = new_score
-            if cur < best - 1e-12 * (1.0 + abs(best)):
-                best = cur
-                best_is_current = True
-                improved += 1
-                since_best = 0
-            else:
-                since_best += 1
-        else:
-            since_best += 1
-            _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-            proc_vertex[a] = va
-            if b >= 0:
-                proc_vertex[b] = vb
-            _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
-        if best <= lower or (stall_limit > 0 and since_best >= stall_limit):
-            n_moves = it + 1
-            break
-    scal[0] = cur
-    scal[1] = best
-    scal[5] = 1.0 if best_is_current else 0.0
-    scal[6] = since_best
     return accepted, improved, n_moves
 
 
@@ -914,17 +782,15 @@ class SwapState:
         self.scratch = self.oracle.new_scratch()
         # mode 0: the current hop distance of every CSR entry of the graph (filled by recompute)
         self.edist = np.zeros(self.sym.indices.size if self.mode == MODE_HOPS else 0, np.int64)
+        self.prune = bool(self.oracle.covers_all)
         if self.mode == MODE_ECMP:
-            n = t.n_vertices
-            self.traffic = np.zeros(t.n_arcs)
-            self.work = _work(n)
-            self.prune = bool(self.oracle.covers_all)
-            self.mark = np.zeros(t.n_arcs, np.int64)
-            self.acc = np.zeros(t.n_arcs)
-            self.log_arc = np.empty(_LOG, np.int64)
-            self.log_val = np.empty(_LOG)
+            n, n_arcs, n_log = t.n_vertices, t.n_arcs, _LOG
         else:
-            self.traffic = np.zeros(1)
+            n = n_arcs = n_log = 0
+        self.traffic = np.zeros(max(n_arcs, 1))
+        # (prune, traffic, dist, sigma, flow, order, mark, acc, log_arc, log_val) of mode 1
+        self.ecmp = (self.prune, self.traffic) + _work(n) + (np.zeros(n_arcs, np.int64), np.zeros(n_arcs),
+                                                              np.empty(n_log, np.int64), np.empty(n_log))
         z = np.zeros(0, np.int64)
         self.paths = paths if paths is not None else (z, z, z, z, np.zeros(1, np.int64), z,
                                                       np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int64), z, 0, 0)
@@ -991,38 +857,31 @@ class SwapState:
         return float(self.scal[4])
 
     # ------------------------------------------------------------------ moves
-    def run(self, levels, rng, stall_limit=0, *, metropolis=False, p_local=LOCAL_MOVES, lower=-np.inf):
-        """Run ``len(levels)`` random moves; returns (accepted, improved, moves done, deltas).
+    def run(self, levels, rng, stall_limit=0, *, metropolis=False, p_local=LOCAL_MOVES, lower=-np.inf, moves=None):
+        """Run ``len(levels)`` moves; returns (accepted, improved, moves done, deltas).
 
         ``levels`` are thresholds (``delta < level`` accepts) or, with ``metropolis``, temperatures.
+        ``moves``: ``(a, b)`` int64 arrays of ``len(levels)`` explicit moves (process ``a[i]`` to
+        the slot of process ``b[i]``, or to slot ``-b[i] - 1`` when negative) instead of random ones.
         """
         seed = int(rng.integers(0, 2**31 - 1))
         levels = np.ascontiguousarray(levels, dtype=np.float64)
         deltas = np.full(levels.size, np.nan)
-        kind = 1 if metropolis else 0
         s, t = self.sym, self.topology
-        meta, packed, table = self.fast
-        if self.mode == MODE_HOPS:
-            acc, imp, done = _walk_hops(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
-                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
-                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wsum, s.rev, self.edist,
-                                        meta, packed, table, t.indptr, t.indices, self.scratch, self.scal, self.best,
-                                        deltas, int(stall_limit), float(lower))
-        elif self.mode == MODE_ECMP:
-            dist, sigma, flow, order = self.work
-            acc, imp, done = _walk_ecmp(levels.size, levels, kind, seed, float(p_local), self.slot_vertex, self.occupant,
-                                        self.proc_slot, self.proc_vertex, self.slot_first, self.slot_count,
-                                        self.near_ptr, self.near_idx, s.indptr, s.indices, s.wout, s.win, t.indptr,
-                                        t.indices, t.arc_reverse, self.inv_cap, meta, packed, table, self.prune,
-                                        self.traffic, dist, sigma, flow, order, self.mark, self.acc, self.log_arc,
-                                        self.log_val, self.scal, self.best, self.best_max_vertices, deltas,
-                                        int(stall_limit), float(lower))
+        if moves is None:
+            move_a = move_b = _NO_MOVES
         else:
-            acc, imp, done = _walk_paths(levels.size, levels, kind, seed, float(p_local), self.slot_vertex,
-                                         self.occupant, self.proc_slot, self.proc_vertex, self.slot_first,
-                                         self.slot_count, self.near_ptr, self.near_idx, s.indptr, s.indices, t.indptr,
-                                         t.indices, self.oracle.kernel_args, self.scratch, self.paths, self.scal,
-                                         self.best, deltas, int(stall_limit), float(lower))
+            move_a = np.ascontiguousarray(moves[0], np.int64)
+            move_b = np.ascontiguousarray(moves[1], np.int64)
+            if move_a.size != levels.size or move_b.size != levels.size:
+                raise MappingError("explicit moves need one level per move")
+        acc, imp, done = _walk(self.mode, levels.size, levels, 1 if metropolis else 0, seed, float(p_local), move_a,
+                               move_b, (self.slot_vertex, self.occupant, self.proc_slot, self.proc_vertex,
+                                        self.slot_first, self.slot_count, self.near_ptr, self.near_idx),
+                               (s.indptr, s.indices, s.wsum, s.wout, s.win, s.rev),
+                               (t.indptr, t.indices, t.arc_reverse, self.inv_cap), self.fast, self.scratch,
+                               self.edist, self.ecmp, self.paths, self.scal, self.best, self.best_max_vertices,
+                               deltas, int(stall_limit), float(lower))
         return acc, imp, done, deltas[:done]
 
 
@@ -1165,3 +1024,20 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     stats.update(iterations=done, accepted=acc, best=state.best_score, best_value=best_value, stopped=stopped,
                  seconds=time.perf_counter() - t0)
     return best.astype(np.int32), stats
+
+
+def run_refinement(search, label, topology, graph, mapping, *, slots, seed, objective, **options):
+    """The public side of a refinement schedule: validate the input, start from ``mapping`` (default:
+    the usable slots filled in vertex order), run ``search(topology, g, start, slots, objective,
+    rng=..., t_start=..., **options)`` (which returns ``(vertices, start_value, best_value, stats)``)
+    and wrap the result as a :class:`~libtopomap.Mapping` named ``label``."""
+    from ._common import finish, prepare
+    from .baselines import initial_vertices
+    from .objectives import check_objective
+
+    t0 = time.perf_counter()
+    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    check_objective(objective)
+    start = initial_vertices(topology, g, slots, mapping)
+    best, _, _, _ = search(topology, g, start, slots, objective, rng=rng, t_start=t0, **options)
+    return finish(topology, best, slots, label)

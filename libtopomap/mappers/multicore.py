@@ -42,11 +42,9 @@ def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", sta
 
     Parameters
     ----------
-    topology : Topology
-    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    slots : array_like of int, optional
-        Usable slots per vertex; every usable vertex must have the same ``p >= 2``.
-    seed : int, optional
+    topology, graph, slots, seed
+        As for :func:`~libtopomap.mappers.map_processes`; every usable vertex must have the same
+        ``p >= 2`` slots.
     inner : {"greedy", "rcm", "recursive"}
         Strategy for the quotient graph.
     start : int or str, optional
@@ -55,6 +53,7 @@ def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", sta
     Returns
     -------
     Mapping
+        Strategy ``inner``: the ``p`` processes of a group share a host.
 
     Raises
     ------

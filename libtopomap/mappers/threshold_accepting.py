@@ -10,10 +10,7 @@ import time
 
 import numpy as np
 
-from ._common import finish, prepare
-from .baselines import initial_vertices
-from .local_search import SwapState, local_search
-from .objectives import check_objective
+from .local_search import SwapState, local_search, run_refinement
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds"]
 
@@ -135,10 +132,5 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     G. Dueck and T. Scheuer, "Threshold accepting: a general purpose optimization algorithm appearing
     superior to simulated annealing", J. Comput. Phys. 90(1), 1990.
     """
-    t0 = time.perf_counter()
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    check_objective(objective)
-    start = initial_vertices(topology, g, slots, mapping)
-    best, _, _, _ = threshold_accepting(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
-                                        iterations=iterations, warmup=warmup, t_start=t0)
-    return finish(topology, best, slots, "ta")
+    return run_refinement(threshold_accepting, "ta", topology, graph, mapping, slots=slots, seed=seed,
+                          objective=objective, time_budget=time_budget, iterations=iterations, warmup=warmup)

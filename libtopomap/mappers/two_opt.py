@@ -7,14 +7,9 @@ stalls, or the objective reaches its lower bound.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ._common import finish, prepare
-from .baselines import initial_vertices
-from .local_search import local_search
-from .objectives import check_objective
+from .local_search import local_search, run_refinement
 
 __all__ = ["refine_two_opt"]
 
@@ -76,10 +71,5 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
     K. Cui, "Efficient Collective Communication in Interconnection Networks with Shortcut Network
     Topologies", PhD thesis, 2024, section 3.3.2 (two-opt rank placement).
     """
-    t0 = time.perf_counter()
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    check_objective(objective)
-    start = initial_vertices(topology, g, slots, mapping)
-    best, _, _, _ = two_opt(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
-                            iterations=iterations, stall=stall, t_start=t0)
-    return finish(topology, best, slots, "two-opt")
+    return run_refinement(two_opt, "two-opt", topology, graph, mapping, slots=slots, seed=seed, objective=objective,
+                          time_budget=time_budget, iterations=iterations, stall=stall)

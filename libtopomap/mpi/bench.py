@@ -21,8 +21,9 @@ import numpy as np
 from mpi4py import MPI
 
 from ..commgraph import as_commgraph
-from ..errors import CommError, CommGraphError
+from ..errors import ArgumentError, CommError, CommGraphError
 from .distgraph import Create_dist_graph_adjacent
+from .race import collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
            "compare", "run_benchmark", "format_table", "format_rows"]
@@ -42,6 +43,11 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 def parse_size(text):
     """Bytes from ``"8"``, ``"1K"``, ``"64k"``, ``"1M"`` (binary units).
 
+    Raises
+    ------
+    ArgumentError
+        When ``text`` is not a positive integer with an optional K/M/G suffix.
+
     Examples
     --------
     >>> [parse_size(s) for s in ("8", "1K", "64k", "1M")]
@@ -49,7 +55,7 @@ def parse_size(text):
     """
     m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(?:i?[bB])?\s*", str(text))
     if not m or int(m.group(1)) <= 0:
-        raise ValueError(f"bad message size {text!r}: expected a positive integer with optional K/M/G")
+        raise ArgumentError(f"bad message size {text!r}: expected a positive integer with optional K/M/G")
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
@@ -120,10 +126,18 @@ class _Op:
             self.buf = np.empty_like(self.send)
             self.expected = np.stack([_payload(nbytes, 17 * i + r) for i in range(p)])
         else:
+            # One block of nbytes per neighbour, with the count passed explicitly: mpi4py would infer it
+            # from the buffer size divided by the degree, which goes wrong on a rank that only sends or only
+            # receives (a zero-length buffer), and Open MPI then fails with MPI_ERR_TRUNCATE.
             srcs, dsts, _ = comm.Get_dist_neighbors()
-            self.send = np.stack([_payload(nbytes, 17 * r + j) for j in dsts]) if dsts else np.zeros((0, nbytes), np.uint8)
+            self.send = np.zeros((len(dsts), nbytes), np.uint8)
+            for k, j in enumerate(dsts):
+                self.send[k] = _payload(nbytes, 17 * r + j)
             self.buf = np.empty((len(srcs), nbytes), np.uint8)
-            self.expected = np.stack([_payload(nbytes, 17 * i + r) for i in srcs]) if srcs else self.buf.copy()
+            self.expected = np.empty_like(self.buf)
+            for k, i in enumerate(srcs):
+                self.expected[k] = _payload(nbytes, 17 * i + r)
+            self.nbytes = nbytes
         if explicit:
             self._plan(steps)
 
@@ -157,7 +171,7 @@ class _Op:
             elif self.collective == "alltoall":
                 c.Alltoall(self.send, self.buf)
             else:
-                c.Neighbor_alltoall(self.send, self.buf)
+                c.Neighbor_alltoall([self.send, self.nbytes, MPI.BYTE], [self.buf, self.nbytes, MPI.BYTE])
             return
         getattr(self, "_" + self.collective)()
 
@@ -200,9 +214,13 @@ class _Op:
         return zlib.crc32(np.ascontiguousarray(self.buf).view(np.uint8).tobytes())
 
 
-def _time(op, iterations, warmup):
+def _time(op, iterations, warmup, what):
+    # The first call is untimed and agreed on: an MPI error on some ranks (a truncated message, a bad
+    # buffer) becomes the same CommError on every rank instead of leaving the others in the next call.
     op.reset()
-    for _ in range(warmup):
+    collective_call(op.comm, op.run, what=what)
+    op.reset()
+    for _ in range(max(int(warmup) - 1, 0)):
         op.run()
         op.reset()
     op.comm.Barrier()
@@ -259,7 +277,8 @@ def compare(original, reordered, collective, sizes, *, explicit=False, steps=Non
     Raises
     ------
     CommError
-        On every rank if a result differs between the communicators or from the expected value.
+        On every rank if a result differs between the communicators or from the expected value, or
+        if the first (untimed) call failed on any rank.
     """
     if explicit and steps is None:
         from ..collectives import schedule
@@ -269,8 +288,9 @@ def compare(original, reordered, collective, sizes, *, explicit=False, steps=Non
     for nbytes in sizes:
         times, digests, ok = {}, {}, True
         for name, c in (("original", original), ("reordered", reordered)):
-            op = _Op(c, collective, explicit, int(nbytes), steps)
-            times[name] = _stats(c, _time(op, iterations, warmup))
+            what = f"{collective} ({label or ('explicit' if explicit else 'MPI')}, {format_size(nbytes)}, {name})"
+            op = collective_call(c, _Op, c, collective, explicit, int(nbytes), steps, what=f"setting up {what}")
+            times[name] = _stats(c, _time(op, iterations, warmup, what))
             ok &= op.result_ok()
             digests[name] = c.allgather(op.digest())  # in rank (= logical vertex) order
         identical = digests["original"] == digests["reordered"]
@@ -303,7 +323,8 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
         Message sizes in bytes: the whole buffer for bcast/allreduce, one block per peer for
         alltoall and neighbor_alltoall.
     iterations, warmup : int
-        Timed and untimed calls per size and variant.
+        Timed and untimed calls per size and variant; the first untimed call (made even with
+        ``warmup=0``) is checked on every rank.
     fake_names, placement, seed, strategies, objective, refine, time_budget
         Passed to :func:`~libtopomap.mpi.Create_dist_graph_adjacent`.
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import time
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 from mpi4py import MPI
 
 from ..errors import MappingError
+from .distgraph import _check_agreement, _topology_fingerprint
 from .driver import race
 from .locate import locate
 from .race import collective_call
@@ -92,6 +94,16 @@ class TopomapIntracomm(MPI.Intracomm):
     """A real :class:`mpi4py.MPI.Intracomm` that also carries a :class:`CollectiveReport` as ``report``."""
 
     report: CollectiveReport
+
+
+def _schedule_fingerprint(steps):
+    """CRC-32 of a schedule (its steps' pairs), so that ranks can agree on it without sending it."""
+    h = 0
+    for step in steps:
+        a = np.ascontiguousarray(step, dtype=np.int64)
+        h = zlib.crc32(np.array(a.shape, dtype=np.int64).tobytes(), h)
+        h = zlib.crc32(a.tobytes(), h)
+    return h
 
 
 def reorder_for_collective(comm, topology, collective="allreduce", *, objective="hops", optimizers=None,
@@ -173,8 +185,14 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
         steps = schedule(collective, size, root=root)
         return topo, opts, steps
     topo, opts, steps = collective_call(comm, prepare, what="preparing the collective placement")
+    # Inputs that must be equal on every rank, agreed before they can send the ranks down different paths.
+    _check_agreement(comm, "topology", _topology_fingerprint(topo))
+    _check_agreement(comm, "options (collective, objective, optimizers, iterations, seed, root, max_memory)",
+                     repr((_schedule_fingerprint(steps), objective, opts, iterations, seed, root,
+                           max_memory)).encode())
 
     current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
+    _check_agreement(comm, "process placement", current.tobytes())
 
     if seed is None:
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
@@ -197,13 +215,13 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     perm = np.asarray(win.payload, dtype=np.int64) if improved else np.arange(size, dtype=np.int64)
     new_rank_of = np.empty(size, dtype=np.int64)
     new_rank_of[perm] = np.arange(size)
-    newcomm = TopomapIntracomm(comm.Split(0, key=int(new_rank_of[rank])))
 
     def full_metrics():
         from ..collectives import evaluate_schedule
 
         return evaluate_schedule(topo, steps, current), evaluate_schedule(topo, steps, current[perm])
     before, after = collective_call(comm, full_metrics, what="evaluating the collective placement")
+    newcomm = TopomapIntracomm(comm.Split(0, key=int(new_rank_of[rank])))
     rep = CollectiveReport(
         collective=collective if isinstance(collective, str) else "custom", objective=objective,
         improved=bool(improved), winner_rank=win.rank if improved else None,

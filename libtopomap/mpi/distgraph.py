@@ -340,16 +340,28 @@ def _topology_fingerprint(topo):
 
 
 def _check_agreement(comm, what, data):
-    """Raise CommError on all ranks if ``data`` (bytes) differs from rank 0's: inputs that must be the
-    same everywhere (topology, options, placement) would otherwise give inconsistent ranks."""
+    """Raise CommError on all ranks if ``data`` (bytes) is not the same on every rank: inputs that must be
+    the same everywhere (topology, options, placement) would otherwise give inconsistent ranks.
+
+    Agreement costs two ``Allreduce`` of one integer (the CRC-32's minimum and maximum); only when they
+    differ are the CRCs gathered, to name the ranks that differ from the most common value (the lowest
+    rank's on a tie), so one odd rank is named whether it is first, last or in the middle.
+    """
     verb = "differ" if what.startswith("options") else "differs"
     mine = zlib.crc32(data)
-    ref = comm.bcast(mine, root=0)
-    differ = np.flatnonzero(np.array(comm.allgather(mine != ref)))
-    if differ.size:
-        ranks = ", ".join(map(str, differ[:10].tolist())) + (" ..." if differ.size > 10 else "")
-        raise CommError(f"the {what} {verb} between ranks: rank(s) {ranks} disagree with rank 0; "
-                        "every rank must pass the same")
+    lo = comm.allreduce(mine, op=MPI.MIN)
+    hi = comm.allreduce(mine, op=MPI.MAX)
+    if lo == hi:
+        return
+    crcs = np.empty(comm.Get_size(), dtype=np.int64)
+    comm.Allgather(np.array([mine], dtype=np.int64), crcs)
+    values, first, counts = np.unique(crcs, return_index=True, return_counts=True)
+    best = np.lexsort((first, -counts))[0]         # most common value, then the lowest rank holding it
+    ref = int(first[best])
+    differ = np.flatnonzero(crcs != values[best])
+    ranks = ", ".join(map(str, differ[:10].tolist())) + (" ..." if differ.size > 10 else "")
+    raise CommError(f"the {what} {verb} between ranks: rank(s) {ranks} disagree with rank {ref}; "
+                    "every rank must pass the same")
 
 
 def _compile_on_rank0(comm, strategies, objective, refine):
@@ -357,16 +369,30 @@ def _compile_on_rank0(comm, strategies, objective, refine):
     spinning (MPICH busy-polls in a blocking barrier, which starves the compiling rank when ranks
     share cores); then every rank loads the kernels from numba's on-disk cache.  A failure here
     is not fatal: the same code runs again in the portfolio, where errors are agreed on and raised.
+    An interruption (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException`` that is not an
+    ``Exception``) is: rank 0 re-raises it after telling the others, which raise :class:`CommError`.
     Returns rank 0's error message, or None."""
     from ..mappers import compile_kernels
 
-    error = None
+    error = stop = interrupt = None
     if comm.Get_rank() == 0:
         try:
             compile_kernels(strategies, objective=objective, refine=refine)
         except Exception as e:  # reported by the portfolio step, which runs the same kernels
             error = f"{type(e).__name__}: {e}"
+        except BaseException as e:  # noqa: BLE001 - must reach the ranks waiting below
+            interrupt = e
+            stop = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     wait_quietly(comm)
+    stop = comm.bcast(stop, root=0)
+    if stop is not None:
+        msg = f"compiling the kernels failed on rank 0 of {comm.Get_size()}: {stop}"
+        if interrupt is not None:
+            interrupt.add_note(msg)
+            raise interrupt
+        err = CommError(msg)
+        err.failures = [(0, stop)]
+        raise err
     return error
 
 
@@ -569,8 +595,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     Notes
     -----
     Steps: locate, ``Allgatherv`` of edge lists, portfolio of candidates (:mod:`libtopomap.portfolio`:
-    strategy x seed x start vertex, optionally refined; a refinement is skipped when the construction
-    already reaches a lower bound), a lexicographic ``Allreduce(MIN)`` on ``(objective, average
+    strategy x seed x start vertex, every construction first, then the refinement of the best ones;
+    a construction at the lower bound ends the race), a lexicographic ``Allreduce(MIN)`` on ``(objective, average
     congestion, hop-bytes, strategy order, candidate)``, broadcast of the winning mapping, bijection
     check on every rank, ``Split(0, key=newrank)`` and ``Create_dist_graph_adjacent(reorder=False)``.
 

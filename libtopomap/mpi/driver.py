@@ -9,7 +9,11 @@ is only who runs which candidate:
    estimated footprint (:func:`~libtopomap.portfolio.estimate_memory`) exceeds ``max_memory`` are
    skipped with a reason, and each node lets only as many ranks map as the bound allows; the other
    ranks just wait (without spinning) for the selection;
-3. each mapping rank runs its candidates with its share of the node's cores as numba threads;
+3. each mapping rank runs its candidates with its share of the node's cores as numba threads; for
+   mapping problems in two phases as :func:`~libtopomap.portfolio.run_portfolio` does: every
+   construction, one ``allgather`` of their scores, then the refinements that
+   :func:`~libtopomap.portfolio.refinement_choice` picks (none when a construction is at the lower
+   bound), each on the rank that built it;
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
    ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
 
@@ -24,8 +28,9 @@ import numpy as np
 from mpi4py import MPI
 
 from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, check_memory, default_max_memory,
-                         format_bytes, numba_thread_limit, numba_threads, plan_ranks, selection_key)
-from .race import collective_call, lexmin
+                         bound_skip, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
+                         refinement_choice)
+from .race import bcast_array, collective_call, lexmin
 
 __all__ = ["race", "node_layout", "REPORT_LIMIT"]
 
@@ -59,24 +64,6 @@ def node_layout(comm):
     every = np.empty((comm.Get_size(), 3), dtype=np.int64)
     comm.Allgather(mine, every)
     return every[:, 0].copy(), every[:, 1].copy(), every[:, 2].copy()
-
-
-def _bcast_array(comm, arr, root):
-    if comm.Get_rank() == root:
-        buf = np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
-        n = np.array([buf.size], dtype=np.int64)
-    else:
-        n = np.zeros(1, dtype=np.int64)
-    comm.Bcast(n, root=root)
-    if comm.Get_rank() != root:
-        buf = np.empty(int(n[0]), dtype=np.int64)
-    comm.Bcast(buf, root=root)
-    return buf
-
-
-def _from_record(cand, rec, payload=None):
-    return Outcome(cand, rec["label"], tuple(rec["key"]), rec["metrics"], payload, rec["seconds"], rec["rank"],
-                   rec["note"])
 
 
 def race(comm, problem, make, *, max_memory=None, what="mapping"):
@@ -140,6 +127,7 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
         comm, plan, what=f"planning the {what}")
 
     mine = assignment.get(rank, [])
+    two_phase = hasattr(problem, "construct")
 
     def work():
         outs = []
@@ -147,27 +135,45 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
             return outs
         with numba_thread_limit(threads[rank]):
             for i in mine:
-                o = problem.evaluate(cands[i])
+                o = problem.construct(cands[i]) if two_phase else problem.evaluate(cands[i])
                 o.rank = rank
                 outs.append(o)
         return outs
     outs = collective_call(comm, work, what=what, quiet=True)
+    if two_phase:
+        built = [Outcome.from_record(cands[r["index"]], r)
+                 for part in comm.allgather([o.record() for o in outs]) for r in part]
+        # as run_portfolio, which stops at the first construction at the lower bound: the later ones
+        # ran here at the same time, but are dropped with the serial driver's reason
+        stop = min((o for o in built if o.at_bound), key=lambda o: o.candidate.index, default=None)
+        if stop is not None:
+            outs = [o for o in outs if o.candidate.index <= stop.candidate.index]
+            skipped += [bound_skip(o.candidate, stop) for o in built if o.candidate.index > stop.candidate.index]
+            skipped.sort(key=lambda x: x.candidate.index)
+        chosen = refinement_choice(built, cands, problem.order)
+
+        def refine():
+            with numba_thread_limit(threads.get(rank)):
+                return [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o, stop))
+                        if o.candidate.refine and not o.at_bound else o for o in outs]
+        outs = collective_call(comm, refine, what=what, quiet=True)
+        for o in outs:
+            o.rank = rank
 
     # Selection: lexicographic minimum over ranks, then the owner broadcasts the result.
-    local = min((selection_key(o.key, o.candidate.strategy, o.candidate.index, problem.order) for o in outs),
-                default=None)
+    local = min((o.sort_key(problem.order) for o in outs), default=None)
     best, owner = lexmin(comm, local)
     win_index = int(best[-1])
     win = next((o for o in outs if o.candidate.index == win_index), None) if rank == owner else None
     win_rec = comm.bcast(win.record() if win is not None else None, root=owner)
-    payload = _bcast_array(comm, win.payload if win is not None else None, owner)
-    winner = _from_record(cands[win_index], win_rec, payload)
+    payload = bcast_array(comm, win.payload if win is not None else None, owner)
+    winner = Outcome.from_record(cands[win_index], win_rec, payload)
     base_rank = mapping_ranks[0]
     base = next((o for o in outs if o.candidate.baseline), None) if rank == base_rank else None
-    baseline = _from_record(cands[0], comm.bcast(base.record() if base is not None else None, root=base_rank))
+    baseline = Outcome.from_record(cands[0], comm.bcast(base.record() if base is not None else None, root=base_rank))
     if len(cands) <= REPORT_LIMIT:
         records = [r for part in comm.allgather([o.record() for o in outs]) for r in part]
-        outcomes = [_from_record(cands[r["index"]], r) for r in sorted(records, key=lambda r: r["index"])]
+        outcomes = [Outcome.from_record(cands[r["index"]], r) for r in sorted(records, key=lambda r: r["index"])]
     else:
         outcomes = [baseline] if winner.candidate.baseline else [baseline, winner]
     return PortfolioResult(winner, baseline, outcomes, skipped,

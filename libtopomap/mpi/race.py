@@ -18,7 +18,7 @@ from mpi4py import MPI
 
 from ..errors import CommError
 
-__all__ = ["collective_call", "select_best", "format_failures", "wait_quietly", "lexmin"]
+__all__ = ["collective_call", "select_best", "format_failures", "wait_quietly", "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
 _POLL = 0.002
@@ -66,6 +66,27 @@ def wait_quietly(comm):
     req = comm.Ibarrier()
     while not req.Test():
         time.sleep(_POLL)
+
+
+def bcast_array(comm, arr, root):
+    """Broadcast a 1-D ``int64`` array of any length from ``root`` (``arr`` is ignored elsewhere).
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> bcast_array(MPI.COMM_SELF, [3, 1], 0).tolist()
+    [3, 1]
+    """
+    if comm.Get_rank() == root:
+        buf = np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
+        n = np.array([buf.size], dtype=np.int64)
+    else:
+        n = np.zeros(1, dtype=np.int64)
+    comm.Bcast(n, root=root)
+    if comm.Get_rank() != root:
+        buf = np.empty(int(n[0]), dtype=np.int64)
+    comm.Bcast(buf, root=root)
+    return buf
 
 
 def lexmin(comm, key):
@@ -205,13 +226,5 @@ def select_best(comm, value, vertices, *, tiebreak=0.0):
     out = np.empty_like(pair)
     comm.Allreduce([pair, 1, MPI.DOUBLE_INT], [out, 1, MPI.DOUBLE_INT], op=MPI.MINLOC)
     winner = int(out["rank"][0])
-    if comm.Get_rank() == winner:
-        buf = np.ascontiguousarray(vertices, dtype=np.int64).reshape(-1)
-        n = np.array([buf.size], dtype=np.int64)
-    else:
-        n = np.zeros(1, dtype=np.int64)
-    comm.Bcast(n, root=winner)
-    if comm.Get_rank() != winner:
-        buf = np.empty(int(n[0]), dtype=np.int64)
-    comm.Bcast(buf, root=winner)
+    buf = bcast_array(comm, vertices, winner)
     return buf, winner, best_value

@@ -52,6 +52,82 @@ def test_graph_lists_round_trip():
     assert lists[1] == ([0], [0], [2], [2])
     assert lists[3] == ([], [], [], [])
     assert bench.grid_dims(8) == (4, 2) and bench.parse_size("64K") == 65536 and bench.format_size(1 << 20) == "1M"
+    for bad in ("0", "-8", "1X", "", "1.5K"):
+        with pytest.raises(ltm.ArgumentError, match="bad message size"):
+            bench.parse_size(bad)
+
+
+def _chain(p):
+    """0 -> 1 -> ... -> p-1: rank 0 only sends, rank p-1 only receives (issue 12, item 19)."""
+    return ltm.CommGraph(p, list(range(p - 1)), list(range(1, p)), [1.0] * (p - 1))
+
+
+def test_neighbor_alltoall_with_ranks_that_only_send_or_only_receive():
+    # Open MPI failed with MPI_ERR_TRUNCATE here (counts inferred from zero-length buffers), then hung.
+    res = bench.run_benchmark(COMM, ltm.torus(f"{P // 2}x2"), graph=_chain(P), collectives=["neighbor_alltoall"],
+                              sizes=(8, 1000), iterations=2, placement=_bad_placement(), seed=2)
+    rows = res["results"][0]["rows"]
+    assert [r["size"] for r in rows] == [8, 1000] and all(r["identical"] for r in rows)
+    # also when only the first four ranks talk (the others have no neighbour at all)
+    g = ltm.CommGraph(P, [0, 1, 2], [1, 2, 3], [1.0, 1.0, 1.0])
+    orig = COMM.Create_dist_graph_adjacent(*bench.graph_lists(g, RANK), reorder=False)
+    try:
+        op = bench._Op(orig, "neighbor_alltoall", False, 16, None)
+        op.run()
+        assert all(COMM.allgather(op.result_ok()))
+        assert op.buf.shape == ((1 if 1 <= RANK <= 3 else 0), 16)
+    finally:
+        orig.Free()
+
+
+def test_a_failing_first_call_fails_on_every_rank(monkeypatch):
+    # an MPI error reported on one rank only after the collective (as MPI_ERR_TRUNCATE is, on the
+    # receiving side) must not leave the other ranks waiting in the next call
+    real = bench._Op.run
+    calls = {"n": 0}
+
+    def run(self):
+        real(self)
+        calls["n"] += 1
+        if RANK == P - 1 and calls["n"] == 1:
+            raise MPI.Exception(MPI.ERR_TRUNCATE)
+    monkeypatch.setattr(bench._Op, "run", run)
+    with pytest.raises(ltm.CommError, match=f"(?i)failed on rank {P - 1} of {P}: Exception: .*truncat"):
+        bench.compare(COMM, COMM, "allreduce", [8], iterations=1)
+    assert COMM.allreduce(1) == P
+
+
+def test_cli_bench_chain_edge_list(tmp_path_factory, capsys):
+    from libtopomap.cli import main
+    from libtopomap.mpi import collective_call
+
+    def write():
+        if RANK == 0:
+            d = tmp_path_factory.mktemp("chain")
+            ltm.save(str(d / "t.topo"), ltm.torus(f"{P // 2}x2"))
+            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(_bad_placement())))
+            (d / "chain.txt").write_text("".join(f"{k} {k + 1}\n" for k in range(P - 1)))
+            return str(d)
+    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    rc = main(["bench", "--topology", f"{d}/t.topo", "--fake-hosts", f"{d}/t.names", "--graph", f"{d}/chain.txt",
+               "--collectives", "neighbor_alltoall", "--sizes", "8,1K", "--iterations", "2", "--json"])
+    out = capsys.readouterr().out
+    assert COMM.allgather(rc) == [0] * P
+    if RANK == 0:
+        res = json.loads(out)
+        assert [r["variant"] for r in res["results"]] == ["MPI_Neighbor_alltoall"]
+        assert [row["size"] for row in res["results"][0]["rows"]] == [8, 1024]
+
+
+def test_cli_bench_bad_sizes_is_a_usage_error(capsys):
+    from libtopomap.cli import main
+
+    rc = main(["bench", "--topology", "unused.topo", "--sizes", "8,12Q"])
+    err = capsys.readouterr().err
+    assert COMM.allgather(rc) == [2] + [1] * (P - 1)
+    if RANK == 0:
+        assert err.strip() == "libtopomap bench: error: bad message size '12Q': expected a positive integer with " \
+                              "optional K/M/G"
 
 
 def test_run_benchmark_tiny():

@@ -1,0 +1,311 @@
+"""Launch-time rank reordering: the files MPI launchers read to put each rank on a chosen host.
+
+A program in any language is reordered without changing it: ``libtopomap map --allocation HOSTS
+--emit FORMAT -o FILE`` maps its communication graph onto the job's hosts and writes a file that
+makes the launcher start rank ``p`` on the host the mapping chose for process ``p``.
+
+An :class:`Allocation` is the job's hosts in launch order with their slots (ranks per host); the
+launcher's own placement fills them in that order (rank ``r`` on the host holding position ``r``).
+A *placement* is the host name of every rank.  The emitters are pure functions from (placement,
+allocation) to text, one per row of :data:`EMITTERS`:
+
+``mpich-rank-order``
+    The ``MPICH_RANK_ORDER`` file of Cray/HPE MPICH (``MPICH_RANK_REORDER_METHOD=3``): the ranks in
+    the order they fill the slots, comma-separated, ascending runs written as ranges
+    (``0-3,8``), one line per host.  The launcher fills hosts in order, so every host but the last
+    used one must be full.
+``openmpi-rankfile``
+    Open MPI 5's ``mpirun --map-by rankfile:file=FILE``: ``rank N=HOST slot=S``, ``S`` the rank's
+    position among the ranks of its host (core ``S``).
+``slurm-hostfile``
+    ``SLURM_HOSTFILE`` for ``srun --distribution=arbitrary``: line ``r`` is the host of rank ``r``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ArgumentError, FormatError, MappingError
+
+__all__ = ["Allocation", "read_allocation", "allocation_topology", "launch_placement", "emit",
+           "emit_mpich_rank_order", "emit_openmpi_rankfile", "emit_slurm_hostfile", "EMITTERS"]
+
+_HOSTFILE_LINE = re.compile(r"^(?P<host>[^\s:=#]+)(?::(?P<colon>\d+)|\s+slots\s*=\s*(?P<slots>\d+))?"
+                            r"(?:\s+max[-_]slots\s*=\s*\d+)?$")
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The hosts of a job in launch order and the slots (ranks) of each.
+
+    Attributes
+    ----------
+    hosts : tuple of str
+        Distinct host names, launch order.
+    slots : tuple of int
+        Ranks each host takes, ``>= 1``.
+    """
+
+    hosts: tuple
+    slots: tuple
+
+    def __post_init__(self):
+        if len(self.hosts) != len(self.slots):
+            raise ArgumentError(f"{len(self.hosts)} hosts but {len(self.slots)} slot counts")
+        seen = set()
+        for h, s in zip(self.hosts, self.slots):
+            if h in seen:
+                raise ArgumentError(f"host {h!r} appears twice in the allocation")
+            seen.add(h)
+            if int(s) < 1:
+                raise ArgumentError(f"host {h!r} has {s} slots; every host needs at least 1")
+
+    @property
+    def total_slots(self):
+        return int(sum(self.slots))
+
+
+def read_allocation(spec=None, *, ranks_per_host=None, nprocs=None, environ=None):
+    """The job's hosts in launch order, from a hostfile, a Slurm node list or ``$SLURM_JOB_NODELIST``.
+
+    Parameters
+    ----------
+    spec : str, optional
+        A hostfile (an existing file: one host per line, ``host``, ``host slots=N`` as Open MPI
+        writes it or ``host:N`` as MPICH's Hydra does, ``#`` comments; a host repeated on
+        consecutive lines adds a slot per line, as in a Slurm hostfile), or a Slurm hostlist
+        expression (``nid[0001-0004,0010]``).  Default: ``$SLURM_JOB_NODELIST``.
+    ranks_per_host : int, optional
+        Slots of every host that a hostfile line does not size.  Default ``$SLURM_NTASKS_PER_NODE``
+        when set, else ``ceil(nprocs / hosts)`` (1 without ``nprocs``).
+    nprocs : int, optional
+        Number of ranks, for the default ``ranks_per_host``.
+    environ : mapping, optional
+        Environment to read (default ``os.environ``).
+
+    Returns
+    -------
+    Allocation
+
+    Raises
+    ------
+    FormatError
+        A bad hostfile line (``file:line:``) or hostlist expression (more than
+        :data:`~libtopomap.adapters.slurm.MAX_HOSTLIST` names included).
+    ArgumentError
+        No spec and no ``$SLURM_JOB_NODELIST``; a host listed twice (not on consecutive lines);
+        ``ranks_per_host < 1``.
+
+    Examples
+    --------
+    >>> read_allocation("nid[0001-0003]", ranks_per_host=2)
+    Allocation(hosts=('nid0001', 'nid0002', 'nid0003'), slots=(2, 2, 2))
+    """
+    from .adapters.slurm import expand_hostlist
+
+    env = os.environ if environ is None else environ
+    if spec is None:
+        spec = env.get("SLURM_JOB_NODELIST")
+        if not spec:
+            raise ArgumentError("no allocation: give a hostfile or a node list, or run inside a Slurm job "
+                                "($SLURM_JOB_NODELIST)")
+    if ranks_per_host is None and env.get("SLURM_NTASKS_PER_NODE", "").isdigit():
+        ranks_per_host = int(env["SLURM_NTASKS_PER_NODE"])
+    if ranks_per_host is not None and int(ranks_per_host) < 1:
+        raise ArgumentError(f"--ranks-per-host must be >= 1, got {ranks_per_host}")
+    if os.path.isfile(spec):
+        hosts, sized = _read_hostfile(spec)
+    else:
+        names = expand_hostlist(spec.strip())
+        hosts, sized = names, [None] * len(names)
+    if ranks_per_host is None:
+        ranks_per_host = 1 if not nprocs else -(-int(nprocs) // len(hosts))
+    return Allocation(tuple(hosts), tuple(int(ranks_per_host) if s is None else s for s in sized))
+
+
+def _read_hostfile(path):
+    hosts, sized, line_of = [], [], {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, raw in enumerate(f, 1):
+            text = raw.split("#", 1)[0].strip()
+            if not text:
+                continue
+            m = _HOSTFILE_LINE.match(text)
+            if m is None:
+                raise FormatError(f"expected 'host', 'host slots=N' or 'host:N', got {text[:60]!r}",
+                                  path=path, line=lineno)
+            host, n = m.group("host"), m.group("colon") or m.group("slots")
+            if n is not None and int(n) < 1:
+                raise FormatError(f"host {host!r} with {n} slots", path=path, line=lineno)
+            if hosts and hosts[-1] == host and n is None:
+                sized[-1] = (sized[-1] or 1) + 1  # repeated line: one more slot
+                continue
+            if host in line_of:
+                raise FormatError(f"host {host!r} again (first on line {line_of[host]})", path=path, line=lineno)
+            line_of[host] = lineno
+            hosts.append(host)
+            sized.append(None if n is None else int(n))
+    if not hosts:
+        raise FormatError("no host in the hostfile", path=path)
+    return hosts, sized
+
+
+def allocation_topology(topology, allocation):
+    """``topology`` with the allocation's slots (its hosts only, as many as each one takes), and the
+    launcher's placement of ``allocation.total_slots`` ranks as vertex indices (rank ``r`` at
+    position ``r``).
+
+    Returns
+    -------
+    (Topology, numpy.ndarray of int64)
+        The same vertices, kinds, links and capacities; other hosts keep no slot.
+
+    Raises
+    ------
+    ArgumentError
+        A host that is not a vertex of the topology, or one that is a switch.
+    """
+    from .topology import Topology
+
+    slots, current = _allocation_slots(topology, allocation)
+    links = np.stack([topology.link_u, topology.link_v], axis=1)
+    restricted = Topology(topology.names, links, capacities=topology.capacity, slots=slots, kinds=topology.kinds,
+                          name=topology.name, attrs=topology.attrs)
+    return restricted, current
+
+
+def _allocation_slots(topology, allocation):
+    slots = np.zeros(topology.n_vertices, np.int64)
+    for h, s in zip(allocation.hosts, allocation.slots):
+        if h not in topology:
+            raise ArgumentError(f"allocation host {h!r} is not a vertex of topology {topology.name or ''!r}")
+        v = topology.index(h)
+        if topology.kinds[v] == "switch":
+            raise ArgumentError(f"allocation host {h!r} is a switch in the topology")
+        slots[v] = s
+    current = np.repeat([topology.index(h) for h in allocation.hosts], allocation.slots)
+    return slots, current
+
+
+def launch_placement(allocation, nprocs):
+    """Host of each of ``nprocs`` ranks as the launcher places them (fill hosts in order)."""
+    if nprocs > allocation.total_slots:
+        raise MappingError(f"{nprocs} ranks but the allocation has {allocation.total_slots} slots")
+    return list(np.repeat(np.array(allocation.hosts, dtype=object), allocation.slots)[:nprocs])
+
+
+def _by_host(placement, allocation):
+    """Ranks of each allocation host (ascending), checking hosts and slot counts."""
+    where = {h: i for i, h in enumerate(allocation.hosts)}
+    ranks = [[] for _ in allocation.hosts]
+    for r, h in enumerate(placement):
+        i = where.get(h)
+        if i is None:
+            raise MappingError(f"rank {r} is placed on {h!r}, which is not in the allocation")
+        ranks[i].append(r)
+    for h, s, rs in zip(allocation.hosts, allocation.slots, ranks):
+        if len(rs) > s:
+            raise MappingError(f"{len(rs)} ranks placed on host {h!r}, which has {s} slots")
+    return ranks
+
+
+def _ranges(ranks):
+    out, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def emit_mpich_rank_order(placement, allocation):
+    """``MPICH_RANK_ORDER`` text: one line per host in launch order, its ranks ascending, ranges for runs.
+
+    Raises
+    ------
+    MappingError
+        A host that is not full before a host that is used: the launcher fills hosts in order, so
+        such a placement cannot be written in this format (use a rank count that fills the hosts).
+
+    Examples
+    --------
+    >>> print(emit_mpich_rank_order(["b", "a", "b", "a"], Allocation(("a", "b"), (2, 2))), end="")
+    1,3
+    0,2
+    """
+    ranks = _by_host(placement, allocation)
+    used = [i for i, rs in enumerate(ranks) if rs]
+    last = used[-1] if used else -1
+    for i in range(last):
+        if len(ranks[i]) != allocation.slots[i]:
+            raise MappingError(f"mpich-rank-order fills hosts in launch order: host {allocation.hosts[i]!r} gets "
+                               f"{len(ranks[i])} of its {allocation.slots[i]} slots but a later host "
+                               f"{allocation.hosts[last]!r} is used")
+    return "".join(_ranges(rs) + "\n" for rs in ranks[:last + 1])
+
+
+def emit_openmpi_rankfile(placement, allocation):
+    """Open MPI 5 rankfile text: ``rank N=HOST slot=S`` for every rank, ``S`` its position on its host.
+
+    Examples
+    --------
+    >>> print(emit_openmpi_rankfile(["b", "a", "b"], Allocation(("a", "b"), (2, 2))), end="")
+    rank 0=b slot=0
+    rank 1=a slot=0
+    rank 2=b slot=1
+    """
+    ranks = _by_host(placement, allocation)
+    slot = np.empty(len(placement), np.int64)
+    for rs in ranks:
+        slot[rs] = np.arange(len(rs))
+    return "".join(f"rank {r}={h} slot={slot[r]}\n" for r, h in enumerate(placement))
+
+
+def emit_slurm_hostfile(placement, allocation):
+    """``SLURM_HOSTFILE`` text for ``srun --distribution=arbitrary``: line ``r`` is rank ``r``'s host.
+
+    Examples
+    --------
+    >>> print(emit_slurm_hostfile(["b", "a"], Allocation(("a", "b"), (1, 1))), end="")
+    b
+    a
+    """
+    _by_host(placement, allocation)
+    return "".join(f"{h}\n" for h in placement)
+
+
+#: format name -> (emitter, description)
+EMITTERS = {
+    "mpich-rank-order": (emit_mpich_rank_order, "MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3)"),
+    "openmpi-rankfile": (emit_openmpi_rankfile, "Open MPI 5 rankfile (mpirun --map-by rankfile:file=FILE)"),
+    "slurm-hostfile": (emit_slurm_hostfile, "SLURM_HOSTFILE for srun --distribution=arbitrary"),
+}
+
+
+def emit(format, placement, allocation):
+    """The text of launcher file ``format`` (a key of :data:`EMITTERS`) for ``placement``.
+
+    Parameters
+    ----------
+    format : str
+    placement : sequence of str
+        Host name of every rank.
+    allocation : Allocation
+
+    Raises
+    ------
+    ArgumentError
+        An unknown format.
+    MappingError
+        A rank on a host outside the allocation, more ranks on a host than its slots, or a
+        placement the format cannot express.
+    """
+    if format not in EMITTERS:
+        raise ArgumentError(f"unknown launcher format {format!r}; known: {', '.join(EMITTERS)}")
+    return EMITTERS[format][0](list(placement), allocation)

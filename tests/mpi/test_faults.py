@@ -1,0 +1,172 @@
+"""Fault injection (issue 12): a fault on one rank -- first, middle or last -- ends with the same clear error
+on every rank, never a hang and never an abort.
+
+Faults: a bad argument, an exception inside a strategy, a ``KeyboardInterrupt`` or ``SystemExit`` inside
+a strategy or while rank 0 compiles the kernels, and an argument on which one rank disagrees.  The
+rank that was interrupted may re-raise its own ``KeyboardInterrupt`` / ``SystemExit`` (carrying the
+agreed message as a note) instead of the :class:`~libtopomap.CommError` the others raise.
+
+Run under real MPI by tests/test_mpi_suite.py (MPICH and Open MPI, ``-n 4`` and ``-n 8``).  A hang fails
+the test after ``HANG`` seconds on the ranks that still run Python, and the harness's timeout catches
+the rest.
+"""
+
+import time
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import libtopomap as ltm
+import libtopomap.mappers
+import libtopomap.portfolio
+
+COMM = MPI.COMM_WORLD
+RANK = COMM.Get_rank()
+P = COMM.Get_size()
+WHERE = {"first": 0, "middle": P // 2, "last": P - 1}
+# A hang detector, not a performance target: every fault below ends in a few seconds when nothing hangs.
+HANG = 120
+
+pytestmark = pytest.mark.timeout(HANG)
+at_ranks = pytest.mark.parametrize("where", list(WHERE))
+
+
+def _torus():
+    return ltm.torus(f"{P // 2}x2")
+
+
+def _ring(rank):
+    nb = [(rank + 1) % P, (rank - 1) % P]
+    return nb, nb
+
+
+def _reorder(sources=None, destinations=None, **kw):
+    """A reordering of the ring on the torus (reversed placement), as a callable."""
+    s, d = _ring(RANK)
+    args = dict(topology=_torus(), placement=list(np.arange(P)[::-1]), seed=1, strategies=("greedy", "rcm"))
+    args.update(kw)
+    return lambda: ltm.Create_dist_graph_adjacent(COMM, s if sources is None else sources,
+                                                  d if destinations is None else destinations, **args)
+
+
+def _outcome(fn):
+    """(exception type name, agreed message, seconds) of ``fn()`` on this rank; (None, None, s) without error."""
+    t = time.monotonic()
+    try:
+        out = fn()
+    except ltm.CommError as e:
+        return "CommError", str(e), time.monotonic() - t
+    except (KeyboardInterrupt, SystemExit) as e:
+        notes = getattr(e, "__notes__", None)
+        return type(e).__name__, (notes[-1] if notes else None), time.monotonic() - t
+    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
+        out.Free()
+    return None, None, time.monotonic() - t
+
+
+def _check(outcome, bad, *needles, local=("CommError",)):
+    """Every rank failed with the same message naming ``bad``; the communicator still works."""
+    kinds, msgs, secs = zip(*COMM.allgather(outcome))
+    assert all(k == "CommError" for r, k in enumerate(kinds) if r != bad), kinds
+    assert kinds[bad] in local, kinds
+    assert len(set(msgs)) == 1 and msgs[0] is not None, msgs
+    for n in needles:
+        assert n in msgs[0], msgs[0]
+    assert COMM.allreduce(1) == P  # nobody is stuck in a collective
+    return msgs[0], max(secs)
+
+
+@at_ranks
+def test_bad_argument_on_one_rank(where):
+    bad = WHERE[where]
+    s, d = _ring(RANK)
+    if RANK == bad:
+        d = d + [P + 3]
+    _check(_outcome(_reorder(destinations=d, sources=s)), bad,
+           f"checking the neighbour lists failed on rank {bad} of {P}", f"destinations[2] = {P + 3}")
+
+
+@at_ranks
+def test_exception_in_a_strategy_on_one_rank(where, monkeypatch):
+    bad = WHERE[where]
+    real = libtopomap.portfolio.MappingProblem.evaluate
+
+    def evaluate(self, cand):
+        if RANK == bad:
+            raise RuntimeError(f"injected on rank {bad}")
+        return real(self, cand)
+    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "evaluate", evaluate)
+    _check(_outcome(_reorder()), bad, f"mapping failed on rank {bad} of {P}", f"RuntimeError: injected on rank {bad}")
+
+
+@at_ranks
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_interrupt_in_a_strategy_on_one_rank(where, exc, monkeypatch):
+    bad = WHERE[where]
+    real = libtopomap.portfolio.MappingProblem.evaluate
+
+    def evaluate(self, cand):
+        if RANK == bad:
+            raise exc()
+        return real(self, cand)
+    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "evaluate", evaluate)
+    _check(_outcome(_reorder()), bad, f"mapping failed on rank {bad} of {P}: {exc.__name__}",
+           local=("CommError", exc.__name__))
+
+
+@at_ranks
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_interrupt_in_a_collective_placement_on_one_rank(where, exc, monkeypatch):
+    bad = WHERE[where]
+    real = libtopomap.portfolio.CollectiveProblem.evaluate
+
+    def evaluate(self, cand):
+        if RANK == bad:
+            raise exc()
+        return real(self, cand)
+    monkeypatch.setattr(libtopomap.portfolio.CollectiveProblem, "evaluate", evaluate)
+    out = _outcome(lambda: ltm.reorder_for_collective(COMM, _torus(), "allreduce", iterations=200, seed=1,
+                                                      placement=list(np.arange(P)[::-1])))
+    _check(out, bad, f"collective placement failed on rank {bad} of {P}: {exc.__name__}",
+           local=("CommError", exc.__name__))
+
+
+def test_keyboard_interrupt_while_rank0_compiles(monkeypatch):
+    # only rank 0 compiles the kernels, while the others wait: its interruption must reach them
+    def compile_kernels(*args, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(libtopomap.mappers, "compile_kernels", compile_kernels)
+    _check(_outcome(_reorder()), 0, f"compiling the kernels failed on rank 0 of {P}: KeyboardInterrupt",
+           local=("CommError", "KeyboardInterrupt"))
+
+
+@at_ranks
+def test_disagreement_on_one_rank(where):
+    bad = WHERE[where]
+    other = 1 if bad == 0 else 0
+    _check(_outcome(_reorder(seed=2 if RANK == bad else 1)), bad,
+           f"the options (strategies, objective, seed, refine, iterations) differ between ranks: rank(s) {bad} "
+           f"disagree with rank {other}")
+    placement = list(np.arange(P)[::-1]) if RANK != bad else list(range(P))
+    _check(_outcome(_reorder(placement=placement)), bad,
+           f"the process placement differs between ranks: rank(s) {bad} disagree with rank {other}")
+
+
+@at_ranks
+def test_disagreement_in_a_collective_placement_on_one_rank(where):
+    bad = WHERE[where]
+    other = 1 if bad == 0 else 0
+
+    def run(**kw):
+        args = dict(iterations=200, seed=1, placement=list(np.arange(P)[::-1]))
+        args.update(kw)
+        return _outcome(lambda: ltm.reorder_for_collective(COMM, _torus(), "allreduce", **args))
+    _check(run(optimizers=("anneal", "two-opt", "anneal") if RANK == bad else ("anneal", "two-opt")), bad,
+           f"the options (collective, objective, optimizers, iterations, seed, root, max_memory) differ between "
+           f"ranks: rank(s) {bad} disagree with rank {other}")
+    _check(run(placement=list(range(P)) if RANK == bad else list(np.arange(P)[::-1])), bad,
+           f"the process placement differs between ranks: rank(s) {bad} disagree with rank {other}")
+    _check(_outcome(lambda: ltm.reorder_for_collective(COMM, ltm.torus(str(P)) if RANK == bad else _torus(),
+                                                       "bcast", iterations=200, seed=1, placement=list(range(P)))),
+           bad, f"the topology differs between ranks: rank(s) {bad} disagree with rank {other}")
