@@ -24,6 +24,7 @@ _LAZY = {
     "as_commgraph": ".commgraph",
     "Mapping": ".mapping",
     "check_mapping": ".mapping",
+    "read_saved_mapping": ".mapping",
     "DistanceOracle": ".distances",
     "estimate_memory": ".portfolio",
     "load": ".formats:read",
@@ -49,6 +50,8 @@ _LAZY = {
     "stencil": ".patterns",
     "scrambled_torus": ".patterns",
     "random_graph": ".patterns",
+    "Compute_dims": ".cartesian",
+    "cart_graph": ".cartesian",
     # metrics
     "dilation": ".metrics",
     "average_dilation": ".metrics",
@@ -84,6 +87,8 @@ _LAZY = {
     "Create_dist_graph": ".mpi",
     "topomap": ".mpi",
     "reorder_for_collective": ".mpi",
+    "Create_cart": ".mpi",
+    "apply_mapping": ".mpi",
     # errors
     "LibTopoMapError": ".errors",
     "TopologyError": ".errors",

@@ -1,12 +1,25 @@
-"""A mapping Gamma: processes -> vertices of a :class:`~libtopomap.Topology` that respects slots."""
+"""A mapping Gamma: processes -> vertices of a :class:`~libtopomap.Topology` that respects slots.
+
+A mapping is saved as JSON with the host (vertex name) of every process (:meth:`Mapping.save`,
+``libtopomap map ... -o mapping.json``), so a later job on the same hosts applies it without the
+topology or recomputing (:func:`libtopomap.apply_mapping`); :func:`read_saved_mapping` reads it back.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from .errors import MappingError
+from .errors import FormatError, MappingError
 
-__all__ = ["Mapping", "check_mapping"]
+__all__ = ["Mapping", "check_mapping", "SavedMapping", "read_saved_mapping", "MAPPING_FORMAT"]
+
+#: The ``format`` field of a saved mapping.
+MAPPING_FORMAT = "libtopomap-mapping"
+_MAPPING_VERSION = 1
 
 
 def check_mapping(topology, vertices, n_processes=None, *, slots=None):
@@ -104,3 +117,116 @@ class Mapping:
     def __repr__(self):
         s = f" by {self.strategy}" if self.strategy else ""
         return f"<Mapping{s}: {self.vertices.size} processes>"
+
+    def save(self, path, *, metrics=None):
+        """Write the mapping as JSON with the host of every process.
+
+        The file holds ``format`` (``"libtopomap-mapping"``), ``version``, ``n_processes``,
+        ``topology`` (its name), ``strategy``, ``metrics`` (optional, e.g. from
+        :func:`libtopomap.evaluate`) and ``hosts``: the vertex name of process ``p`` at position
+        ``p``.  :func:`libtopomap.apply_mapping` reorders a job on the same hosts with it.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        metrics : dict, optional
+            JSON-serialisable numbers to keep with the mapping.
+        """
+        doc = {"format": MAPPING_FORMAT, "version": _MAPPING_VERSION, "n_processes": len(self),
+               "topology": self.topology.name, "strategy": self.strategy,
+               "metrics": {k: (v.item() if hasattr(v, "item") else v) for k, v in (metrics or {}).items()},
+               "hosts": self.names()}
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+            f.write("\n")
+
+    @classmethod
+    def load(cls, path, topology):
+        """Read a mapping saved by :meth:`save` onto ``topology`` (hosts resolved by name).
+
+        Raises
+        ------
+        FormatError
+            Not a saved mapping (``file:line:`` for bad JSON).
+        MappingError
+            A host that is not a vertex of ``topology``, or more processes on a vertex than slots.
+        """
+        saved = read_saved_mapping(path)
+        index = {nm: i for i, nm in enumerate(topology.names)}
+        missing = [h for h in saved.hosts if h not in index]
+        if missing:
+            raise MappingError(f"{saved.path}: host {missing[0]!r} of the mapping is not in the topology "
+                               f"{topology.name!r}")
+        return cls(topology, [index[h] for h in saved.hosts], strategy=saved.strategy)
+
+
+@dataclass
+class SavedMapping:
+    """A mapping as read from a file by :func:`read_saved_mapping`.
+
+    Attributes
+    ----------
+    hosts : list of str
+        Host of process ``p`` at position ``p``.
+    topology : str or None
+        Name of the topology it was computed on.
+    strategy : str or None
+    metrics : dict
+    path : str
+    """
+
+    hosts: list
+    topology: str | None = None
+    strategy: str | None = None
+    metrics: dict = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def n_processes(self):
+        return len(self.hosts)
+
+
+def read_saved_mapping(path):
+    """Read a mapping written by :meth:`Mapping.save` (no topology needed).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    SavedMapping
+
+    Raises
+    ------
+    FormatError
+        ``file:line:`` for invalid JSON; ``file:`` for a document that is not a saved mapping
+        (wrong ``format``, unknown ``version``, ``hosts`` not a list of names, ``n_processes``
+        not its length).
+    OSError
+        If the file cannot be read.
+    """
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not JSON: {e.msg} (column {e.colno})", path=path, line=e.lineno) from None
+    if not isinstance(doc, dict) or doc.get("format") != MAPPING_FORMAT:
+        raise FormatError(f"not a saved mapping (expected \"format\": \"{MAPPING_FORMAT}\"; write one with "
+                          "'libtopomap map ... -o FILE.json')", path=path)
+    if doc.get("version") != _MAPPING_VERSION:
+        raise FormatError(f"unsupported mapping version {doc.get('version')!r} (this libtopomap reads "
+                          f"{_MAPPING_VERSION})", path=path)
+    hosts = doc.get("hosts")
+    if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
+        raise FormatError("\"hosts\" must be a list of host names, one per process", path=path)
+    n = doc.get("n_processes", len(hosts))
+    if n != len(hosts):
+        raise FormatError(f"\"n_processes\" is {n} but \"hosts\" lists {len(hosts)}", path=path)
+    metrics = doc.get("metrics") or {}
+    if not isinstance(metrics, dict):
+        raise FormatError("\"metrics\" must be an object", path=path)
+    return SavedMapping(hosts=hosts, topology=doc.get("topology"), strategy=doc.get("strategy"),
+                        metrics=metrics, path=path)

@@ -107,7 +107,8 @@ def add_parser(sub):
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     p.add_argument("-o", "--output", metavar="FILE",
-                   help="write the chosen mapping: 'process vertex-name' lines, or the --emit format")
+                   help="write the chosen mapping: 'process vertex-name' lines (FILE.json: JSON with the hosts it "
+                        "was computed for, for ltm.apply_mapping), or the --emit format")
     p.add_argument("--messages", choices=["external", "internal", "all"], default="external",
                    help="for an Open MPI monitoring graph: the program's messages (E lines, default), the "
                         "library's internal ones (I lines) or both")
@@ -223,7 +224,14 @@ def _print(args, recs, result, with_rank):
     print(f"chosen (lowest {args.objective}, then avg congestion, hop-bytes): {result.winner.label}")
 
 
-def _write_output(args, topo, vertices, allocation):
+def _write_output(args, topo, vertices, allocation, winner=None):
+    if args.emit == "mapping" and str(args.output).endswith(".json"):
+        from ..mapping import Mapping
+
+        # with the hosts it was computed for, for ltm.apply_mapping
+        Mapping(topo, vertices, strategy=getattr(winner, "label", None)).save(
+            args.output, metrics=getattr(winner, "metrics", None))
+        return
     if args.emit == "mapping":
         text = "".join(f"{p} {topo.names[int(v)]}\n" for p, v in enumerate(vertices))
     else:
@@ -250,7 +258,7 @@ def _run_serial(args):
     result = run_portfolio(problem, cands, max_memory=budget)
     recs = _records(result, False)
     if args.output:
-        _write_output(args, topo, result.winner.payload, allocation)
+        _write_output(args, topo, result.winner.payload, allocation, result.winner)
     _print(args, recs, result, False)
     return 0
 
@@ -270,7 +278,7 @@ def _run_mpi(args):
             return None
         recs = _records(result, True)
         if args.output:
-            _write_output(args, topo, result.winner.payload, allocation)
+            _write_output(args, topo, result.winner.payload, allocation, result.winner)
         return recs
     recs = collective_call(comm, finish, what="writing the result")
     if comm.Get_rank() == 0:

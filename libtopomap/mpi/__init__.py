@@ -31,6 +31,8 @@ _LAZY = {
     "CollectiveReport": ".collective",
     "TopomapIntracomm": ".collective",
     "race": ".driver",
+    "Create_cart": ".cart",
+    "apply_mapping": ".apply",
 }
 
 __all__ = list(_LAZY)
