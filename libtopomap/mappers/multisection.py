@@ -11,12 +11,14 @@ little traffic at every level is what makes hop-bytes small.
 This is the hierarchical multisection of SharedMap (Schulz & Woydt 2025) and the multisection
 initial mapping of KaHIP's integrated process mapping (Faraj et al. 2020), with the hierarchy
 derived from the network instead of given as ``a_1:a_2:...``, exact part sizes (slots, partial
-allocations, several slots per host), several METIS tries per split, and an exact-balance swap
-refinement of every split.
+allocations, several slots per host), several METIS tries per split, an exact-balance swap
+refinement of every split, and a final hop-bytes swap search over the whole mapping (the engine's
+:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +27,9 @@ from numba import njit
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csgraph
 
-from .._kernels import multi_source_levels, new_search_scratch, vertex_distance
+from .._kernels import multi_source_levels
 from ._common import finish, prepare
+from .hopbytes_swap import hopbytes_swap
 from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
 
@@ -48,16 +51,11 @@ PAIRS_PER_PART = 8
 #: Rounds of the exact-balance swap refinement per split.
 REFINE_ROUNDS = 8
 
-#: Rounds of the final hop-bytes swap search (each visits every process once).
-SWAP_ROUNDS = 10
-
-_MAX_SWAP_DEGREE = 512
-
-#: Distance look-ups of the final swap search (about a second of compiled work).
-SWAP_BUDGET = 20_000_000
-
-#: Swap candidates per process in the final search (its communication partners, then theirs).
-SWAP_CANDIDATES = 48
+#: Communication-graph depth ``d`` of the final hop-bytes swap search (the neighbourhood
+#: ``N_C^d`` of :func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).  4 beat the former
+#: partners-and-theirs search (``d = 2``) on the fat tree, avakas and dragonfly instances of
+#: ``benchmarks/bench_quality.py``; ``d = 10`` (VieM's) gains a little more on avakas for twice the time.
+SWAP_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -658,85 +656,7 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     return assign
 
 
-# --------------------------------------------------------------------------------- final swaps
-@njit(cache=True)
-def _cost_at(ptr, idx, w, vert, oracle, scratch, u, at, skip):
-    """Traffic-weighted hops from vertex ``at`` to the partners of ``u`` (``skip`` left out)."""
-    c = 0.0
-    for a in range(ptr[u], ptr[u + 1]):
-        x = idx[a]
-        if x != skip:
-            c += w[a] * vertex_distance(oracle, at, vert[x], scratch)
-    return c
-
-
-@njit(cache=True)
-def _swap_search(ptr, idx, w, vert, oracle, rounds, max_cand, max_degree, budget):
-    """Swap processes while hop-bytes fall: every process ``u`` tries the processes within two
-    communication hops (its partners, then their partners; at most ``max_cand``) and takes the
-    swap of positions that lowers ``sum w * hops`` most.  Stops after ``rounds`` rounds, after a
-    round that gains less than 1% of the first one, or once about ``budget`` distances were
-    looked up.  ``vert`` is changed in place; returns the decrease of the symmetric sum (twice the
-    hop-bytes decrease)."""
-    n = ptr.size - 1
-    scratch = new_search_scratch(oracle[3].size - 1)
-    stamp = np.full(n, -1, np.int64)
-    cand = np.empty(max_cand, np.int64)
-    total = 0.0
-    first = 0.0
-    work = 0
-    for r in range(rounds):
-        improved = 0.0
-        for u in range(n):
-            if ptr[u + 1] - ptr[u] > max_degree or work > budget:
-                continue
-            nc = 0
-            stamp[u] = r * n + u
-            for a in range(ptr[u], ptr[u + 1]):
-                x = idx[a]
-                if stamp[x] != r * n + u and nc < max_cand:
-                    stamp[x] = r * n + u
-                    cand[nc] = x
-                    nc += 1
-            for a in range(ptr[u], ptr[u + 1]):
-                x = idx[a]
-                for b in range(ptr[x], ptr[x + 1]):
-                    y = idx[b]
-                    if nc >= max_cand:
-                        break
-                    if stamp[y] != r * n + u:
-                        stamp[y] = r * n + u
-                        cand[nc] = y
-                        nc += 1
-            pu = vert[u]
-            best = -1e-9
-            bw = -1
-            for i in range(nc):
-                v = cand[i]
-                pv = vert[v]
-                if pv == pu or ptr[v + 1] - ptr[v] > max_degree:
-                    continue
-                work += 2 * (ptr[u + 1] - ptr[u] + ptr[v + 1] - ptr[v])
-                gain = (_cost_at(ptr, idx, w, vert, oracle, scratch, u, pu, v)
-                        - _cost_at(ptr, idx, w, vert, oracle, scratch, u, pv, v)
-                        + _cost_at(ptr, idx, w, vert, oracle, scratch, v, pv, u)
-                        - _cost_at(ptr, idx, w, vert, oracle, scratch, v, pu, u))
-                if gain > best:
-                    best = gain
-                    bw = v
-            if bw >= 0:
-                vert[u] = vert[bw]
-                vert[bw] = pu
-                improved += best
-        total += improved
-        if r == 0:
-            first = improved
-        if improved <= 0.01 * first or work > budget:
-            break
-    return 2.0 * total
-
-
-def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rounds=SWAP_ROUNDS):
+def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None):
     """Hierarchical multisection mapping: split the communication graph along the machine's tree.
 
     The hierarchy comes from the topology (:func:`topology_hierarchy`).  From the root down, the
@@ -747,7 +667,8 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
     that keeps sizes exact; ``tries`` METIS seeds, the smallest cut wins.  Where the children are
     not all at the same distance, the parts are assigned to equal-sized children so that their
     traffic to processes outside the subtree travels the fewest hops.  A host takes every process
-    that reaches it (several slots per host are one more level).
+    that reaches it (several slots per host are one more level).  Last, processes close in the
+    communication graph swap places while hop-bytes drop (``swap_depth``).
 
     Parameters
     ----------
@@ -760,6 +681,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
         METIS seeds (the same seed gives the same mapping).
     tries : int
         METIS runs per split.
+    swap_depth : int, optional
+        Depth ``d`` of the final hop-bytes swap search over ``N_C^d`` (default :data:`SWAP_DEPTH`;
+        0: none): processes within ``d`` communication hops swap places while hop-bytes drop, until a
+        local optimum (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
+    rounds : int, optional
+        Deprecated (the former swap search's rounds): ``rounds=0`` is ``swap_depth=0``.
 
     Returns
     -------
@@ -771,7 +698,8 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
     (a k-ary n-tree), hop-bytes are twice the traffic summed over the levels at which it is cut, so
     minimising the cut of every split is the hierarchical process-mapping objective of SharedMap
     and KaHIP.  Work: one METIS call per try and split, ``O((E + P) log P)`` over a balanced
-    hierarchy; memory linear in the graph and the topology.
+    hierarchy; memory linear in the graph and the topology.  The final swap search is the one
+    local-search engine's (:mod:`~libtopomap.mappers.local_search`), ``O(degree)`` per move.
 
     References
     ----------
@@ -780,6 +708,8 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
     M. F. Faraj, A. van der Grinten, H. Meyerhenke, J. L. Träff and C. Schulz, "High-Quality
     Hierarchical Process Mapping", SEA 2020: the multisection initial mapping of integrated mapping.
     T. Hoefler and M. Snir, ICS'11, section 4.2 / Algorithm 2: the exact-balance fix-up.
+    C. Schulz and J. L. Träff, "Better Process Mapping and Sparse Quadratic Assignment", SEA 2017:
+    the swap neighbourhood ``N_C^d`` of the final search.
 
     Examples
     --------
@@ -833,7 +763,10 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, rou
             sub = procs[child_of == c]
             loc[sub] = h.rep[kids[c]]
             stack.append((kids[c], sub))
-    if rounds > 0 and g.n > 1:
-        _swap_search(g_ptr, g_idx, g_val, gamma, topology.distances.kernel_args, int(rounds), SWAP_CANDIDATES,
-                     _MAX_SWAP_DEGREE, SWAP_BUDGET)
+    if rounds is not None:
+        warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
+                      DeprecationWarning, stacklevel=2)
+    depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
+    if depth > 0 and g.n > 1:
+        gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth)
     return finish(topology, gamma, slots, "multisection")

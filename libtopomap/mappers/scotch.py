@@ -10,6 +10,7 @@ import sys
 import numpy as np
 from numba import njit
 
+from .._kernels import _bfs_start, _bfs_visit
 from ..errors import MappingError
 from ..vocabulary import HAVE_SCOTCH
 from ._common import finish, prepare, slot_list
@@ -68,10 +69,11 @@ def repair_slots(topology, vertices, slots):
     first = np.searchsorted(v[order], over)
     n = topology.n_vertices
     stamp = np.zeros(n, np.int64)
+    level = np.zeros(n, np.int32)
     queue = np.empty(n, np.int64)
     for c, x in enumerate(over.tolist()):
         procs = order[first[c] + int(slots[x]): first[c] + int(used[x])]
-        dest = _nearest_free(topology.indptr, topology.indices, x, free, procs.size, stamp, queue, c + 1)
+        dest = _nearest_free(topology.indptr, topology.indices, x, free, procs.size, stamp, level, queue, c + 1)
         if dest.size < procs.size:
             raise MappingError("not enough free slots reachable to repair Scotch's mapping")
         v[procs] = dest
@@ -80,16 +82,13 @@ def repair_slots(topology, vertices, slots):
 
 
 @njit(cache=True)
-def _nearest_free(indptr, indices, x, free, need, stamp, queue, c):
+def _nearest_free(indptr, indices, x, free, need, stamp, level, queue, c):
     """``need`` free slots nearest to ``x`` by breadth-first search, each level in index order (a
     vertex repeats while it has free slots); ``free`` is decremented.  ``stamp`` marks this search
-    with ``c``."""
+    with ``c``; ``level`` is the search's scratch (the shared BFS steps of :mod:`libtopomap._kernels`)."""
     out = np.empty(need, np.int64)
     k = 0
-    stamp[x] = c
-    queue[0] = x
-    head = 0
-    tail = 1
+    head, tail = _bfs_start(x, c, stamp, level, queue)
     while head < tail and k < need:
         level_end = tail
         lv = np.sort(queue[head:level_end])
@@ -101,14 +100,8 @@ def _nearest_free(indptr, indices, x, free, need, stamp, queue, c):
         if k >= need:
             break
         while head < level_end:
-            u = queue[head]
+            tail, _ = _bfs_visit(indptr, indices, queue[head], c, stamp, level, queue, tail, stamp)
             head += 1
-            for a in range(indptr[u], indptr[u + 1]):
-                w = indices[a]
-                if stamp[w] != c:
-                    stamp[w] = c
-                    queue[tail] = w
-                    tail += 1
     return out[:k]
 
 
