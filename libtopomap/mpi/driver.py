@@ -17,7 +17,10 @@ is only who runs which candidate:
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
    ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
 
-Any failure on any rank becomes the same :class:`~libtopomap.CommError` on every rank.
+Any failure on any rank, in a strategy or in the selection, becomes the same
+:class:`~libtopomap.CommError` on every rank (an interrupted rank re-raises its own
+``KeyboardInterrupt`` / ``SystemExit`` with that message as a note): every local step between two
+collectives runs inside :func:`~libtopomap.mpi.race.collective_call`.
 """
 
 from __future__ import annotations
