@@ -36,7 +36,7 @@ from ..commgraph import CommGraph
 from ..errors import CommError, CommGraphError, MappingError
 from .locate import locate
 from .driver import race
-from .race import collective_call, wait_quietly
+from .race import collective_call, format_failures, wait_quietly
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
            "TopomapDistgraphcomm", "last_report", "DEFAULT_STRATEGIES"]
@@ -383,15 +383,19 @@ def _compile_on_rank0(comm, strategies, objective, refine):
         except BaseException as e:  # noqa: BLE001 - must reach the ranks waiting below
             interrupt = e
             stop = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    wait_quietly(comm)
-    stop = comm.bcast(stop, root=0)
-    if stop is not None:
-        msg = f"compiling the kernels failed on rank 0 of {comm.Get_size()}: {stop}"
+    try:
+        wait_quietly(comm)
+    except BaseException as e:  # noqa: BLE001 - an interruption while waiting must reach the others too
+        if interrupt is None:
+            interrupt, stop = e, (f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+    failures = [(r, m) for r, m in enumerate(comm.allgather(stop)) if m is not None]
+    if failures:
+        msg = format_failures("compiling the kernels", failures, comm.Get_size())
         if interrupt is not None:
             interrupt.add_note(msg)
             raise interrupt
         err = CommError(msg)
-        err.failures = [(0, stop)]
+        err.failures = failures
         raise err
     return error
 

@@ -17,7 +17,10 @@ is only who runs which candidate:
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
    ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
 
-Any failure on any rank becomes the same :class:`~libtopomap.CommError` on every rank.
+Any failure on any rank, in a strategy or in the selection, becomes the same
+:class:`~libtopomap.CommError` on every rank (an interrupted rank re-raises its own
+``KeyboardInterrupt`` / ``SystemExit`` with that message as a note): every local step between two
+collectives runs inside :func:`~libtopomap.mpi.race.collective_call`.
 """
 
 from __future__ import annotations
@@ -141,41 +144,66 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
         return outs
     outs = collective_call(comm, work, what=what, quiet=True)
     if two_phase:
-        built = [Outcome.from_record(cands[r["index"]], r)
-                 for part in comm.allgather([o.record() for o in outs]) for r in part]
-        # as run_portfolio, which stops at the first construction at the lower bound: the later ones
-        # ran here at the same time, but are dropped with the serial driver's reason
-        stop = min((o for o in built if o.at_bound), key=lambda o: o.candidate.index, default=None)
-        if stop is not None:
-            outs = [o for o in outs if o.candidate.index <= stop.candidate.index]
-            skipped += [bound_skip(o.candidate, stop) for o in built if o.candidate.index > stop.candidate.index]
-            skipped.sort(key=lambda x: x.candidate.index)
-        chosen = refinement_choice(built, cands, problem.order)
+        parts = comm.allgather(collective_call(comm, lambda: [o.record() for o in outs], what=what))
+
+        def choose():
+            # as run_portfolio, which stops at the first construction at the lower bound: the later
+            # ones ran here at the same time, but are dropped with the serial driver's reason
+            built = [Outcome.from_record(cands[r["index"]], r) for part in parts for r in part]
+            stop = min((o for o in built if o.at_bound), key=lambda o: o.candidate.index, default=None)
+            kept, dropped = outs, skipped
+            if stop is not None:
+                kept = [o for o in outs if o.candidate.index <= stop.candidate.index]
+                dropped = sorted(skipped + [bound_skip(o.candidate, stop) for o in built
+                                            if o.candidate.index > stop.candidate.index],
+                                 key=lambda x: x.candidate.index)
+            return kept, dropped, stop, refinement_choice(built, cands, problem.order)
+        outs, skipped, stop, chosen = collective_call(comm, choose, what=what)
 
         def refine():
             with numba_thread_limit(threads.get(rank)):
-                return [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o, stop))
+                done = [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o, stop))
                         if o.candidate.refine and not o.at_bound else o for o in outs]
+            for o in done:
+                o.rank = rank
+            return done
         outs = collective_call(comm, refine, what=what, quiet=True)
-        for o in outs:
-            o.rank = rank
 
-    # Selection: lexicographic minimum over ranks, then the owner broadcasts the result.
-    local = min((o.sort_key(problem.order) for o in outs), default=None)
-    best, owner = lexmin(comm, local)
+    # Selection: lexicographic minimum over ranks, then the owner broadcasts the result.  Every local
+    # step runs inside collective_call, so a failure on one rank reaches the others before the next
+    # collective; the collectives between them get only plain values.
+    sel = f"selecting the {what}"
+
+    def local_key():
+        key = min((o.sort_key(problem.order) for o in outs), default=None)
+        return None if key is None else tuple(float(x) for x in key)
+    best, owner = lexmin(comm, collective_call(comm, local_key, what=sel))
     win_index = int(best[-1])
-    win = next((o for o in outs if o.candidate.index == win_index), None) if rank == owner else None
-    win_rec = comm.bcast(win.record() if win is not None else None, root=owner)
-    payload = bcast_array(comm, win.payload if win is not None else None, owner)
-    winner = Outcome.from_record(cands[win_index], win_rec, payload)
     base_rank = mapping_ranks[0]
-    base = next((o for o in outs if o.candidate.baseline), None) if rank == base_rank else None
-    baseline = Outcome.from_record(cands[0], comm.bcast(base.record() if base is not None else None, root=base_rank))
-    if len(cands) <= REPORT_LIMIT:
-        records = [r for part in comm.allgather([o.record() for o in outs]) for r in part]
-        outcomes = [Outcome.from_record(cands[r["index"]], r) for r in sorted(records, key=lambda r: r["index"])]
-    else:
-        outcomes = [baseline] if winner.candidate.baseline else [baseline, winner]
+
+    def own_records():
+        win = next(o for o in outs if o.candidate.index == win_index) if rank == owner else None
+        base = next(o for o in outs if o.candidate.baseline) if rank == base_rank else None
+        return (None if win is None else win.record(),
+                None if win is None else np.ascontiguousarray(win.payload, dtype=np.int64).reshape(-1),
+                None if base is None else base.record(),
+                [o.record() for o in outs] if len(cands) <= REPORT_LIMIT else None)
+    win_rec, win_payload, base_rec, records = collective_call(comm, own_records, what=sel)
+    win_rec = comm.bcast(win_rec, root=owner)
+    payload = bcast_array(comm, win_payload, owner)
+    base_rec = comm.bcast(base_rec, root=base_rank)
+    if records is not None:
+        records = [r for part in comm.allgather(records) for r in part]
+
+    def outcomes_of():
+        winner = Outcome.from_record(cands[win_index], win_rec, payload)
+        baseline = Outcome.from_record(cands[0], base_rec)
+        if records is not None:
+            outcomes = [Outcome.from_record(cands[r["index"]], r) for r in sorted(records, key=lambda r: r["index"])]
+        else:
+            outcomes = [baseline] if winner.candidate.baseline else [baseline, winner]
+        return winner, baseline, outcomes
+    winner, baseline, outcomes = collective_call(comm, outcomes_of, what=sel)
     return PortfolioResult(winner, baseline, outcomes, skipped,
                            {"max_memory": budget, "mapping_ranks": list(mapping_ranks), "assignment": assignment,
                             "threads": threads, "estimates": estimates})

@@ -62,10 +62,26 @@ def wait_quietly(comm):
     MPICH busy-polls inside blocking collectives, so ranks that are only waiting for others (the
     ranks that do not map, or the ranks done early) would take the cores of the ranks still
     working when ranks share cores.
+
+    An interruption while waiting (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException``
+    that is not an ``Exception``) does not leave the barrier: the wait goes on until every rank has
+    arrived, then the first interruption is re-raised, so that the caller can pass it on through its
+    next agreement (as :func:`collective_call` does) instead of leaving the others in a collective.
     """
     req = comm.Ibarrier()
-    while not req.Test():
-        time.sleep(_POLL)
+    interrupt = None
+    while True:
+        try:
+            if req.Test():
+                break
+            time.sleep(_POLL)
+        except Exception:
+            raise
+        except BaseException as e:  # noqa: BLE001 - finish the barrier first, re-raise after it
+            if interrupt is None:
+                interrupt = e
+    if interrupt is not None:
+        raise interrupt
 
 
 def bcast_array(comm, arr, root):
@@ -148,6 +164,11 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     CommError
         On all ranks if ``fn`` raised on any rank.  The error has ``failures``, a list of
         ``(rank, message)``; on a failing rank its ``__cause__`` is the original exception.
+    BaseException
+        An interruption (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException`` that is not
+        an ``Exception``) in ``fn`` or, with ``quiet``, while waiting, is a failure like any other
+        for the other ranks (they raise the :class:`~libtopomap.CommError`), but the interrupted
+        rank re-raises the interruption itself, with the agreed message added as a note.
 
     Examples
     --------
@@ -161,17 +182,34 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
         result = fn(*args, **kw)
         message = None
     except BaseException as e:  # noqa: BLE001 - every failure (even KeyboardInterrupt) must reach the others
-        local_exc = e
-        message = (f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)[:_MAX_MESSAGE]
+        local_exc, message = e, _describe(e)
     if quiet:
-        wait_quietly(comm)
+        try:
+            wait_quietly(comm)
+        except BaseException as e:  # noqa: BLE001 - an interruption while waiting is this rank's failure
+            if not _is_interrupt(local_exc):
+                local_exc, message = e, _describe(e)
     messages = comm.allgather(message)
     failures = [(r, m) for r, m in enumerate(messages) if m is not None]
     if failures:
-        err = CommError(format_failures(what, failures, comm.Get_size()))
+        text = format_failures(what, failures, comm.Get_size())
+        if _is_interrupt(local_exc):
+            local_exc.add_note(text)
+            raise local_exc
+        err = CommError(text)
         err.failures = failures
         raise err from local_exc
     return result
+
+
+def _is_interrupt(exc):
+    """Whether ``exc`` is an interruption (``KeyboardInterrupt``, ``SystemExit``...), not an error."""
+    return exc is not None and not isinstance(exc, Exception)
+
+
+def _describe(exc):
+    """``"Type: message"`` of ``exc`` (``"Type"`` without a message), cut to ``_MAX_MESSAGE``."""
+    return (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)[:_MAX_MESSAGE]
 
 
 def select_best(comm, value, vertices, *, tiebreak=0.0):

@@ -2,15 +2,17 @@
 on every rank, never a hang and never an abort.
 
 Faults: a bad argument, an exception inside a strategy, a ``KeyboardInterrupt`` or ``SystemExit`` inside
-a strategy or while rank 0 compiles the kernels, and an argument on which one rank disagrees.  The
-rank that was interrupted may re-raise its own ``KeyboardInterrupt`` / ``SystemExit`` (carrying the
-agreed message as a note) instead of the :class:`~libtopomap.CommError` the others raise.
+a strategy, while waiting for the other ranks or while rank 0 compiles the kernels, a failure while
+selecting the winner, and an argument on which one rank disagrees.  The rank that was interrupted
+re-raises its own ``KeyboardInterrupt`` / ``SystemExit`` (carrying the agreed message as a note); the
+others raise :class:`~libtopomap.CommError` with the same message (issue 12 item 10).
 
 Run under real MPI by tests/test_mpi_suite.py (MPICH and Open MPI, ``-n 4`` and ``-n 8``).  A hang fails
 the test after ``HANG`` seconds on the ranks that still run Python, and the harness's timeout catches
 the rest.
 """
 
+import sys
 import time
 
 import numpy as np
@@ -20,6 +22,9 @@ from mpi4py import MPI
 import libtopomap as ltm
 import libtopomap.mappers
 import libtopomap.portfolio
+from libtopomap.mpi import collective_call
+
+race = sys.modules["libtopomap.mpi.race"]
 
 COMM = MPI.COMM_WORLD
 RANK = COMM.Get_rank()
@@ -65,6 +70,12 @@ def _outcome(fn):
     return None, None, time.monotonic() - t
 
 
+def _waiting_in(caller):
+    """Whether the running ``time.sleep`` is ``wait_quietly``'s, called from ``caller``."""
+    f = sys._getframe(2)
+    return f.f_code.co_name == "wait_quietly" and f.f_back.f_code.co_name == caller
+
+
 def _check(outcome, bad, *needles, local=("CommError",)):
     """Every rank failed with the same message naming ``bad``; the communicator still works."""
     kinds, msgs, secs = zip(*COMM.allgather(outcome))
@@ -90,13 +101,13 @@ def test_bad_argument_on_one_rank(where):
 @at_ranks
 def test_exception_in_a_strategy_on_one_rank(where, monkeypatch):
     bad = WHERE[where]
-    real = libtopomap.portfolio.MappingProblem.evaluate
+    real = libtopomap.portfolio.MappingProblem.construct
 
     def evaluate(self, cand):
         if RANK == bad:
             raise RuntimeError(f"injected on rank {bad}")
         return real(self, cand)
-    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "evaluate", evaluate)
+    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "construct", evaluate)
     _check(_outcome(_reorder()), bad, f"mapping failed on rank {bad} of {P}", f"RuntimeError: injected on rank {bad}")
 
 
@@ -104,15 +115,15 @@ def test_exception_in_a_strategy_on_one_rank(where, monkeypatch):
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
 def test_interrupt_in_a_strategy_on_one_rank(where, exc, monkeypatch):
     bad = WHERE[where]
-    real = libtopomap.portfolio.MappingProblem.evaluate
+    real = libtopomap.portfolio.MappingProblem.construct
 
     def evaluate(self, cand):
         if RANK == bad:
             raise exc()
         return real(self, cand)
-    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "evaluate", evaluate)
+    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "construct", evaluate)
     _check(_outcome(_reorder()), bad, f"mapping failed on rank {bad} of {P}: {exc.__name__}",
-           local=("CommError", exc.__name__))
+           local=(exc.__name__,))
 
 
 @at_ranks
@@ -129,7 +140,7 @@ def test_interrupt_in_a_collective_placement_on_one_rank(where, exc, monkeypatch
     out = _outcome(lambda: ltm.reorder_for_collective(COMM, _torus(), "allreduce", iterations=200, seed=1,
                                                       placement=list(np.arange(P)[::-1])))
     _check(out, bad, f"collective placement failed on rank {bad} of {P}: {exc.__name__}",
-           local=("CommError", exc.__name__))
+           local=(exc.__name__,))
 
 
 def test_keyboard_interrupt_while_rank0_compiles(monkeypatch):
@@ -138,7 +149,103 @@ def test_keyboard_interrupt_while_rank0_compiles(monkeypatch):
         raise KeyboardInterrupt
     monkeypatch.setattr(libtopomap.mappers, "compile_kernels", compile_kernels)
     _check(_outcome(_reorder()), 0, f"compiling the kernels failed on rank 0 of {P}: KeyboardInterrupt",
-           local=("CommError", "KeyboardInterrupt"))
+           local=("KeyboardInterrupt",))
+
+
+@at_ranks
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_interrupt_while_waiting_on_one_rank(where, exc, monkeypatch):
+    # the bad rank is interrupted in wait_quietly's sleep while the others still work: it must finish
+    # the wait and pass the interruption through the agreement, not leave the others in the allgather
+    bad = WHERE[where]
+    real = time.sleep
+    interrupted = []
+
+    def sleep(s):
+        if not interrupted and _waiting_in("collective_call"):
+            interrupted.append(s)
+            raise exc()
+        real(s)
+    if RANK == bad:
+        monkeypatch.setattr(race.time, "sleep", sleep)
+
+    def work():
+        if RANK != bad:
+            real(0.5)  # the bad rank waits meanwhile
+        return RANK
+    out = _outcome(lambda: collective_call(COMM, work, what="waiting", quiet=True))
+    assert COMM.allgather(bool(interrupted))[bad]
+    _check(out, bad, f"waiting failed on rank {bad} of {P}: {exc.__name__}", local=(exc.__name__,))
+
+
+@at_ranks
+def test_interrupt_while_waiting_in_a_reordering(where, monkeypatch):
+    # the same, inside the race: the bad rank's strategies end first and it is interrupted while waiting
+    bad = WHERE[where]
+    real_sleep, real_eval = time.sleep, libtopomap.portfolio.MappingProblem.construct
+    interrupted = []
+
+    def sleep(s):
+        if not interrupted and _waiting_in("collective_call"):
+            interrupted.append(s)
+            raise KeyboardInterrupt
+        real_sleep(s)
+
+    def evaluate(self, cand):
+        if RANK != bad:
+            real_sleep(0.2)
+        return real_eval(self, cand)
+    monkeypatch.setattr(libtopomap.portfolio.MappingProblem, "construct", evaluate)
+    if RANK == bad:
+        monkeypatch.setattr(race.time, "sleep", sleep)
+    out = _outcome(_reorder())
+    _check(out, bad, f"mapping failed on rank {bad} of {P}: KeyboardInterrupt", local=("KeyboardInterrupt",))
+    assert COMM.allgather(bool(interrupted))[bad]
+
+
+@pytest.mark.parametrize("where,step", [("first", "sort_key"), ("first", "from_record"), ("middle", "from_record"),
+                                        ("last", "from_record")])
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_failure_while_selecting_the_winner_on_one_rank(where, step, exc, monkeypatch):
+    # the winner selection after the race runs local code between its collectives: the selection key
+    # (on the ranks that ran candidates; rank 0 does) and the outcomes received (on every rank)
+    bad = WHERE[where]
+    Outcome = libtopomap.portfolio.Outcome
+    real = getattr(Outcome, step)
+    if step == "sort_key":
+        def fake(self, *args, **kw):
+            if RANK == bad:
+                raise exc("injected in selection")
+            return real(self, *args, **kw)
+    else:
+        real = real.__func__
+
+        def fake(cls, *args, **kw):
+            if RANK == bad and sys._getframe(1).f_code.co_name == "outcomes_of":
+                raise exc("injected in selection")
+            return real(cls, *args, **kw)
+        fake = classmethod(fake)
+    monkeypatch.setattr(Outcome, step, fake)
+    _check(_outcome(_reorder()), bad, f"selecting the mapping failed on rank {bad} of {P}: "
+           f"{exc.__name__}: injected in selection", local=(exc.__name__ if exc is KeyboardInterrupt else "CommError",))
+
+@pytest.mark.parametrize("where", ["middle", "last"])
+def test_interrupt_while_waiting_for_rank0_to_compile(where, monkeypatch):
+    bad = WHERE[where]
+    real = time.sleep
+    interrupted = []
+
+    def sleep(s):
+        if not interrupted and _waiting_in("_compile_on_rank0"):
+            interrupted.append(s)
+            raise KeyboardInterrupt
+        real(s)
+    if RANK == bad:
+        monkeypatch.setattr(race.time, "sleep", sleep)
+    out = _outcome(_reorder())
+    assert COMM.allgather(bool(interrupted))[bad]
+    _check(out, bad, f"compiling the kernels failed on rank {bad} of {P}: KeyboardInterrupt",
+           local=("KeyboardInterrupt",))
 
 
 @at_ranks
