@@ -615,17 +615,20 @@ def k_nearest(indptr, indices, n, sources, mask, k):
     """For every source, the vertices with ``mask`` set (other than itself) in BFS order up to the
     ``k``-th one, plus every further one at the same hop distance (so index order cannot bias a sample).
     Returns CSR ``(ptr, idx)`` over ``sources``.  Parallel over sources; O(k + ball) per source."""
-    ns = sources.size
+    return _two_pass_csr(_k_nearest, sources.size, _nchunks(sources.size), indptr, indices, n, sources, mask, k)
+
+
+def _two_pass_csr(kernel, ns, nchunks, *args):
+    """CSR ``(ptr, idx)`` over ``ns`` sources from a kernel run twice: once to count each source's
+    entries, once to write them (``kernel(*args, counts, idx, ptr, nchunks, write)``)."""
     counts = np.zeros(ns, np.int64)
-    nchunks = _nchunks(ns)
     if nchunks == 0:
         return np.zeros(1, np.int64), np.zeros(0, np.int64)
-    _k_nearest(indptr, indices, n, sources, mask, k, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks,
-               False)
+    kernel(*args, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks, False)
     ptr = np.zeros(ns + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     idx = np.empty(ptr[-1], np.int64)
-    _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, True)
+    kernel(*args, counts, idx, ptr, nchunks, True)
     return ptr, idx
 
 
@@ -661,18 +664,7 @@ def bfs_balls(indptr, indices, n, sources, depth, cap):
     at most ``cap`` of them.  Returns CSR ``(ptr, idx)`` over ``sources``.  ``O(ball)`` work per
     source and ``O(len(sources) x cap)`` memory.  Sequential: it is called per batch of a search,
     and starting the threads cost ~0.1 s a call on a busy 2-core machine (more than the work)."""
-    ns = sources.size
-    counts = np.zeros(ns, np.int64)
-    nchunks = min(ns, 1)
-    if nchunks == 0:
-        return np.zeros(1, np.int64), np.zeros(0, np.int64)
-    _bfs_balls(indptr, indices, n, sources, depth, cap, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks,
-               False)
-    ptr = np.zeros(ns + 1, np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    idx = np.empty(ptr[-1], np.int64)
-    _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunks, True)
-    return ptr, idx
+    return _two_pass_csr(_bfs_balls, sources.size, min(sources.size, 1), indptr, indices, n, sources, depth, cap)
 
 
 @njit(cache=True)
