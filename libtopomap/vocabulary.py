@@ -9,7 +9,7 @@ numba, scipy, networkx, mpi4py nor matplotlib.
 
 import importlib.util
 
-__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "COLLECTIVE_OBJECTIVES",
+__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
            "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS"]
 
 try:  # pragma: no cover - depends on the environment
@@ -25,6 +25,8 @@ REFINEMENTS = ("two-opt", "ta", "hb-swap")
 OBJECTIVES = ("congestion", "dilation", "hopbytes")
 #: Collectives with a built-in schedule (:mod:`libtopomap.collectives.schedules`).
 COLLECTIVES = ("bcast", "allreduce", "alltoall", "allgather")
+#: Broadcast schedules on a dragonfly (seed 002, :mod:`libtopomap.collectives.dorier`).
+BCAST_ALGORITHMS = ("tree", "llf", "glf", "forest")
 #: What a collective rank placement minimises (:mod:`libtopomap.collectives.objectives`).
 COLLECTIVE_OBJECTIVES = ("hops", "contention", "step")
 #: Rank-placement optimizers (:mod:`libtopomap.collectives.rank_placement`).

@@ -2,7 +2,8 @@
 
 import json
 
-from ..vocabulary import ALLOCATIONS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
+from ..errors import ArgumentError
+from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
 from ._options import add_deprecated_alias
 
 
@@ -30,6 +31,10 @@ def add_parser(sub):
     p.add_argument("--iterations", type=int, default=200_000, help="swaps tried (default 200000)")
     p.add_argument("--root", type=int, default=0, help="bcast root (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed for allocation and swaps (default 0)")
+    p.add_argument("--algorithm", choices=BCAST_ALGORITHMS,
+                   help="with --collective bcast on a dragonfly: run Dorier et al.'s broadcast (tree, llf, glf, "
+                        "forest) on the allocation instead of placing ranks; report terminal/local/global link "
+                        "traversals under minimal routing, involved groups and the makespan model (section IV-B)")
     p.add_argument("--no-paths", action="store_true", help="skip contention/step model (they route every message)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -40,6 +45,8 @@ def run(args):
     from ..formats import read
 
     topo = read(args.topology, format=args.format)
+    if args.algorithm is not None:
+        return _run_algorithm(args, topo)
     res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs, objective=args.objective,
                                optimizer=args.optimizer, iterations=args.iterations, seed=args.seed,
                                root=args.root, evaluate_paths=not args.no_paths)
@@ -59,4 +66,27 @@ def run(args):
         change = f"  ({100.0 * (a - b) / b:+.1f}%)" if b else ""
         print(f"  {k:<11} {b:>10} -> {a:<10}{change}")
     print(f"  seconds     {out['seconds']:.3f}")
+    return 0
+
+
+def _run_algorithm(args, topo):
+    """``--algorithm``: one of seed 002's broadcasts on the allocation, in allocation order (rank i on node i)."""
+    from ..collectives import allocate
+    from ..collectives.dorier import evaluate_bcast
+
+    if args.collective != "bcast":
+        raise ArgumentError(f"--algorithm {args.algorithm} is a broadcast: it needs --collective bcast, "
+                            f"not {args.collective}")
+    nodes = allocate(topo, args.procs, args.allocation, seed=args.seed)
+    res = evaluate_bcast(topo, nodes, args.algorithm, root=args.root)
+    out = {"topology": topo.name, "collective": "bcast", "allocation": args.allocation, "seed": args.seed, **res}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    links = res["links"]
+    print(f"bcast ({args.algorithm}) from rank {args.root} on {args.procs} of {topo.hosts.size} nodes of "
+          f"{topo.name or args.topology}, {args.allocation} allocation (seed {args.seed}), {res['groups']} groups")
+    print(f"  links      terminal {links['terminal']}  local {links['local']}  global {links['global']}")
+    print(f"  makespan   {res['makespan']} (link units, seed 002 section IV-B)")
+    print(f"  messages   {res['messages']} in {res['steps']} steps")
     return 0

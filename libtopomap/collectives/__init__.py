@@ -18,13 +18,18 @@ from ..mapping import Mapping
 from .allocation import ALLOCATIONS, allocate
 from .objectives import OBJECTIVES, contention, evaluate_schedule, step_model, total_hops
 from .rank_placement import OPTIMIZERS, RankSearch, ascending_order, optimize_ranks
+from .dorier import (BCAST_ALGORITHMS, bcast_links, bcast_makespan, dragonfly_bcast, dragonfly_link_use,
+                     evaluate_bcast)
+from .dragonfly import Dragonfly, dragonfly_queries
 from .schedules import (COLLECTIVES, binomial_bcast, bruck_alltoall, check_schedule, recursive_doubling_allreduce,
                         ring_allgather, schedule, schedule_graph)
 
 __all__ = ["COLLECTIVES", "OBJECTIVES", "OPTIMIZERS", "ALLOCATIONS", "CollectivePlacement", "collective_placement",
            "schedule", "schedule_graph", "check_schedule", "binomial_bcast", "recursive_doubling_allreduce",
            "bruck_alltoall", "ring_allgather", "allocate", "total_hops", "contention", "step_model",
-           "evaluate_schedule", "optimize_ranks", "ascending_order", "RankSearch"]
+           "evaluate_schedule", "optimize_ranks", "ascending_order", "RankSearch", "BCAST_ALGORITHMS",
+           "Dragonfly", "dragonfly_queries", "dragonfly_bcast", "bcast_links", "bcast_makespan", "evaluate_bcast",
+           "dragonfly_link_use"]
 
 
 @dataclass
