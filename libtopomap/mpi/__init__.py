@@ -33,6 +33,7 @@ _LAZY = {
     "race": ".driver",
     "Create_cart": ".cart",
     "apply_mapping": ".apply",
+    "bcast": ".bcast",
 }
 
 __all__ = list(_LAZY)

@@ -1,0 +1,93 @@
+"""ltm.bcast under real MPI (run by tests/test_mpi_suite.py with 4 and 8 ranks).
+
+The ranks are placed on a small dragonfly with fake host names; every rank runs these tests and the
+assertions are made on ``allgather``-ed values so all ranks agree.
+"""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import libtopomap as ltm
+from libtopomap.collectives import BCAST_ALGORITHMS, dragonfly_bcast
+from libtopomap.errors import CommError
+
+COMM = MPI.COMM_WORLD
+RANK = COMM.Get_rank()
+P = COMM.Get_size()
+TOPO = ltm.dragonfly(9, 4, 2, 2)  # 72 terminals, 9 groups
+
+
+def _hosts(seed):
+    """Fake host names: P random terminals, some sharing a router and a group, the same on every rank."""
+    rng = np.random.default_rng(seed)
+    return [TOPO.names[v] for v in rng.choice(TOPO.hosts[:24], P, replace=False)]  # groups 0-2
+
+
+def _agree(value):
+    views = COMM.allgather(value)
+    assert all(v == views[0] for v in views), views
+    return views[0]
+
+
+@pytest.mark.parametrize("algorithm", BCAST_ALGORITHMS)
+def test_buffer_from_every_root(algorithm):
+    names = _hosts(1)
+    for root in range(P):
+        buf = np.arange(5, dtype=np.float64) * (root + 1) if RANK == root else np.zeros(5)
+        out = ltm.bcast(COMM, buf, root=root, algorithm=algorithm, topology=TOPO, fake_names=names)
+        assert out is buf
+        _agree(buf.tolist())
+        assert np.array_equal(buf, np.arange(5) * (root + 1))
+
+
+@pytest.mark.parametrize("algorithm", ["forest", "llf", "glf"])
+def test_object_from_every_root_and_placement(algorithm):
+    rng = np.random.default_rng(2)
+    placement = rng.choice(TOPO.hosts, P, replace=False).tolist()  # spread over the whole machine
+    for root in range(P):
+        obj = {"root": root, "data": list(range(root + 3))} if RANK == root else None
+        got = ltm.bcast(COMM, obj, root, algorithm=algorithm, topology=TOPO, placement=placement)
+        assert _agree(got) == {"root": root, "data": list(range(root + 3))}
+
+
+def test_bytearray_and_precomputed_schedule():
+    placement = list(range(0, 8 * P, 8))  # one rank per group-router pair, groups 0..P-1
+    steps = dragonfly_bcast(TOPO, placement, "glf", root=P - 1)
+    buf = bytearray(b"dragonfly" if RANK == P - 1 else b"\0" * 9)
+    ltm.bcast(COMM, buf, P - 1, schedule=steps)
+    assert _agree(bytes(buf)) == b"dragonfly"
+    # tree needs no topology
+    arr = np.full(3, RANK, dtype=np.int32)
+    ltm.bcast(COMM, arr, 1 % P, algorithm="tree")
+    assert _agree(arr.tolist()) == [1 % P] * 3
+
+
+def test_topology_from_a_file(tmp_path_factory):
+    path = COMM.bcast(str(tmp_path_factory.mktemp("df") / "df.json") if RANK == 0 else None)
+    if RANK == 0:
+        ltm.save(path, TOPO)
+    COMM.Barrier()
+    got = ltm.bcast(COMM, "hello" if RANK == 0 else None, topology=path, fake_names=_hosts(3))
+    assert _agree(got) == "hello"
+
+
+def test_errors_are_raised_on_every_rank():
+    with pytest.raises(CommError, match="not a dragonfly"):
+        ltm.bcast(COMM, np.zeros(2), topology=ltm.torus("8x8"), placement=list(range(P)))
+    with pytest.raises(CommError, match="needs topology"):
+        ltm.bcast(COMM, np.zeros(2), algorithm="glf")
+    with pytest.raises(CommError, match="outside"):
+        ltm.bcast(COMM, np.zeros(2), root=P, topology=TOPO, placement=list(range(P)))
+    with pytest.raises(CommError, match="unknown broadcast algorithm"):
+        ltm.bcast(COMM, np.zeros(2), algorithm="ring", topology=TOPO)
+    with pytest.raises(CommError, match="differ between ranks"):
+        ltm.bcast(COMM, np.zeros(2 + (RANK == 1)), algorithm="tree")
+    with pytest.raises(CommError, match="differ between ranks"):
+        ltm.bcast(COMM, np.zeros(2) if RANK else [0, 0], algorithm="tree")
+    with pytest.raises(CommError, match="is not in the topology"):
+        ltm.bcast(COMM, np.zeros(2), topology=TOPO, fake_names=["nowhere"] * P)
+    with pytest.raises(CommError, match="not a broadcast from rank 0"):
+        ltm.bcast(COMM, np.zeros(2), schedule=[[(0, 1)]] if P > 2 else [])
+    # the communicator still works afterwards
+    assert COMM.allreduce(1) == P
