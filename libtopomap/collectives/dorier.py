@@ -99,7 +99,7 @@ class _Job:
         low[low == self.n] = -1
         self.lowest_in_group = low
         self.root_group = int(self.group[root])
-        used = np.unique(self.group)
+        used = np.flatnonzero(np.bincount(self.group, minlength=q.groups))
         self.remote = used[used != self.root_group]  # ascending ids
 
     def entry(self, B, A):
@@ -175,14 +175,10 @@ def _group_and_router_phases(job, entry_of_group, root_group_phase):
     return out
 
 
-def _entry_table(job):
-    return np.full(job.q.groups, -1, dtype=np.int64)
-
-
 def _glf(job):
     groups = np.r_[job.root_group, job.remote].astype(np.int64)
     parent, mask = _binomial_parents([groups.size])
-    entry = _entry_table(job)
+    entry = np.full(job.q.groups, -1, dtype=np.int64)
     entry[job.root_group] = job.root
     kid = parent >= 0
     pg = groups[parent[kid]]
@@ -194,7 +190,7 @@ def _glf(job):
 def _llf_or_forest(job, forest):
     holders = job.holders()
     serve = job.assign(holders)
-    entry = _entry_table(job)
+    entry = np.full(job.q.groups, -1, dtype=np.int64)
     entry[job.root_group] = job.root
     B = job.remote
     if not forest:
@@ -226,7 +222,9 @@ def _llf_or_forest(job, forest):
 
 def _rounds(n, root, sender, receiver, phase, prio):
     """Steps of a broadcast tree given as messages with each sender's order keys (phase, priority)."""
-    if receiver.size != n - 1 or np.unique(receiver).size != n - 1 or np.any(receiver == root):
+    got_once = np.bincount(receiver, minlength=n) == 1
+    got_once[root] = not got_once[root]
+    if receiver.size != n - 1 or not got_once.all():
         raise CommGraphError("internal error: the broadcast tree does not reach every rank exactly once")
     order = np.lexsort((prio, phase, sender))
     sender, receiver = sender[order], receiver[order]
@@ -339,6 +337,11 @@ def bcast_links(topology, steps, vertices):
     return {"terminal": int(t.sum()), "local": int(lo.sum()), "global": int(gl.sum())}
 
 
+def _has_repeats(x):
+    x = np.sort(x)
+    return bool(np.any(x[1:] == x[:-1]))
+
+
 def bcast_makespan(topology, steps, vertices, *, durations=None):
     """Makespan of a broadcast schedule in the model of seed 002, section IV-B.
 
@@ -396,11 +399,11 @@ def bcast_makespan(topology, steps, vertices, *, durations=None):
         if st.size == 0:
             continue
         s, d = st[:, 0], st[:, 1]
-        if np.unique(s).size != s.size:
+        if _has_repeats(s):
             raise CommGraphError(f"step {t}: a rank sends twice in one step")
         if np.any(np.isinf(ready[s])):
             raise CommGraphError(f"step {t}: rank {s[np.isinf(ready[s])][0]} sends before it received")
-        if np.any(got[d]) or np.unique(d).size != d.size:
+        if np.any(got[d]) or _has_repeats(d):
             raise CommGraphError(f"step {t}: a rank receives twice")
         end = np.maximum(ready[s], free[s]) + np.asarray(durations(v[s], v[d]), dtype=np.float64)
         free[s] = end
@@ -423,7 +426,7 @@ def evaluate_bcast(topology, vertices, algorithm="forest", *, root=0):
     q = dragonfly_queries(topology)
     v = np.asarray(vertices, dtype=np.int64)
     return {"algorithm": str(algorithm).lower(), "procs": int(v.size), "root": int(root),
-            "groups": int(np.unique(q.group_of(v)).size), "links": bcast_links(q.topology, steps, v),
+            "groups": int(np.count_nonzero(np.bincount(q.group_of(v), minlength=q.groups))), "links": bcast_links(q.topology, steps, v),
             "makespan": bcast_makespan(q.topology, steps, v, durations=q.hops),
             "messages": int(sum(len(s) for s in steps)), "steps": len(steps)}
 
