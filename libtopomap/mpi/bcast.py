@@ -59,6 +59,8 @@ def _plan(comm, obj_or_buffer, root, algorithm, topology, fake_names, placement,
         mode = _is_buffer(obj_or_buffer)
         if isinstance(obj_or_buffer, np.ndarray) and not obj_or_buffer.flags.c_contiguous:
             raise ArgumentError("the broadcast buffer must be a C-contiguous array")
+        if mode and rank != r and memoryview(obj_or_buffer).readonly:
+            raise ArgumentError("the broadcast buffer of a receiving rank must be writable")
         return r, name, topo, mode, (memoryview(obj_or_buffer).nbytes if mode else -1)
 
     root, name, topo, mode, nbytes = collective_call(comm, check_args, what="checking the broadcast arguments")

@@ -85,6 +85,12 @@ def test_errors_are_raised_on_every_rank():
         ltm.bcast(COMM, np.zeros(2 + (RANK == 1)), algorithm="tree")
     with pytest.raises(CommError, match="differ between ranks"):
         ltm.bcast(COMM, np.zeros(2) if RANK else [0, 0], algorithm="tree")
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    with pytest.raises(CommError, match="must be writable"):
+        ltm.bcast(COMM, ro, algorithm="tree")
+    with pytest.raises(CommError, match="C-contiguous"):
+        ltm.bcast(COMM, np.zeros((2, 2))[:, 0], algorithm="tree")
     with pytest.raises(CommError, match="is not in the topology"):
         ltm.bcast(COMM, np.zeros(2), topology=TOPO, fake_names=["nowhere"] * P)
     with pytest.raises(CommError, match="not a broadcast from rank 0"):
