@@ -96,7 +96,8 @@ def table(rows):
         ms = [f"{al[a]['makespan_mean']:.1f} [{al[a]['makespan_min']:.0f}-{al[a]['makespan_max']:.0f}]"
               for a in ("tree", "llf", "glf", "forest")]
         out.append(f"| {r['n']} | {al['tree']['groups_mean']:.1f} | {tree['global_mean']:.1f} ± "
-                   f"{tree['global_sem']:.1f} ({e['global']:.1f}) | {tree['local_mean']:.1f} ± {tree['local_sem']:.1f} "
+                   f"{tree['global_sem']:.1f} ({e['global']:.1f}) | {tree['local_mean']:.1f} ± "
+                   f"{tree['local_sem']:.1f} "
                    f"({e['local']:.1f}; {e['local_paper']:.1f}) | {glob:.1f} {'= groups-1' if ok else 'VIOLATED'} | "
                    + " / ".join(f"{x['local_mean']:.0f} ({x['local_max']})" for x in aware) + " | " + " | ".join(ms)
                    + " |")

@@ -9,7 +9,8 @@ numba, scipy, networkx, mpi4py nor matplotlib.
 
 import importlib.util
 
-__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
+__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS",
+           "COLLECTIVE_OBJECTIVES",
            "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS"]
 
 try:  # pragma: no cover - depends on the environment

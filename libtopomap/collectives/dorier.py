@@ -425,8 +425,9 @@ def evaluate_bcast(topology, vertices, algorithm="forest", *, root=0):
     steps = dragonfly_bcast(topology, vertices, algorithm, root=root)
     q = dragonfly_queries(topology)
     v = np.asarray(vertices, dtype=np.int64)
+    groups = int(np.count_nonzero(np.bincount(q.group_of(v), minlength=q.groups)))
     return {"algorithm": str(algorithm).lower(), "procs": int(v.size), "root": int(root),
-            "groups": int(np.count_nonzero(np.bincount(q.group_of(v), minlength=q.groups))), "links": bcast_links(q.topology, steps, v),
+            "groups": groups, "links": bcast_links(q.topology, steps, v),
             "makespan": bcast_makespan(q.topology, steps, v, durations=q.hops),
             "messages": int(sum(len(s) for s in steps)), "steps": len(steps)}
 
