@@ -297,8 +297,5 @@ def dragonfly_queries(topology):
     cached = getattr(topology, "_dragonfly_queries", None)
     if cached is None:
         cached = Dragonfly(topology)
-        try:
-            topology._dragonfly_queries = cached
-        except AttributeError:  # pragma: no cover - a topology type without __dict__
-            pass
+        topology._dragonfly_queries = cached
     return cached
