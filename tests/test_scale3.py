@@ -25,3 +25,41 @@ def test_table_over_attachment_vertices_covers_hosts(topo):
     np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
     # every vertex's attachment is in the table exactly when covers_all says so
     assert table.covers_all == bool(topo.n_vertices == switches + topo.hosts.size)
+
+
+@pytest.mark.parametrize("name, topo, dims, spare", [
+    ("dragonfly", ltm.dragonfly(9, 4, 4, 2), (8, 6, 3), 0),
+    ("fattree", ltm.fattree(4, 3), (4, 4, 3), 16),          # free slots: shifts as well as swaps
+    ("torus", ltm.torus("6x6"), (6, 6), 0),
+])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_capped_hopbytes_descent_never_raises_max_congestion(name, topo, dims, spare, seed):
+    """The clean-up after a congestion walk: hop-bytes never rise, the exact maximum ECMP
+    congestion never rises, the result is a placement into the slots, and from a random start it
+    finds something (hop-bytes strictly lower)."""
+    from libtopomap.mapping import check_mapping
+    from libtopomap.mappers.threshold_accepting import capped_hopbytes_descent
+
+    g = scrambled_torus(dims, seed=seed)
+    slots = np.asarray(topo.slots)
+    start = ltm.map_processes(topo, g, strategy="random", seed=seed).vertices
+    v, st = capped_hopbytes_descent(topo, g, start, slots, rng=np.random.default_rng(seed))
+    check_mapping(topo, v, g.n, slots=slots)
+    e0, e1 = ltm.evaluate(topo, g, start), ltm.evaluate(topo, g, v)
+    assert e1["max_congestion"] <= e0["max_congestion"] * (1 + 1e-12)
+    assert e1["hop_bytes"] < e0["hop_bytes"]
+    assert st["hopbytes"] == pytest.approx(e1["hop_bytes"]) and not st["reverted"]
+    assert st["max"] == pytest.approx(e1["max_congestion"])
+
+
+def test_threshold_accepting_cleanup_keeps_the_maximum_and_lowers_hopbytes():
+    """threshold accepting on congestion with the clean-up: the same maximum as without it or lower,
+    hop-bytes no higher (same seed, same walk: the clean-up only runs after it)."""
+    topo = ltm.dragonfly(9, 4, 4, 2)
+    g = scrambled_torus((8, 6, 3), seed=5)
+    start = ltm.map_processes(topo, g, strategy="random", seed=5)
+    off = ltm.refine_threshold_accepting(topo, g, start, seed=3, iterations=3000, cleanup=0)
+    on = ltm.refine_threshold_accepting(topo, g, start, seed=3, iterations=3000)
+    e_off, e_on = ltm.evaluate(topo, g, off.vertices), ltm.evaluate(topo, g, on.vertices)
+    assert e_on["max_congestion"] <= e_off["max_congestion"] * (1 + 1e-12)
+    assert e_on["hop_bytes"] < e_off["hop_bytes"]
