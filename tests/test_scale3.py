@@ -63,3 +63,61 @@ def test_threshold_accepting_cleanup_keeps_the_maximum_and_lowers_hopbytes():
     e_off, e_on = ltm.evaluate(topo, g, off.vertices), ltm.evaluate(topo, g, on.vertices)
     assert e_on["max_congestion"] <= e_off["max_congestion"] * (1 + 1e-12)
     assert e_on["hop_bytes"] < e_off["hop_bytes"]
+
+
+def _race(total_budget, strategies=("random", "rcm", "greedy"), iterations=10**7):
+    from libtopomap.portfolio import MappingProblem, make_candidates
+
+    topo = ltm.dragonfly(9, 4, 8, 2)
+    g = scrambled_torus((8, 6, 6), seed=2)
+    problem = MappingProblem(topo, g, objective="congestion", iterations=iterations, total_budget=total_budget)
+    return problem, make_candidates(list(strategies), seed=0, refine="ta")
+
+
+def test_portfolio_keeps_within_its_total_budget():
+    """Refinements with (practically) unbounded moves stop at the race's budget: the whole race
+    returns within the budget plus a generous slack (monotonic clock), having refined something."""
+    import time
+
+    from libtopomap.portfolio import run_portfolio
+
+    from libtopomap.mappers import compile_kernels
+
+    compile_kernels(["random", "rcm", "greedy"], refine="ta")  # loading numba's cache is not the race's
+    problem, cands = _race(1.5)
+    t0 = time.monotonic()
+    res = run_portfolio(problem, cands)
+    took = time.monotonic() - t0
+    assert took < 1.5 + 4.0
+    assert any(o.label.endswith("+ta") or "ta skipped" in o.note for o in res.outcomes)
+    from libtopomap.mapping import check_mapping
+
+    check_mapping(problem.topology, res.winner.payload, problem.graph.n, slots=problem.slots)
+
+
+def test_portfolio_skips_constructions_out_of_budget_with_a_reason():
+    from libtopomap.portfolio import run_portfolio
+
+    problem, cands = _race(1e-4)
+    res = run_portfolio(problem, cands)
+    assert [o.label for o in res.outcomes] == ["current"] and res.winner.candidate.baseline
+    assert len(res.skipped) == len(cands) - 1
+    assert all("s left of the constructions' share of the" in s.reason for s in res.skipped)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, "x"])
+def test_total_budget_must_be_positive(bad):
+    from libtopomap.errors import MappingError
+
+    with pytest.raises(MappingError, match="total_budget"):
+        _race(bad)
+
+
+def test_default_budget_leaves_small_races_reproducible():
+    """The overall budget only stops a refinement when it binds: two default races agree."""
+    from libtopomap.portfolio import run_portfolio
+
+    a = run_portfolio(*_race(None, iterations=None))
+    b = run_portfolio(*_race(None, iterations=None))
+    assert a.winner.label == b.winner.label
+    np.testing.assert_array_equal(a.winner.payload, b.winner.payload)
