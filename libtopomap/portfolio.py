@@ -844,8 +844,8 @@ class MappingProblem:
         within the refinement budget; the construction is kept when the refinement does not beat it.
 
         The refinement (and its final scoring) ends within ``share`` seconds (default: all that is
-        left of the overall budget); it is skipped, with a note, when that is less than twice the
-        scoring time of a mapping (about its setup).
+        left of the overall budget); it is skipped, with a note, when that is less than three times
+        the scoring time of a mapping (a search state costs about one scoring).
         """
         from .commgraph import as_commgraph
         from .mappers import spare_weakest_hosts
@@ -858,7 +858,7 @@ class MappingProblem:
             return built
         t0 = time.perf_counter()
         left = self.remaining() if share is None else min(share, self.remaining())
-        if left < 2 * self._score_seconds + 0.05:
+        if left < 3 * self._score_seconds + 0.05:  # a search state costs about one scoring
             built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
             return built
         deadline = t0 + left - self._score_seconds  # the result is scored after the search

@@ -983,6 +983,14 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
                 size = int(max(_CHUNK_MIN, min(size, rate * (deadline - now) + 1)))
         if iterations is not None:
             size = min(size, iterations - done)
+        if hard_stop is not None:
+            # a short first chunk; its move rate shortens the chunk that would pass hard_stop
+            if scale is None:
+                size = min(size, 256)
+            elif rate is not None:
+                size = int(max(_CHUNK_MIN, min(chunk if deadline is None else size, rate * (hard_stop - now) + 1)))
+                if iterations is not None:
+                    size = min(size, iterations - done)
         prog = max(done / iterations if iterations else 0.0,
                    (now - t0) / time_budget if time_budget else 0.0)
         if scale is None:

@@ -258,7 +258,9 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
             if time_budget is not None:
                 time_budget = (1.0 - cleanup) * time_budget
         deadline = end
+    tic = time.perf_counter()
     state = SwapState(topology, g, start, slots, search_objective)
+    setup = time.perf_counter() - tic
     start_value = state.current_max() if objective == "congestion" else state.score
     current = start
     budget = time_budget
@@ -276,6 +278,10 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
                 budget = max(time_budget - (time.perf_counter() - t0), 0.0)
                 t0 = time.perf_counter()
             if not np.array_equal(current, start):
+                if walk_deadline is not None and time.perf_counter() + setup >= walk_deadline:
+                    # no time for a state of the warmed-up mapping (nor to score it): keep the start
+                    stats = {"stopped": "budget", "best_value": start_value, "setup_seconds": setup}
+                    return start, start_value, start_value, stats
                 state = None  # a new state from the warmed-up mapping
     best, stats = local_search(topology, g if state is None else state.sym, current, slots, search_objective,
                                thresholds_fn=ta_thresholds, rng=rng, time_budget=budget, iterations=iterations,
@@ -284,7 +290,7 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
         best, best_value = start, start_value
     else:
         best_value = stats["best_value"]
-    if tidy:
+    if tidy and (deadline is None or time.perf_counter() + 2 * setup < deadline):
         best, stats["cleanup"] = capped_hopbytes_descent(topology, g, best, slots, rng=rng, deadline=deadline)
         if np.isfinite(stats["cleanup"]["max"]):
             best_value = min(best_value, stats["cleanup"]["max"]) if stats["cleanup"]["accepted"] else best_value
