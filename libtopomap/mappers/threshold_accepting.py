@@ -251,8 +251,8 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
     tidy = objective == "congestion" and cleanup > 0
     walk_deadline = deadline
     if tidy:
-        end = min(x for x in (deadline, None if time_budget is None else t0 + time_budget) if x is not None) \
-            if deadline is not None or time_budget is not None else None
+        ends = [x for x in (deadline, None if time_budget is None else t0 + time_budget) if x is not None]
+        end = min(ends) if ends else None
         if end is not None:
             walk_deadline = t0 + (1.0 - cleanup) * (end - t0)
             if time_budget is not None:
