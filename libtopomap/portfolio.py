@@ -763,6 +763,18 @@ class MappingProblem:
             return estimate_seconds("identity", self.topology, self.graph, slowdown=self._slowdown)
         return estimate_seconds(candidate.strategy, self.topology, self.graph, slowdown=self._slowdown)
 
+    def _state_seconds(self):
+        """Rough seconds of one search state of a refinement (a refinement builds two or three): the
+        scoring time of a mapping, or for congestion where the distance oracle cannot prune the ECMP
+        searches (switches outside its table), one breadth-first search of the whole topology per
+        used vertex (about 2 ns per vertex or arc visited, idle; the fat tree k = 32, n = 3 at
+        32,768 hosts: ~16 s), times the machine's slowdown."""
+        secs = self._score_seconds
+        if self.objective == "congestion" and not self.topology.distances.covers_all:
+            t = self.topology
+            secs = max(secs, 2e-9 * self._slowdown * int(np.count_nonzero(self.slots)) * (t.n_vertices + t.n_arcs))
+        return secs
+
     def _calibrate(self, strategy, seconds):
         if seconds >= 0.5:
             ratio = seconds / estimate_seconds(strategy, self.topology, self.graph)
@@ -845,7 +857,7 @@ class MappingProblem:
 
         The refinement (and its final scoring) ends within ``share`` seconds (default: all that is
         left of the overall budget); it is skipped, with a note, when that is less than three times
-        the scoring time of a mapping (a search state costs about one scoring).
+        the estimated cost of one search state (:meth:`_state_seconds`).
         """
         from .commgraph import as_commgraph
         from .mappers import spare_weakest_hosts
@@ -858,7 +870,7 @@ class MappingProblem:
             return built
         t0 = time.perf_counter()
         left = self.remaining() if share is None else min(share, self.remaining())
-        if left < 3 * self._score_seconds + 0.05:  # a search state costs about one scoring
+        if left < 3 * self._state_seconds() + 0.05:
             built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
             return built
         deadline = t0 + left - self._score_seconds  # the result is scored after the search
