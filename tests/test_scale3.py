@@ -88,7 +88,7 @@ def test_portfolio_keeps_within_its_total_budget():
     t0 = time.monotonic()
     res = run_portfolio(problem, cands)
     took = time.monotonic() - t0
-    assert took < 1.5 + 4.0
+    assert took < 1.5 + 8.0  # generous: the 2-core test machines are often loaded
     assert any(o.label.endswith("+ta") or "ta skipped" in o.note for o in res.outcomes)
     from libtopomap.mapping import check_mapping
 
