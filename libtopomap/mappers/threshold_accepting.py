@@ -207,9 +207,7 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
             stats["stopped"] = "local optimum"
             break
         stats["stopped"] = "passes"
-    out = hops.proc_vertex.copy()
-    if not np.array_equal(out, cong.proc_vertex):  # pragma: no cover - the two states move together
-        raise AssertionError("the hop-bytes and congestion states of the clean-up diverged")
+    out = cong.proc_vertex.copy()  # the hops state made the same moves
     mx = cong.current_max()
     if stats["accepted"] and (deadline is None or time.perf_counter() + setup <= deadline):
         # exact maximum of the result (the running one carries float drift)
