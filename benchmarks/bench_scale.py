@@ -141,7 +141,8 @@ def run_portfolio(topo, g, strategies, seed, ta_budget):
         return m, {"portfolio_impl": "libtopomap.portfolio.run_portfolio", "portfolio_winner": res.winner.label,
                    "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped],
                    "portfolio_outcomes": [{"label": o.label, "seconds": round(o.seconds, 3),
-                                           "max_congestion": o.metrics.get("max_congestion"), "note": o.note}
+                                           "max_congestion": o.metrics.get("max_congestion"),
+                                           "hop_bytes": o.metrics.get("hop_bytes"), "note": o.note}
                                           for o in res.outcomes]}
     best, best_val, per = None, math.inf, {}
     for s in strategies:

@@ -112,8 +112,10 @@ class DistanceOracle:
         self.kind = kind
         self._att = att
         self._off = off
+        # a host on a single link is answered through its attachment vertex: the table must hold the
+        # attachment vertex of every vertex
         self.covers_all = kind in ("grid", "hypercube") or (kind == "table" and self._tpos.size == n
-                                                            and bool(np.all(self._tpos >= 0)))
+                                                            and bool(np.all(self._tpos[att] >= 0)))
         # per vertex: its offset, then what the compiled distance needs of its attachment vertex
         if kind == "grid":
             vc = self._coords[att]

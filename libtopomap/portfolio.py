@@ -41,7 +41,8 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined",
            "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
-           "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio"]
+           "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
+           "CONSTRUCTION_SHARE", "estimate_seconds"]
 
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
@@ -633,6 +634,40 @@ def default_iterations(nprocs):
     return int(min(MAX_ITERATIONS, max(MIN_ITERATIONS, MOVES_PER_PROCESS * int(nprocs))))
 
 
+#: Seconds of a whole mapping race on one process when none is given: every phase keeps within it
+#: (the scale issue's target is 120 s for ``map --strategy all --refine ta`` at 32,768 processes).
+DEFAULT_TOTAL_BUDGET = 100.0
+#: Share of the overall budget the constructions may use; the refinements get what is left.
+CONSTRUCTION_SHARE = 0.5
+# Idle seconds per unit of work (P + n + E + A) of each construction, scoring included, from
+# benchmarks/bench_scale.py at 32,768 processes on a 2-core machine (torus, fat tree, dragonfly; the
+# slowest of the three, rounded up).  Scotch ranges from 4.8 s (dragonfly) to 57 s (fat tree): its
+# rate is the middle one, so it is skipped only when clearly out of the share.
+_SECONDS_PER_UNIT = {"identity": 1e-6, "random": 1.5e-6, "rcm": 1.5e-6, "greedy": 4e-6, "recursive": 1.2e-5,
+                     "multisection": 3e-5, "scotch": 4e-5}
+# Fixed cost of a construction (call, validation, scoring of a small job).
+_SECONDS_FIXED = 0.02
+
+
+def estimate_seconds(strategy, topology, graph, *, slowdown=1.0):
+    """Rough idle seconds of one construction and its scoring, times ``slowdown``.
+
+    Linear in ``P + n + E + A`` (processes, topology vertices, communication edges, arcs) with a
+    per-strategy rate measured at 32,768 processes; used to skip constructions that cannot finish
+    in what is left of the constructions' share of the portfolio's budget.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> t, g = ltm.torus("4x4"), ltm.load_graph("stencil:4x4")
+    >>> estimate_seconds("greedy", t, g) < estimate_seconds("scotch", t, g) < 0.1
+    True
+    """
+    P, E, n, A, _, _ = _sizes(topology, graph)
+    rate = _SECONDS_PER_UNIT.get(strategy, max(_SECONDS_PER_UNIT.values()))
+    return float(slowdown) * (_SECONDS_FIXED + rate * (P + n + E + A))
+
+
 # ----------------------------------------------------------------------------------- problems
 class MappingProblem:
     """Run and score mapping candidates (the dist-graph calls and ``libtopomap map``).
@@ -652,6 +687,13 @@ class MappingProblem:
         Moves of each candidate's refinement.  Default (when no ``time_budget`` either):
         :func:`default_iterations` of the number of processes, so small races stay fast and the result
         does not depend on timing.
+    total_budget : float, optional
+        Seconds for the whole race on this process, counted from :meth:`start_clock` (the first
+        construction when nobody called it): constructions whose :func:`estimate_seconds` exceeds
+        what is left of their share (:data:`CONSTRUCTION_SHARE`) are skipped by
+        :func:`run_portfolio`, and refinements stop at the budget (threshold accepting through a
+        deadline that leaves its moves alone when it does not bind, so small races stay
+        reproducible).  Default :data:`DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
 
     Notes
     -----
@@ -665,7 +707,7 @@ class MappingProblem:
     key_length = 3
 
     def __init__(self, topology, graph, *, slots=None, current=None, objective="congestion", time_budget=None,
-                 iterations=None):
+                 iterations=None, total_budget=None):
         from .mappers import check_objective
         from .mappers._common import check_slots
 
@@ -682,6 +724,61 @@ class MappingProblem:
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
         self._bounds = None
+        total_budget = DEFAULT_TOTAL_BUDGET if total_budget is None else total_budget
+        try:
+            ok = float(total_budget) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise MappingError(f"total_budget must be a positive number of seconds, got {total_budget!r}")
+        self.total_budget = float(total_budget)
+        self._t0 = None
+        self._slowdown = 1.0
+        self._score_seconds = 0.0
+
+    # ------------------------------------------------------------------ budget
+    def start_clock(self):
+        """Start the race's clock (the overall budget counts from here)."""
+        self._t0 = time.perf_counter()
+        self._slowdown = 1.0
+
+    def elapsed(self):
+        """Seconds since :meth:`start_clock` (which this starts when nobody has)."""
+        if self._t0 is None:
+            self.start_clock()
+        return time.perf_counter() - self._t0
+
+    def remaining(self):
+        """Seconds left of the overall budget (``inf`` without one)."""
+        return self.total_budget - self.elapsed()
+
+    def construction_time_left(self):
+        """Seconds left of the constructions' share of the overall budget."""
+        return CONSTRUCTION_SHARE * self.total_budget - self.elapsed()
+
+    def estimate_seconds(self, candidate):
+        """:func:`estimate_seconds` of a candidate's construction, scaled by how much slower than
+        their estimates the earlier constructions of this race ran (a loaded machine)."""
+        if candidate.baseline:
+            return estimate_seconds("identity", self.topology, self.graph, slowdown=self._slowdown)
+        return estimate_seconds(candidate.strategy, self.topology, self.graph, slowdown=self._slowdown)
+
+    def _state_seconds(self):
+        """Rough seconds of one search state of a refinement (a refinement builds two or three): the
+        scoring time of a mapping, or for congestion where the distance oracle cannot prune the ECMP
+        searches (switches outside its table), one breadth-first search of the whole topology per
+        used vertex (about 2 ns per vertex or arc visited, idle; the fat tree k = 32, n = 3 at
+        32,768 hosts: ~16 s), times the machine's slowdown."""
+        secs = self._score_seconds
+        if self.objective == "congestion" and not self.topology.distances.covers_all:
+            t = self.topology
+            secs = max(secs, 2e-9 * self._slowdown * int(np.count_nonzero(self.slots)) * (t.n_vertices + t.n_arcs))
+        return secs
+
+    def _calibrate(self, strategy, seconds):
+        if seconds >= 0.5:
+            ratio = seconds / estimate_seconds(strategy, self.topology, self.graph)
+            self._slowdown = float(min(max(self._slowdown, ratio), 10.0))
 
     @property
     def bounds(self):
@@ -700,7 +797,9 @@ class MappingProblem:
         """``(key, metrics)`` of a placement."""
         from .metrics import evaluate
 
+        t0 = time.perf_counter()
         m = evaluate(self.topology, self.graph, vertices)
+        self._score_seconds = max(self._score_seconds, time.perf_counter() - t0)
         obj = {"congestion": m["max_congestion"], "dilation": m["avg_dilation"],
                "hopbytes": m["hop_bytes"]}[self.objective]
         metrics = {"objective": float(obj), **m}
@@ -734,6 +833,7 @@ class MappingProblem:
         whose ``at_bound`` says whether it reaches :func:`lower_bounds`."""
         from . import mappers
 
+        self.elapsed()  # the clock starts with the first construction when nobody started it
         t0 = time.perf_counter()
         c = candidate
         if c.baseline:
@@ -746,29 +846,60 @@ class MappingProblem:
             out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
+        self._calibrate(c.strategy, out.seconds)
         if c.refine and out.at_bound:
             out.note = f"{c.refine} skipped: at the lower bound"
         return out
 
-    def refine(self, candidate, built):
+    def refine(self, candidate, built, *, share=None):
         """Refine the construction ``built`` (an :class:`Outcome` of :meth:`construct`) of a candidate
-        within the refinement budget; the construction is kept when the refinement does not beat it."""
-        from . import mappers
+        within the refinement budget; the construction is kept when the refinement does not beat it.
+
+        The refinement (and its final scoring) ends within ``share`` seconds (default: all that is
+        left of the overall budget); it is skipped, with a note, when that is less than three times
+        the estimated cost of one search state (:meth:`_state_seconds`).
+        """
+        from .commgraph import as_commgraph
+        from .mappers import spare_weakest_hosts
+        from .mappers.hopbytes_swap import hopbytes_swap
+        from .mappers.threshold_accepting import threshold_accepting
+        from .mappers.two_opt import two_opt
 
         c = candidate
         if not c.refine or built.at_bound or c.baseline or self.graph.n_edges == 0:
             return built
         t0 = time.perf_counter()
+        left = self.remaining() if share is None else min(share, self.remaining())
+        if left < 3 * self._state_seconds() + 0.05:
+            built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
+            return built
+        deadline = t0 + left - self._score_seconds  # the result is scored after the search
         try:
             # Refine the construction in the slots map_processes used for it (the spare slots of a
             # congestion mapping are those behind the weakest host links).
             used = self.slots
             if c.strategy != "identity" and self.objective == "congestion":
-                used = mappers.spare_weakest_hosts(self.topology, self.slots, self.graph.n)
-            r = mappers.map_processes(self.topology, self.graph, strategy="identity", slots=used,
-                                      current=built.payload, objective=self.objective, refine=c.refine, seed=c.seed,
-                                      time_budget=self.time_budget, iterations=self.iterations)
-            out = self._outcome(c, np.asarray(r.vertices, dtype=np.int64), f"{built.label}+{c.refine}", t0)
+                used = spare_weakest_hosts(self.topology, self.slots, self.graph.n)
+            # as map_processes(strategy="identity", refine=...) does, with the race's deadline
+            rng = np.random.default_rng(c.seed)
+            g = as_commgraph(self.graph)
+            r = built.payload
+            # two-opt is a plain descent bounded by its moves and its stall limit: no deadline
+            names = (("hb-swap",) if self.objective == "hopbytes" and c.refine != "hb-swap" else ()) + (c.refine,)
+            for name in names:
+                now = time.perf_counter()
+                if now >= deadline:
+                    break
+                budget = self.time_budget
+                kw = {}
+                if name == "ta":
+                    kw["deadline"] = deadline
+                elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds
+                    budget = deadline - now if budget is None else min(budget, deadline - now)
+                fn = {"ta": threshold_accepting, "hb-swap": hopbytes_swap, "two-opt": two_opt}[name]
+                r, _, _, _ = fn(self.topology, g, r, used, self.objective, rng=rng, time_budget=budget,
+                                iterations=self.iterations, t_start=now, **kw)
+            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         out.seconds += built.seconds
@@ -885,8 +1016,14 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     Mapping problems (those with ``construct`` and ``refine``) run in two phases: every candidate's
     construction in index order, stopping at the first one at the lower bound (the remaining
     candidates are skipped: nothing can beat it), then the refinement of the best constructions only
-    (:func:`refinement_choice`); the other candidates keep their construction.  Collective problems
-    run each candidate in one go.
+    (:func:`refinement_choice`), the best first; the other candidates keep their construction.
+    Collective problems run each candidate in one go.
+
+    A mapping race keeps within the problem's ``total_budget`` (:class:`MappingProblem`): the clock
+    starts here; a construction whose estimated time (:meth:`MappingProblem.estimate_seconds`)
+    exceeds what is left of the constructions' share is skipped with the reason; each refinement
+    gets an equal part of what is left when it starts (the last one all of it).  Only a
+    construction that overruns its estimate can take the race past the budget.
 
     Parameters
     ----------
@@ -907,6 +1044,9 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     """
     max_memory = check_memory(max_memory)
     two_phase = hasattr(problem, "construct")
+    timed = hasattr(problem, "construction_time_left")
+    if timed:
+        problem.start_clock()
     outcomes, skipped = {}, []
     estimates = {}
     stop = None
@@ -920,6 +1060,12 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             if stop is not None:
                 skipped.append(bound_skip(c, stop))
                 continue
+            if timed and not c.baseline:
+                secs, left = problem.estimate_seconds(c), problem.construction_time_left()
+                if secs > left:
+                    skipped.append(Skipped(c, f"{c.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left "
+                                              f"of the constructions' share of the {problem.total_budget:.3g} s budget"))
+                    continue
             o = problem.construct(c) if two_phase else problem.evaluate(c)
             outcomes[c.index] = o
             if o.at_bound:
@@ -928,12 +1074,19 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
                 on_outcome(o)
         if two_phase:
             chosen = refinement_choice(outcomes.values(), candidates, problem.order)
+            # the best construction first; each refinement gets an equal part of what is left
+            todo = sorted((o for i, o in outcomes.items() if i in chosen), key=lambda o: o.sort_key(problem.order))
+            for k, o in enumerate(todo):
+                i = o.candidate.index
+                share = problem.remaining() / (len(todo) - k) if timed else None
+                outcomes[i] = problem.refine(o.candidate, o, share=share) if timed else problem.refine(o.candidate, o)
             for i, o in outcomes.items():
-                if not o.candidate.refine or o.at_bound:
-                    continue
-                outcomes[i] = problem.refine(o.candidate, o) if i in chosen else not_refined(o, stop)
-                if on_outcome is not None:
-                    on_outcome(outcomes[i])
+                if o.candidate.refine and not o.at_bound and i not in chosen:
+                    outcomes[i] = not_refined(o, stop)
+            for i in sorted(outcomes):
+                o = outcomes[i]
+                if on_outcome is not None and o.candidate.refine and not o.at_bound:
+                    on_outcome(o)
     outcomes = [outcomes[i] for i in sorted(outcomes)]
     winner = select(outcomes, problem.order)
     baseline = next(o for o in outcomes if o.candidate.baseline)

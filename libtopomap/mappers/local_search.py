@@ -895,7 +895,7 @@ def hops_lower_bound(sym, slots):
 
 def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, rng, time_budget=None,
                  iterations=None, chunk=2000, stall_limit=0, metropolis=False, p_local=LOCAL_MOVES, near=None,
-                 paths=None, state=None, lower=None, t_start=None, calibrate=True):
+                 paths=None, state=None, lower=None, t_start=None, calibrate=True, deadline=None):
     """Drive a :class:`SwapState` in compiled chunks until the move or time budget is spent.
 
     Parameters
@@ -915,6 +915,10 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     lower : float, optional
         Stop when the best reaches this objective value (default: the hop-bytes or congestion bound
         of :func:`libtopomap.portfolio.lower_bounds`; none for path objectives).
+    deadline : float, optional
+        A ``time.perf_counter()`` value after which the search stops between chunks (``stopped``
+        ``"budget"``).  Unlike ``time_budget`` it leaves the chunks and thresholds alone, so a search
+        that ends before it is the same for the same seed (the portfolio's overall budget).
 
     Returns
     -------
@@ -953,6 +957,7 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     # The walk may use the whole budget: the final exact evaluation of the best state (ECMP: about
     # one setup) runs only when it still fits, else the running value (exact up to float rounding)
     # is returned.  At P = 32,768 reserving it would cost a tenth of a 10 s budget.
+    hard_stop = deadline
     deadline = None if time_budget is None else t0 + time_budget
     scale = None if calibrate else 1.0
     lower_stop = lower * (1 + 1e-12) if np.isfinite(lower) else lower
@@ -969,12 +974,23 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
             break
         if iterations is not None and done >= iterations:
             break
+        if hard_stop is not None and now >= hard_stop:
+            stopped = "budget"
+            break
         if rate is not None and deadline is not None:
             size = int(np.clip(rate * _CHUNK_SECONDS, _CHUNK_MIN, _CHUNK_MAX))
             if deadline is not None:
                 size = int(max(_CHUNK_MIN, min(size, rate * (deadline - now) + 1)))
         if iterations is not None:
             size = min(size, iterations - done)
+        if hard_stop is not None:
+            # a short first chunk; its move rate shortens the chunk that would pass hard_stop
+            if scale is None:
+                size = min(size, 256)
+            elif rate is not None:
+                size = int(max(_CHUNK_MIN, min(chunk if deadline is None else size, rate * (hard_stop - now) + 1)))
+                if iterations is not None:
+                    size = min(size, iterations - done)
         prog = max(done / iterations if iterations else 0.0,
                    (now - t0) / time_budget if time_budget else 0.0)
         if scale is None:
@@ -1016,7 +1032,8 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
         if state.best_max < best_value and not np.array_equal(best, state.best_max_vertices):
             best, best_value = state.best_max_vertices.copy(), state.best_max
         if not np.array_equal(best, state.proc_vertex) and (
-                deadline is None or time.perf_counter() + setup <= t0 + time_budget):
+                deadline is None or time.perf_counter() + setup <= t0 + time_budget) and (
+                hard_stop is None or time.perf_counter() + setup <= hard_stop):
             # exact value of the returned state (the running maximum carries float drift)
             best_value = float(np.max(full_traffic(topology, state.sym, best, state.oracle) * state.inv_cap))
         elif np.array_equal(best, state.proc_vertex):

@@ -10,9 +10,9 @@ import time
 
 import numpy as np
 
-from .local_search import SwapState, local_search, run_refinement
+from .local_search import SwapState, full_traffic, local_search, run_refinement
 
-__all__ = ["refine_threshold_accepting", "ta_thresholds"]
+__all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent"]
 
 # Threshold at the start of the walk, in units of the median size of a worsening move.  Measured on
 # a 512-process SpMV pattern on an 8x8x8 torus (4 s, ~18k moves): 0.005-0.02 beat 0.25-4 (walks that
@@ -33,9 +33,203 @@ def _stall(n):
     return max(5000, 50 * n)
 
 
+# Share of a time budget left to the hop-bytes clean-up after a congestion walk, and its passes over
+# the processes without a time budget (each: every process's N_C^1 swaps and shifts).
+CLEANUP_SHARE = 0.2
+CLEANUP_PASSES = 3
+# Processes whose swap moves are listed at once by the clean-up, and moves played at once on the
+# congestion state (they share the room under the cap).
+_CLEANUP_BATCH = 512
+_CAP_CHUNK = 16
+
+
+def _independent(ma, mb, order, ptr, idx, P):
+    """Indices (into ``ma``/``mb``) of moves, taken in ``order``, whose hop-bytes deltas add up: no
+    selected move moves a process whose vertex another selected move reads (its two processes and
+    their communication partners), and no two target the same free slot."""
+    read = np.zeros(P, np.bool_)
+    moved = np.zeros(P, np.bool_)
+    used_free = set()
+    out = []
+    for i in order:
+        a = int(ma[i])
+        b = int(mb[i])
+        if read[a] or (b >= 0 and read[b]):
+            continue
+        if b < 0 and b in used_free:
+            continue
+        nb = idx[ptr[a]:ptr[a + 1]]
+        if b >= 0:
+            nb = np.concatenate([nb, idx[ptr[b]:ptr[b + 1]]])
+        if moved[nb].any():
+            continue
+        out.append(i)
+        read[nb] = True
+        read[a] = True
+        moved[a] = True
+        if b >= 0:
+            read[b] = True
+            moved[b] = True
+        else:
+            used_free.add(b)
+    return np.asarray(out, np.int64)
+
+
+def near_partner_moves(state, procs, rng, per=3):
+    """Moves of ``procs`` next to their communication partners: process ``a`` to a slot (a random one
+    of the vertex) on the vertex of each partner and on ``per`` random ones of that vertex's nearest
+    slot vertices (``state.near_ptr / near_idx``), as ``(a, b)`` for the engine's walk (``b`` the
+    occupant of the slot, or ``-slot - 1`` when it is free).  ``(per + 1) x degree`` moves per
+    process at the most."""
+    from .hopbytes_swap import _ragged
+
+    s = state.sym
+    procs = np.asarray(procs, np.int64)
+    deg = s.indptr[procs + 1] - s.indptr[procs]
+    pa = np.repeat(procs, deg)
+    vx = state.proc_vertex[s.indices[_ragged(s.indptr[procs], deg)]]
+    nn = state.near_ptr[vx + 1] - state.near_ptr[vx]
+    # `per` of the nearest slot vertices of each partner's vertex, at random (ties make the lists long)
+    pick = state.near_ptr[vx].repeat(per) + (rng.random(vx.size * per) * nn.repeat(per)).astype(np.int64)
+    has = nn.repeat(per) > 0
+    a = np.concatenate([pa, pa.repeat(per)[has]])
+    w = np.concatenate([vx, state.near_idx[pick[has]]])
+    slot = state.slot_first[w] + (rng.random(w.size) * state.slot_count[w]).astype(np.int64)
+    b = state.occupant[slot]
+    b = np.where(b >= 0, b, -slot - 1)
+    keep = (b != a) & (state.slot_vertex[slot] != state.proc_vertex[a])
+    return a[keep], b[keep]
+
+
+def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, passes=CLEANUP_PASSES, near=None):
+    """Lower the hop-bytes of a mapping without raising its maximum ECMP congestion.
+
+    Each pass visits the processes in a random order, a batch at a time: it lists their moves onto
+    and next to their communication partners' vertices (:func:`near_partner_moves`: swaps, or
+    shifts to free slots), prices them on hop-bytes (a hops state
+    of the engine, nothing accepted), keeps the improving ones that do not interfere (their deltas
+    add up: :func:`_independent`, most improving first), then plays those on a congestion state
+    whose score is the maximum alone: a move is accepted only when the maximum stays at or below
+    that of ``start``.  Accepted moves are replayed on the hops state.  Hop-bytes fall with every
+    accepted move; the maximum never rises.
+
+    Parameters
+    ----------
+    topology : Topology
+    g : CommGraph or SymGraph
+    start : array_like of int
+    slots : numpy.ndarray of int
+    rng : numpy.random.Generator
+    deadline : float, optional
+        ``time.perf_counter()`` value after which no batch starts (the final exact check of the
+        maximum runs only when it fits; otherwise the running maximum, which never exceeded the cap,
+        is trusted).
+    passes : int
+        Passes over the processes at the most (a pass that accepts nothing ends the descent).
+    near : (ptr, idx), optional
+        Nearest slot vertices per vertex (default
+        :func:`~libtopomap.mappers.local_search.near_slot_vertices`).
+
+    Returns
+    -------
+    vertices : numpy.ndarray of int64
+    stats : dict
+        ``start_max``, ``max`` (exact when checked), ``start_hopbytes``, ``hopbytes``, ``accepted``,
+        ``priced``, ``played``, ``passes``, ``reverted`` (the exact maximum came out above the cap
+        through float drift: ``start`` is returned), ``stopped`` (``"local optimum"``, ``"passes"`` or
+        ``"budget"``), ``seconds``.
+
+    Notes
+    -----
+    A lexicographic (maximum congestion, hop-bytes) descent: the congestion winner of the portfolio
+    (threshold accepting on the maximum) pays for its low maximum with long paths (on a 32,768-host
+    dragonfly, 1.56x Scotch's hop-bytes); most of those can be shortened on links that are not at
+    the maximum.  The moves are the engine's local moves (next to a partner), enumerated instead of
+    drawn; the cap makes the descent a congestion-preserving clean-up.
+    """
+    t0 = time.perf_counter()
+    start = np.asarray(start, np.int64)
+    hops = SwapState(topology, g, start, slots, "hopbytes", near=near)
+    sym = hops.sym
+    P = sym.n
+    stats = {"start_hopbytes": hops.score, "hopbytes": hops.score, "accepted": 0, "priced": 0, "played": 0,
+             "passes": 0, "stopped": "local optimum"}
+    if P < 2 or sym.indices.size == 0 or (deadline is not None and time.perf_counter() >= deadline):
+        stats.update(start_max=np.nan, max=np.nan, seconds=time.perf_counter() - t0,
+                     stopped="local optimum" if P < 2 or sym.indices.size == 0 else "budget")
+        return start.copy(), stats
+    cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx))
+    setup = time.perf_counter() - t0
+    cap = cong.current_max()
+    # score the congestion state by its maximum alone (no smooth term): delta = change of the maximum
+    cong.scal[9] = 0.0
+    cong.scal[0] = cong.scal[1] = cap
+    stats["start_max"] = cap
+    order_rng = np.random.default_rng(rng.integers(2**63))
+    for _ in range(int(passes)):
+        stats["passes"] += 1
+        acc_pass = 0
+        order = order_rng.permutation(P).astype(np.int64)
+        for lo in range(0, P, _CLEANUP_BATCH):
+            if deadline is not None and time.perf_counter() >= deadline:
+                stats["stopped"] = "budget"
+                break
+            ma, mb = near_partner_moves(hops, order[lo:lo + _CLEANUP_BATCH], order_rng)
+            if ma.size == 0:
+                continue
+            _, _, _, d = hops.run(np.full(ma.size, -np.inf), rng, moves=(ma, mb))
+            stats["priced"] += ma.size
+            tol = 1e-9 * (1.0 + abs(hops.score))
+            good = np.flatnonzero(d < -tol)
+            if good.size == 0:
+                continue
+            # the most improving move of each process, most improving first
+            good = good[np.lexsort((d[good], ma[good]))]
+            good = good[np.r_[True, ma[good][1:] != ma[good][:-1]]]
+            pick = _independent(ma, mb, good[np.argsort(d[good], kind="stable")], sym.indptr, sym.indices, P)
+            pa, pb = ma[pick], mb[pick]
+            # a move is accepted when it raises the running maximum by less than its level; the
+            # levels of a chunk of k moves share the room left under the cap (k of them cannot add
+            # up past it), plus a rounding allowance so moves that leave the maximum alone pass
+            for c0 in range(0, pa.size, _CAP_CHUNK):
+                ca, cb = pa[c0:c0 + _CAP_CHUNK], pb[c0:c0 + _CAP_CHUNK]
+                level = max(cap - cong.current_max(), 0.0) / ca.size + 1e-14 * cap
+                _, _, n, dc = cong.run(np.full(ca.size, level), rng, moves=(ca, cb))
+                stats["played"] += n
+                ok = np.flatnonzero(dc < level)
+                if ok.size:
+                    hops.run(np.full(ok.size, np.inf), rng, moves=(ca[ok], cb[ok]))
+                    acc_pass += ok.size
+        stats["accepted"] += acc_pass
+        if stats["stopped"] == "budget":
+            break
+        if acc_pass == 0:
+            stats["stopped"] = "local optimum"
+            break
+        stats["stopped"] = "passes"
+    out = cong.proc_vertex.copy()  # the hops state made the same moves
+    mx = cong.current_max()
+    if stats["accepted"] and (deadline is None or time.perf_counter() + setup <= deadline):
+        # exact maximum of the result (the running one carries float drift)
+        mx = float(np.max(full_traffic(topology, sym, out, cong.oracle) * cong.inv_cap))
+    stats["reverted"] = bool(mx > cap * (1.0 + 1e-9))
+    if stats["reverted"]:  # float drift of the running maximum let a move past the cap: keep start
+        out, mx = start.copy(), cap
+        stats["hopbytes"] = stats["start_hopbytes"]
+    else:
+        stats["hopbytes"] = hops.score
+    stats.update(max=mx, seconds=time.perf_counter() - t0)
+    return out, stats
+
+
 def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budget=None, iterations=None,
-                        warmup=0.15, t_start=None):
+                        warmup=0.15, t_start=None, cleanup=CLEANUP_SHARE, deadline=None):
     """The search behind :func:`refine_threshold_accepting`, on validated input.
+
+    ``deadline`` (a ``time.perf_counter()`` value) stops every phase without changing its moves
+    when it does not bind (the portfolio's overall budget); with the congestion objective and
+    ``cleanup > 0`` the walk stops early enough to leave that share of the time to
+    :func:`capped_hopbytes_descent`.
 
     Returns
     -------
@@ -45,12 +239,26 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
         The objective (hop-bytes for ``dilation``) of ``start`` and of the result, as evaluated by
         the engine (exact, up to float rounding of the running congestion).
     stats : dict
-        Of the last walk (see :func:`~libtopomap.mappers.local_search.local_search`).
+        Of the last walk (see :func:`~libtopomap.mappers.local_search.local_search`), with
+        ``cleanup`` (the stats of :func:`capped_hopbytes_descent`) for congestion.
     """
     t0 = time.perf_counter() if t_start is None else t_start
+    t_call = t0
     start = np.asarray(start, np.int64)
     search_objective = "hopbytes" if objective == "dilation" else objective
+    tidy = objective == "congestion" and cleanup > 0
+    walk_deadline = deadline
+    if tidy:
+        ends = [x for x in (deadline, None if time_budget is None else t0 + time_budget) if x is not None]
+        end = min(ends) if ends else None
+        if end is not None:
+            walk_deadline = t0 + (1.0 - cleanup) * (end - t0)
+            if time_budget is not None:
+                time_budget = (1.0 - cleanup) * time_budget
+        deadline = end
+    tic = time.perf_counter()
     state = SwapState(topology, g, start, slots, search_objective)
+    setup = time.perf_counter() - tic
     start_value = state.current_max() if objective == "congestion" else state.score
     current = start
     budget = time_budget
@@ -63,22 +271,33 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
             if wb is None or wb > 0:
                 current, _ = local_search(topology, state.sym, current, slots, "hopbytes",
                                           thresholds_fn=ta_thresholds, rng=rng, time_budget=wb, iterations=iterations,
-                                          stall_limit=_stall(g.n))
+                                          stall_limit=_stall(g.n), deadline=walk_deadline)
             if time_budget is not None:
                 budget = max(time_budget - (time.perf_counter() - t0), 0.0)
                 t0 = time.perf_counter()
             if not np.array_equal(current, start):
+                if walk_deadline is not None and time.perf_counter() + setup >= walk_deadline:
+                    # no time for a state of the warmed-up mapping (nor to score it): keep the start
+                    stats = {"stopped": "budget", "best_value": start_value, "setup_seconds": setup}
+                    return start, start_value, start_value, stats
                 state = None  # a new state from the warmed-up mapping
     best, stats = local_search(topology, g if state is None else state.sym, current, slots, search_objective,
                                thresholds_fn=ta_thresholds, rng=rng, time_budget=budget, iterations=iterations,
-                               stall_limit=_stall(g.n), state=state, t_start=t0)
+                               stall_limit=_stall(g.n), state=state, t_start=t0, deadline=walk_deadline)
     if stats["best_value"] > start_value:
-        return start, start_value, start_value, stats
-    return best, start_value, stats["best_value"], stats
+        best, best_value = start, start_value
+    else:
+        best_value = stats["best_value"]
+    if tidy and (deadline is None or time.perf_counter() + 2 * setup < deadline):
+        best, stats["cleanup"] = capped_hopbytes_descent(topology, g, best, slots, rng=rng, deadline=deadline)
+        if np.isfinite(stats["cleanup"]["max"]):
+            best_value = min(best_value, stats["cleanup"]["max"]) if stats["cleanup"]["accepted"] else best_value
+    stats["total_seconds"] = time.perf_counter() - t_call
+    return best, start_value, best_value, stats
 
 
 def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion",
-                               time_budget=None, iterations=None, warmup=0.15):
+                               time_budget=None, iterations=None, warmup=0.15, cleanup=CLEANUP_SHARE):
     """Improve a mapping by threshold accepting: a random walk that also takes worse moves, as long
     as they are worse by less than a threshold that falls to zero over the budget.
 
@@ -109,6 +328,11 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
         For the congestion objective, the share of the time budget first spent on a hop-bytes walk
         (with an iteration budget: as many hop-bytes moves).  0 disables it.  On a 512-process
         SpMV pattern on an 8x8x8 torus, 4 s: max congestion 238.6 without, 217.4 with 0.5 s warm-up.
+    cleanup : float
+        For the congestion objective, the share of the time budget left to
+        :func:`capped_hopbytes_descent` after the walk (without a time budget: at most
+        :data:`CLEANUP_PASSES` passes): hop-bytes are lowered without raising the maximum
+        congestion.  0 disables it.
 
     Returns
     -------
@@ -133,4 +357,5 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     superior to simulated annealing", J. Comput. Phys. 90(1), 1990.
     """
     return run_refinement(threshold_accepting, "ta", topology, graph, mapping, slots=slots, seed=seed,
-                          objective=objective, time_budget=time_budget, iterations=iterations, warmup=warmup)
+                          objective=objective, time_budget=time_budget, iterations=iterations, warmup=warmup,
+                          cleanup=cleanup)
