@@ -7,7 +7,53 @@ import numpy as np
 from ..errors import TopologyError
 from ..topology import Topology
 
-__all__ = ["ldr", "ldr_graph_edges"]
+__all__ = ["ldr", "ldr_graph_edges", "moore_bound"]
+
+
+def moore_bound(degree, diameter):
+    """Moore bound: the most nodes a graph of maximum degree ``degree`` and diameter ``diameter`` can have.
+
+    ``N <= (d (d-1)^k - 2) / (d - 2)`` for ``d > 2`` (equation 4.1 of seed 001), i.e. ``1 + d + d(d-1)
+    + ... + d(d-1)^(k-1)``: the root, its ``d`` neighbours, and ``d - 1`` new nodes per node at every
+    further level.  ``d = 2`` gives the polygon ``2k + 1``, ``d = 1`` a single link (2 nodes) and
+    ``k = 0`` a single node.
+
+    Parameters
+    ----------
+    degree : int
+        ``d >= 0``.
+    diameter : int
+        ``k >= 0``.
+
+    Returns
+    -------
+    int
+        Exact (Python integer arithmetic).
+
+    Raises
+    ------
+    TopologyError
+        Negative degree or diameter.
+
+    References
+    ----------
+    A. Mehta, MS thesis, UIUC, 2005, section 4.1, equation (4.1) (citing Hoffman and Singleton, 1960).
+
+    Examples
+    --------
+    >>> moore_bound(3, 2), moore_bound(7, 2), moore_bound(57, 2)  # Petersen, Hoffman-Singleton, open case
+    (10, 50, 3250)
+    """
+    d, k = int(degree), int(diameter)
+    if d < 0 or k < 0:
+        raise TopologyError(f"the Moore bound needs degree >= 0 and diameter >= 0, got degree={d}, diameter={k}")
+    if k == 0 or d == 0:
+        return 1
+    if d == 1:
+        return 2
+    if d == 2:
+        return 2 * k + 1
+    return (d * (d - 1) ** k - 2) // (d - 2)
 
 
 def ldr_graph_edges(n, degree, rng):
