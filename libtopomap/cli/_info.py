@@ -6,8 +6,10 @@ from ..formats import read
 
 
 def add_parser(sub):
-    p = sub.add_parser("info", help="print vertices, hosts, slots, switches, links, degrees, diameter, ASPL (and the Moore bound of a regular graph)",
-                       description="Print the properties of a topology file (any registered format, sniffed).")
+    p = sub.add_parser("info", help="print vertices, hosts, slots, switches, links, degrees, diameter, ASPL",
+                       description="Print the properties of a topology file (any registered format, sniffed); for a "
+                       "regular graph of hosts only, also its Moore bound (the most nodes its degree and "
+                       "diameter allow).")
     p.add_argument("file", help="topology file (LibTopoMap text, JSON, ibnetdiscover, ...)")
     p.add_argument("--format", help="input format (default: sniffed from the content)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
