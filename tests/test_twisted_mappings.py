@@ -152,3 +152,26 @@ def test_table1_and_model_closed_forms():
     assert float(model(a, "rtt", "identity", None, 0.0)["max_th"]) == pytest.approx(1.5)
     with pytest.raises(MappingError, match="derives no model"):
         model(a, "rt", "diagonal-shift", None, 0.5)
+
+
+def _th(t, graph, mapping):
+    return 1.0 / ltm.link_traffic(t, graph, mapping).max()
+
+
+def test_link_loads_give_the_models_throughput():
+    # one unit per node: uniform (alpha = 0) over all N nodes, or local (alpha = 1) a quarter per neighbour
+    a, N = 4, 32
+    s, d = np.divmod(np.arange(N * N), N)
+    keep = s != d
+    uniform = ltm.CommGraph(N, s[keep], d[keep], np.full(int(keep.sum()), 1 / N))
+    assert _th(rt(a), uniform, np.arange(N)) == pytest.approx(4 / a)  # 1.000
+    # RTT is edge-symmetric: every arc carries N kbar / 2|E| with the exact kbar = (4a^2 - 1)/(6a)
+    assert _th(rtt(a), uniform, np.arange(N)) == pytest.approx(4 * 6 * a / (4 * a * a - 1))  # 1.524
+    local = ltm.CommGraph(N, stencil("4x8").src, stencil("4x8").indices, np.full(4 * N, 0.25))
+    assert _th(rt(a), local, np.arange(N)) == pytest.approx(4.0)
+    m = map_processes(rtt(a), local, strategy="identity")
+    assert _th(rtt(a), local, m) == pytest.approx(float(model(a, "rtt", "identity", None, 1.0)["max_th"]))  # 2
+    g8 = stencil("8x8")
+    local2 = ltm.CommGraph(64, g8.src, g8.indices, np.full(4 * 64, 1 / 8))  # c = 2: 1/(4c) per edge
+    m = map_processes(rtt(a), local2, strategy="identity", concentration="t", slots=np.full(N, 2))
+    assert _th(rtt(a), local2, m) == pytest.approx(4.0)
