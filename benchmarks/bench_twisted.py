@@ -143,8 +143,9 @@ def main(argv=None):
     out["alpha0"] = {"rt": th(("rt", "identity", None), 0.0), "rtt": th(("rtt", "identity", None), 0.0),
                      "rt_model": float(model(a, "rt", "identity", None, 0.0)["max_th"]),
                      "rtt_model": float(model(a, "rtt", "identity", None, 0.0)["max_th"])}
-    lines += ["", f"alpha = 0 (uniform traffic): RT {out['alpha0']['rt']:.3f} measured vs {out['alpha0']['rt_model']:.3f} "
-              f"model; RTT {out['alpha0']['rtt']:.3f} measured vs {out['alpha0']['rtt_model']:.3f} from the rounded "
+    a0 = out["alpha0"]
+    lines += ["", f"alpha = 0 (uniform traffic): RT {a0['rt']:.3f} measured vs {a0['rt_model']:.3f} "
+              f"model; RTT {a0['rtt']:.3f} measured vs {a0['rtt_model']:.3f} from the rounded "
               f"kbar = 2a/3 (exact kbar = (4a^2 - 1)/(6a) gives {4 * 6 * a / (4 * a * a - 1):.3f}).",
               f"RT and RTT (identity) cross at alpha = {cross:.4f} measured, {a / (a + 3):.4f} = a/(a+3) in the model."]
 

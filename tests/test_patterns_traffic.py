@@ -37,13 +37,14 @@ def test_bit_permutations_exact_on_8_and_16():
 @pytest.mark.parametrize("b", [2, 4, 6, 10])
 def test_bit_permutations_are_involutions_brute_force(b):
     n = 1 << b
-    for make, bits in ((bit_reversal_traffic, lambda s: int(format(s, f"0{b}b")[::-1], 2)),
-                       (bit_complement_traffic, lambda s: int("".join("1" if c == "0" else "0"
-                                                                      for c in format(s, f"0{b}b")), 2)),
-                       (bit_transpose_traffic, lambda s: int(format(s, f"0{b}b")[b // 2:] + format(s, f"0{b}b")[:b // 2],
-                                                             2))):
+    def bits(s):
+        return format(s, f"0{b}b")
+
+    for make, f in ((bit_reversal_traffic, lambda s: int(bits(s)[::-1], 2)),
+                    (bit_complement_traffic, lambda s: int("".join("1" if c == "0" else "0" for c in bits(s)), 2)),
+                    (bit_transpose_traffic, lambda s: int(bits(s)[b // 2:] + bits(s)[:b // 2], 2))):
         got = {s: d for s, d, _ in pairs(make(n))}
-        assert got == {s: bits(s) for s in range(n) if bits(s) != s}
+        assert got == {s: f(s) for s in range(n) if f(s) != s}
         assert all(got[d] == s for s, d in got.items())  # each is its own inverse
 
 

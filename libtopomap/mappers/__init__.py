@@ -119,7 +119,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         Moves for the refinement.
     concentration : str, optional
         Seed 004's concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
-        first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ... (:func:`~libtopomap.mappers.twisted_mappings.parse_concentration`);
+        first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ...
+        (:func:`~libtopomap.mappers.twisted_mappings.parse_concentration`);
         only with ``strategy="identity"`` (the paper's ``id`` after the concentration) or
         ``"diagonal-shift"``.
     multicore : bool, optional
@@ -155,7 +156,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
     T. Hoefler and M. Snir, ICS'11, sections 3 and 4.2 (Figure 4).
     """
     if strategy not in _CONSTRUCT:
-        raise MappingError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES + TWISTED_STRATEGIES)}")
+        known = ", ".join(STRATEGIES + TWISTED_STRATEGIES)
+        raise MappingError(f"unknown strategy {strategy!r}; expected one of {known}")
     if strategy == "scotch" and not HAVE_SCOTCH:
         raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
     check_objective(objective)
