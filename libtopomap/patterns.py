@@ -7,6 +7,10 @@
 * ``torus-scrambled:8x8:SEED`` -- the same pattern with process labels shuffled (the mapping has to
   find the torus again);
 * ``random:P:DEGREE:SEED`` -- a random graph with ``P`` processes and about ``DEGREE`` neighbours each;
+* the traffic patterns of seed 001 (section 3.5.4): ``k-shift:N:K``, ``ring:N``, ``bit-transpose:N``,
+  ``bit-reversal:N``, ``bit-complement:N`` and ``uniform:N[:MESSAGES[:SEED]]``, and the local/global
+  traffic of seed 004 (section 5.1), ``local-global:DIMS:ALPHA[:MESSAGES[:SEED]]`` (one round of
+  messages each; see :func:`local_global_traffic`);
 * a path to an edge-list file (``src dst [weight]`` per line, 0-based, ``#`` comments);
 * a path to a Matrix Market file (``.mtx``): the nonzero pattern of a sparse matrix as the
   communication of a row-distributed SpMV, one process per row (``A[i, j] != 0``: ``j`` sends to ``i``);
@@ -29,7 +33,8 @@ from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
 
 __all__ = ["load_graph", "stencil", "stencil_dims", "scrambled_torus", "random_graph", "read_edge_list",
-           "read_matrix_market"]
+           "read_matrix_market", "shift_traffic", "ring_traffic", "bit_transpose_traffic", "bit_reversal_traffic",
+           "bit_complement_traffic", "uniform_traffic", "local_global_traffic"]
 
 
 def stencil(dims, periodic=True):
@@ -148,6 +153,240 @@ def random_graph(P, degree, seed=None):
     src = np.repeat(np.arange(P), k)
     dst = (src + rng.integers(1, P, size=src.size)) % P
     return CommGraph(P, np.concatenate([src, dst]), np.concatenate([dst, src]))
+
+
+# ----------------------------------------------------------------- synthetic traffic (seeds 001, 004)
+# Each function returns the messages one round of the pattern sends: unit weight per message.  The
+# permutations of seed 001 section 3.5.4 are deterministic; the random patterns are sampled with
+# ``seed`` (``messages`` draws per process) rather than given as expected weights, because the
+# expected graph of a uniform pattern is complete: P**2 edges, 6.9e10 for 262,144 processes.
+
+
+def _power_of_two(n, what):
+    n = int(n)
+    if n < 2 or n & (n - 1):
+        raise CommGraphError(f"{what} traffic needs a power of two >= 2 processes, got {n}")
+    return n, n.bit_length() - 1
+
+
+def _permutation_graph(n, dst):
+    src = np.arange(n, dtype=np.int64)
+    keep = dst != src  # a process that would send to itself sends nothing over the network
+    return CommGraph(n, src[keep], dst[keep])
+
+
+def shift_traffic(n, k=1):
+    """The *k-shift* pattern: process ``i`` sends one message to ``(i + k) mod n`` (seed 001, section 3.5.4).
+
+    Parameters
+    ----------
+    n : int
+        Processes, ``n >= 1``.
+    k : int
+        Shift; any integer (``k = 1`` is the *ring* pattern; a multiple of ``n`` sends nothing).
+
+    Returns
+    -------
+    CommGraph
+        ``n`` unit edges (none when ``k mod n == 0``).
+
+    Examples
+    --------
+    >>> g = shift_traffic(5, 2)
+    >>> g.src.tolist(), g.indices.tolist()
+    ([0, 1, 2, 3, 4], [2, 3, 4, 0, 1])
+    """
+    n, k = int(n), int(k)
+    if n < 1:
+        raise CommGraphError(f"shift traffic needs n >= 1 processes, got {n}")
+    return _permutation_graph(n, (np.arange(n, dtype=np.int64) + k) % n)
+
+
+def ring_traffic(n):
+    """The *ring* pattern of seed 001 section 3.5.4: the 1-shift, ``i -> (i + 1) mod n``."""
+    return shift_traffic(n, 1)
+
+
+def bit_transpose_traffic(n):
+    """The *bit transpose* pattern: the destination's address is the source's with its two halves swapped.
+
+    With ``b = log2(n)`` address bits, destination bit ``i`` is source bit ``(i + b/2) mod b``.
+    Seed 001 (section 3.5.4) prints ``mod N``; rotating bit indices only makes sense ``mod b``,
+    which is what is implemented.  ``b`` must be even (the thesis does not say what an odd ``b``
+    means); addresses whose halves are equal send to themselves and are left out.
+
+    Parameters
+    ----------
+    n : int
+        Processes: ``4**j`` for some ``j >= 1``.
+
+    Returns
+    -------
+    CommGraph
+
+    Examples
+    --------
+    >>> g = bit_transpose_traffic(16)  # 0b0111 -> 0b1101
+    >>> int(g.indices[g.indptr[7]])
+    13
+    """
+    n, b = _power_of_two(n, "bit transpose")
+    if b % 2:
+        raise CommGraphError(f"bit transpose traffic needs an even number of address bits (n = 4**j), got n = {n}")
+    i = np.arange(n, dtype=np.int64)
+    h = b // 2
+    low = (1 << h) - 1
+    return _permutation_graph(n, ((i & low) << h) | (i >> h))
+
+
+def bit_reversal_traffic(n):
+    """The *bit reversal* pattern: destination bit ``i`` is source bit ``b - i - 1`` (``b = log2(n)``).
+
+    Palindromic addresses send to themselves and are left out (seed 001, section 3.5.4).
+
+    Examples
+    --------
+    >>> g = bit_reversal_traffic(8)
+    >>> [(int(s), int(d)) for s, d in zip(g.src, g.indices)]
+    [(1, 4), (3, 6), (4, 1), (6, 3)]
+    """
+    n, b = _power_of_two(n, "bit reversal")
+    i = np.arange(n, dtype=np.int64)
+    dst = np.zeros(n, dtype=np.int64)
+    for j in range(b):
+        dst |= ((i >> j) & 1) << (b - 1 - j)
+    return _permutation_graph(n, dst)
+
+
+def bit_complement_traffic(n):
+    """The *bit complement* pattern: process ``i`` sends to ``~i`` on ``log2(n)`` bits, i.e. ``n - 1 - i``
+    (seed 001, section 3.5.4)."""
+    n, _ = _power_of_two(n, "bit complement")
+    return _permutation_graph(n, (n - 1) - np.arange(n, dtype=np.int64))
+
+
+def uniform_traffic(n, messages=1, *, seed=None):
+    """*Uniform distribution* traffic: every process sends ``messages`` messages, each to a uniformly
+    random *other* process (seed 001, section 3.5.4), sampled with ``seed``.
+
+    Parameters
+    ----------
+    n : int
+        Processes, ``n >= 2``.
+    messages : int
+        Messages per process (``>= 0``); weights count repeated destinations.
+    seed : int, optional
+
+    Returns
+    -------
+    CommGraph
+        Total weight ``n * messages``, no self edges.
+    """
+    n, messages = int(n), int(messages)
+    if n < 2:
+        raise CommGraphError(f"uniform traffic needs n >= 2 processes, got {n}")
+    if messages < 0:
+        raise CommGraphError(f"messages must be >= 0, got {messages}")
+    rng = np.random.default_rng(seed)
+    src = np.repeat(np.arange(n, dtype=np.int64), messages)
+    return CommGraph(n, src, (src + rng.integers(1, n, size=src.size)) % n)
+
+
+def local_global_traffic(dims, alpha, messages=1, *, seed=None):
+    """Local/global synthetic traffic of seed 004 (section 5.1), sampled with ``seed``.
+
+    Every process of the periodic process grid ``dims`` sends ``messages`` messages.  Each is
+    *local* with probability ``alpha``, to one of its grid neighbours (``2 * len(dims)`` directions
+    ``+-1`` per dimension, uniformly; the 4 logical neighbours of a 2D grid), and otherwise *global*,
+    to a uniformly random process of the whole job, itself included ("distributed evenly along the
+    whole network", section 4.1: the model of section 3.2 averages global distances over all ``N``
+    destinations, Table 1, so a self draw is kept as a zero-hop self edge).
+
+    Parameters
+    ----------
+    dims : str or sequence of int
+        Process grid, e.g. ``"8x16"``: process ``i`` at ``np.unravel_index(i, dims)`` (the paper's
+        logical ``R(m, n)`` torus, ``x`` fastest, is ``f"{n}x{m}"``).  Dimensions of size 1 have no
+        neighbours and are skipped; on one of size 2 both directions reach the same process.
+    alpha : float
+        Proportion of local messages, ``0 <= alpha <= 1``.
+    messages : int
+        Messages per process (``>= 0``).
+    seed : int, optional
+
+    Returns
+    -------
+    CommGraph
+        Weights count messages; total ``P * messages``.
+
+    Notes
+    -----
+    The expected weights (``alpha / (2 ndim)`` per neighbour plus ``(1 - alpha) / P`` to every
+    process) form a complete graph, so they are not offered as a source; they follow by linearity
+    from :func:`stencil` and the all-pairs pattern where ``P`` is small (``benchmarks/bench_twisted.py``).
+
+    Examples
+    --------
+    >>> g = local_global_traffic("8x16", 1.0, messages=4, seed=0)  # alpha = 1: neighbours only
+    >>> float(g.weights.sum()), bool(set(g.indices[g.indptr[0]:g.indptr[1]].tolist()) <= {1, 15, 16, 112})
+    (512.0, True)
+    """
+    try:
+        dims = parse_dims(dims)
+    except Exception as e:
+        raise CommGraphError(str(e)) from None
+    alpha, messages = float(alpha), int(messages)
+    if not 0.0 <= alpha <= 1.0:
+        raise CommGraphError(f"alpha must be in [0, 1], got {alpha}")
+    if messages < 0:
+        raise CommGraphError(f"messages must be >= 0, got {messages}")
+    n = int(np.prod(dims))
+    rng = np.random.default_rng(seed)
+    src = np.repeat(np.arange(n, dtype=np.int64), messages)
+    dst = rng.integers(0, n, size=src.size)  # global draws
+    axes = [ax for ax, k in enumerate(dims) if k > 1]
+    local = rng.random(src.size) < alpha
+    if axes and local.any():
+        s = src[local]
+        direction = rng.integers(0, 2 * len(axes), size=s.size)
+        coords = list(np.unravel_index(s, dims))
+        for j, ax in enumerate(axes):
+            for sign in (1, -1):
+                sel = direction == 2 * j + (sign < 0)
+                coords[ax][sel] = (coords[ax][sel] + sign) % dims[ax]
+        dst[local] = np.ravel_multi_index(coords, dims)
+    return CommGraph(n, src, dst)
+
+
+#: Traffic patterns ``load_graph`` accepts: name -> (spec syntax, function, its integer fields).
+_TRAFFIC = {
+    "k-shift": ("k-shift:N:K", lambda f: shift_traffic(f[0], f[1]), 2, 2),
+    "ring": ("ring:N", lambda f: ring_traffic(f[0]), 1, 1),
+    "bit-transpose": ("bit-transpose:N", lambda f: bit_transpose_traffic(f[0]), 1, 1),
+    "bit-reversal": ("bit-reversal:N", lambda f: bit_reversal_traffic(f[0]), 1, 1),
+    "bit-complement": ("bit-complement:N", lambda f: bit_complement_traffic(f[0]), 1, 1),
+    "uniform": ("uniform:N[:MESSAGES[:SEED]]", lambda f: uniform_traffic(*f[:2], seed=f[2] if len(f) > 2 else 0),
+                1, 3),
+}
+
+
+def _traffic_spec(head, rest, spec):
+    """A traffic pattern from its spec (``bit-reversal:1024``, ``local-global:8x16:0.5:4:1``, ...)."""
+    fields = rest.split(":") if rest else []
+    if head == "local-global":
+        if not 2 <= len(fields) <= 4:
+            raise CommGraphError(f"graph spec {spec!r}: expected local-global:DIMS:ALPHA[:MESSAGES[:SEED]]")
+        try:
+            alpha = float(fields[1])
+        except ValueError:
+            raise CommGraphError(f"graph spec {spec!r}: ALPHA must be a number, got {fields[1]!r}") from None
+        ints = [_int(x, what, spec) for x, what in zip(fields[2:], ("MESSAGES", "SEED"))]
+        return local_global_traffic(fields[0], alpha, ints[0] if ints else 1, seed=ints[1] if len(ints) > 1 else 0)
+    syntax, make, lo, hi = _TRAFFIC[head]
+    if not lo <= len(fields) <= hi:
+        raise CommGraphError(f"graph spec {spec!r}: expected {syntax}")
+    return make([_int(x, what, spec) for x, what in zip(fields, ("N", "K" if head == "k-shift" else "MESSAGES",
+                                                                    "SEED"))])
 
 
 def read_edge_list(path):
@@ -299,6 +538,8 @@ def load_graph(spec, *, messages="external"):
         return random_graph(_int(fields[0], "P", s), _int(fields[1], "DEGREE", s), seed)
     from . import graphfiles
 
+    if (head in _TRAFFIC or head == "local-global") and not os.path.exists(s):
+        return _traffic_spec(head, rest, s)
     if head == "matrix" and rest and not os.path.exists(s):
         if not os.path.isfile(rest):
             raise FileNotFoundError(2, "no such matrix file", rest)

@@ -9,8 +9,8 @@ numba, scipy, networkx, mpi4py nor matplotlib.
 
 import importlib.util
 
-__all__ = ["HAVE_SCOTCH", "STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS",
-           "COLLECTIVE_OBJECTIVES",
+__all__ = ["HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES",
+           "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
            "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS"]
 
 try:  # pragma: no cover - depends on the environment
@@ -20,6 +20,9 @@ except ValueError:  # pragma: no cover - pyscotch already in sys.modules without
 
 #: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where pyscotch is installed).
 STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
+#: Strategies for a 2D process torus on RT(a)/RTT(a) only (seed 004): not in :data:`STRATEGIES`, which
+#: every topology accepts.  ``identity`` with a ``concentration`` is the paper's ``id`` after it.
+TWISTED_STRATEGIES = ("diagonal-shift",)
 #: Refinements of a mapping: two-opt swaps and threshold accepting.
 REFINEMENTS = ("two-opt", "ta", "hb-swap")
 #: What a mapping minimises (:mod:`libtopomap.mappers.objectives`).

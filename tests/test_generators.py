@@ -153,7 +153,7 @@ def test_ldr_beats_hypercube_like_seed001_table41():
     assert p["diameter"] <= 4 < q["diameter"]
     assert p["aspl"] * 63 / 64 < 2.5 < q["aspl"]  # the table averages over all n*n pairs
     # more trials never give a worse best ASPL for the same draws
-    assert ldr(64, 6, seed=1, trials=20).attrs["aspl"] <= t.attrs["aspl"]
+    assert ldr(64, 6, seed=1, trials=200).attrs["aspl"] <= t.attrs["aspl"] <= ldr(64, 6, seed=1, trials=20).attrs["aspl"]
 
 
 def test_ldr_errors():

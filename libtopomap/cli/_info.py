@@ -7,7 +7,9 @@ from ..formats import read
 
 def add_parser(sub):
     p = sub.add_parser("info", help="print vertices, hosts, slots, switches, links, degrees, diameter, ASPL",
-                       description="Print the properties of a topology file (any registered format, sniffed).")
+                       description="Print the properties of a topology file (any registered format, sniffed); for a "
+                       "regular graph of hosts only, also its Moore bound (the most nodes its degree and "
+                       "diameter allow).")
     p.add_argument("file", help="topology file (LibTopoMap text, JSON, ibnetdiscover, ...)")
     p.add_argument("--format", help="input format (default: sniffed from the content)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -17,8 +19,14 @@ def add_parser(sub):
 def run(args):
     from ..metrics import properties  # numba: imported only when the command runs
 
+    from ..generators.ldr import moore_bound
+
     topo = read(args.file, format=args.format)
     props = properties(topo)
+    if props["degree_min"] == props["degree_max"] and props["hosts"] == props["vertices"] > 1:
+        # a regular graph of hosts only (LDR, hypercube, Petersen...): the most nodes its degree and
+        # diameter allow (seed 001, equation 4.1); equal to "vertices" for a Moore graph
+        props["moore_bound"] = moore_bound(props["degree_max"], props["diameter"])
     if args.json:
         print(json.dumps(props))
     else:

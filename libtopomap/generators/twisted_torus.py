@@ -3,6 +3,9 @@
 Node ``(x, y)`` with ``0 <= x < 2a``, ``0 <= y < a`` is vertex ``y * 2a + x`` (``x`` fastest), named
 ``n<i>``; every node is a host with one slot.  ``attrs["coords"]`` is not stored; use
 ``divmod(i, 2a)`` -> ``(y, x)``.
+
+Mapping a logical 2D torus onto these networks (identity, diagonal shift, concentrations) and the
+paper's performance model are in :mod:`libtopomap.mappers.twisted_mappings`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import MappingError
 from ..mapping import Mapping
-from ..vocabulary import REFINEMENTS, STRATEGIES
+from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES
 from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
@@ -26,12 +26,13 @@ from .rcm import map_rcm
 from .recursive import map_recursive
 from .scotch import HAVE_SCOTCH, map_scotch
 from .threshold_accepting import refine_threshold_accepting, threshold_accepting
+from .twisted_mappings import map_diagonal_shift, map_twisted_identity
 from .two_opt import refine_two_opt, two_opt
 
 __all__ = [
     "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
     "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multisection", "map_multicore",
-    "map_scotch",
+    "map_scotch", "map_diagonal_shift", "map_twisted_identity", "TWISTED_STRATEGIES",
     "refine_two_opt", "refine_threshold_accepting", "refine_hopbytes_swap", "compile_kernels",
 ]
 
@@ -45,6 +46,7 @@ _CONSTRUCT = {
     "recursive": map_recursive,
     "multisection": map_multisection,
     "scotch": map_scotch,
+    "diagonal-shift": map_diagonal_shift,
 }
 
 
@@ -86,14 +88,17 @@ def spare_weakest_hosts(topology, slots, n_processes):
 
 
 def map_processes(topology, graph, *, strategy="greedy", slots=None, current=None, objective="congestion",
-                  refine=None, seed=None, start=None, time_budget=None, iterations=None, multicore=None):
+                  refine=None, seed=None, start=None, time_budget=None, iterations=None, multicore=None,
+                  concentration=None):
     """Map the processes of ``graph`` onto ``topology`` with one strategy (and optional refinement).
 
     Parameters
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch"}
+    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch", "diagonal-shift"}
+        ``"diagonal-shift"`` (seed 004) only on RT(a)/RTT(a) targets, for a 2D process torus
+        (:mod:`libtopomap.mappers.twisted_mappings`).
     slots : array_like of int, optional
         Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
     current : array_like of int, optional
@@ -112,6 +117,12 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         Seconds of wall time for the refinement (its setup and final evaluation included).
     iterations : int, optional
         Moves for the refinement.
+    concentration : str, optional
+        Seed 004's concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
+        first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ...
+        (:func:`~libtopomap.mappers.twisted_mappings.parse_concentration`);
+        only with ``strategy="identity"`` (the paper's ``id`` after the concentration) or
+        ``"diagonal-shift"``.
     multicore : bool, optional
         The section 3.4 step (partition G into groups of ``p`` processes, map the quotient graph,
         one group per host).  ``None`` applies it when every usable host has the same ``p >= 2``
@@ -145,16 +156,23 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
     T. Hoefler and M. Snir, ICS'11, sections 3 and 4.2 (Figure 4).
     """
     if strategy not in _CONSTRUCT:
-        raise MappingError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        known = ", ".join(STRATEGIES + TWISTED_STRATEGIES)
+        raise MappingError(f"unknown strategy {strategy!r}; expected one of {known}")
     if strategy == "scotch" and not HAVE_SCOTCH:
         raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
     check_objective(objective)
     if refine not in (None,) + REFINEMENTS:
         raise MappingError(f"unknown refinement {refine!r}; expected one of {', '.join(REFINEMENTS)}")
+    if concentration is not None and strategy not in ("identity",) + TWISTED_STRATEGIES:
+        raise MappingError(f"concentration= applies to the strategies identity and diagonal-shift, not {strategy!r}")
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    if strategy != "identity" and objective == "congestion":
+    twisted = strategy in TWISTED_STRATEGIES or concentration is not None
+    if not twisted and strategy != "identity" and objective == "congestion":
         slots = spare_weakest_hosts(topology, slots, g.n)
-    if strategy == "identity":
+    if twisted:
+        twist = map_twisted_identity if strategy == "identity" else _CONSTRUCT[strategy]
+        m = twist(topology, g, concentration=concentration, slots=slots)
+    elif strategy == "identity":
         m = map_identity(topology, g, slots=slots, current=current)
     elif strategy in ("random", "scotch", "multisection"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
