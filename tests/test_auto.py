@@ -394,3 +394,46 @@ def test_info_reports_the_contract_for_files_too():
                            "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     out = json.loads(proc.stdout)
     assert out["source"] == "file" and out["node_levels"] == [] and out["hosts"] == 8 and out["switches"] == 0
+
+
+# ------------------------------------------------------------------------------------------- under mpiexec
+_PER_RANK = ('R=${{OMPI_COMM_WORLD_RANK:-${{PMI_RANK:-0}}}}; H=$((R / 2)); {exports}; '
+             'exec "$0" -m libtopomap info auto --json')
+
+
+def _info_under(mpi, n, tmp_path, exports=None):
+    env = {k: "" for k in _CLEAN if not k.startswith(("OMPI", "PMI", "MPI_"))}
+    argv = [sys.executable, "-m", "libtopomap", "info", "auto"]
+    if exports:
+        names = tmp_path / "fake.names"
+        names.write_text("".join(f"{r} nid{r // 2:04d}\n" for r in range(n)))
+        env["LIBTOPOMAP_FAKE_NAMES"] = str(names)
+        argv = ["sh", "-c", _PER_RANK.format(exports=exports), sys.executable]
+    proc = mpi.run(n, *argv, timeout=300, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+def test_mpiexec_info_auto_on_this_machine(mpi, tmp_path):
+    proc = _info_under(mpi, 8, tmp_path)
+    lines = proc.stdout.splitlines()
+    props = dict(ln.split(None, 1) for ln in lines if not ln.startswith("rank "))
+    assert props["source"] == "single-switch" and props["hosts"] == "1" and props["switches"] == "1"
+    assert props["node_levels"].split()[:1] == ["package"] and props["node_levels"].split()[-1] == "core"
+    ranks = [ln for ln in lines if ln.startswith("rank ")]
+    assert [ln.split(":")[0] for ln in ranks] == [f"rank {r}" for r in range(8)]
+    assert all("bound to cpus " in ln and ":core-" in ln for ln in ranks)
+    assert proc.stderr.count("no network description found") == 1  # rank 0 alone warns
+
+
+def test_mpiexec_info_auto_with_recorded_slurm_environment(mpi, tmp_path):
+    exports = ("export SLURMD_NODENAME=nid000$H SLURM_TOPOLOGY_ADDR=spine.leaf$((H % 2)).nid000$H "
+               "SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node")
+    out = json.loads(_info_under(mpi, 8, tmp_path, exports).stdout)
+    assert out["source"] == "slurm" and out["hosts"] == 4 and out["switches"] == 3
+    assert [r["host"] for r in out["ranks"]] == [f"nid{r // 2:04d}" for r in range(8)]
+
+
+def test_mpiexec_info_auto_with_xname_environment(mpi, tmp_path):
+    out = json.loads(_info_under(mpi, 4, tmp_path, "export SLURMD_NODENAME=x100${H}c0s$((R % 2))b0n0").stdout)
+    assert out["source"] == "xname" and out["hosts"] == 2 and out["switches"] == 2
