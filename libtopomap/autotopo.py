@@ -49,7 +49,7 @@ from .nodeinside import LEVELS, NodeInside, binding, format_cpulist, read_node
 
 __all__ = ["AUTO_ENV", "TOPOLOGY_ENV", "SOURCES", "DEFAULT_BANDWIDTHS", "XNAME", "ProcessRecord", "HostRecord",
            "AutoResult", "probe", "host_records", "build", "discover", "launched_by_mpiexec", "parse_scontrol",
-           "read_scontrol", "source_of", "warn_if_guessed", "local_result"]
+           "read_scontrol", "source_of", "warn_if_guessed", "local_result", "with_nodes"]
 
 #: The variable naming a topology file to use instead of discovering the network.
 TOPOLOGY_ENV = "LIBTOPOMAP_TOPOLOGY"
@@ -439,7 +439,7 @@ def _expand(net, hosts, table):
             placement[list(h.ranks)] = hv
             continue
         net.slots[hv] = 0
-        scale = uplink[hv] / table["network"]
+        scale = (uplink[hv] or 1.0) / table["network"]  # a host alone (no network link): capacity 1
         parent_vertices = None
         for level, keys, parent, cpus in h.node.groups():
             levels.add(level)
@@ -539,6 +539,49 @@ def build(hosts, *, scontrol=None, bandwidths=None):
         for r, b in zip(h.ranks, h.bindings):
             bindings[r] = None if b is None else format_cpulist(b)
     return AutoResult(topo, placement, bindings)
+
+
+def with_nodes(topology, node, *, bandwidths=None):
+    """``topology`` with the levels of ``node`` below every slot vertex (a generated network x a
+    recorded node, e.g. for benchmarks).
+
+    Parameters
+    ----------
+    topology : Topology
+        The network; its slot vertices are the hosts.
+    node : NodeInside
+        The hierarchy of every host.
+    bandwidths : dict, optional
+        Overrides of :data:`DEFAULT_BANDWIDTHS`.
+
+    Returns
+    -------
+    Topology
+        Same vertices first, then each host's groups (names ``<host>:<level>-<i>``); the cores are the
+        slot vertices (one slot per hardware thread); ``attrs["node_levels"]`` is set.
+
+    Examples
+    --------
+    >>> from libtopomap import torus
+    >>> node = NodeInside((0, 1), {"package": (0, 0), "core": (0, 1)})
+    >>> t = with_nodes(torus("4"), node)
+    >>> t.total_slots, t.names[4:7], t.attrs["node_levels"]
+    (8, ('n0:package-0', 'n0:core-0', 'n0:core-1'), ['package', 'core'])
+    """
+    from .topology import Topology
+
+    table = _check_bandwidths(bandwidths)
+    net = _Net()
+    net.names, net.kinds = list(topology.names), ["host" if s > 0 else k for s, k in zip(topology.slots,
+                                                                                         topology.kinds)]
+    net.slots = topology.slots.tolist()
+    net.index = {nm: i for i, nm in enumerate(net.names)}
+    net.links = list(zip(topology.link_u.tolist(), topology.link_v.tolist()))
+    net.caps = topology.capacity.tolist()
+    _, levels = _expand(net, [HostRecord(topology.names[v], {}, node) for v in topology.hosts], table)
+    return Topology(net.names, np.asarray(net.links, dtype=np.int64).reshape(-1, 2), capacities=net.caps,
+                    slots=net.slots, kinds=net.kinds, name=topology.name,
+                    attrs={**topology.attrs, "node_levels": levels})
 
 
 def warn_if_guessed(topology):

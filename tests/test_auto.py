@@ -345,6 +345,22 @@ def test_every_strategy_maps_onto_the_two_level_machine():
         assert ltm.max_congestion(topo, g, m.vertices) < worst, s
 
 
+def test_with_nodes_puts_the_node_below_every_host_of_a_generated_network():
+    from libtopomap.autotopo import with_nodes
+
+    net = ltm.fattree(2, 2)  # 4 hosts, 4 switches
+    topo = with_nodes(net, _small_node())
+    kinds = np.array(topo.kinds)
+    assert topo.names[:net.n_vertices] == net.names and topo.attrs["node_levels"] == ["package", "numa", "l3", "core"]
+    assert (kinds == "core").sum() == 16 and topo.total_slots == 16 and (kinds == "switch").sum() == 4
+    assert topo.n_links == net.n_links + 4 * (2 + 2 + 2 + 4)
+    # a host's levels are scaled by its network link: capacity 1 here
+    cap = {frozenset((topo.names[u], topo.names[v])): c for u, v, c in zip(topo.link_u, topo.link_v, topo.capacity)}
+    host = net.names[net.hosts[0]]
+    assert cap[frozenset((host, f"{host}:package-0"))] == pytest.approx(64 / 25)
+    assert ltm.properties(topo)["hosts"] == 4
+
+
 # ------------------------------------------------------------------------------------------- entry points
 def test_load_auto_is_this_process(clean_env):
     with pytest.warns(RuntimeWarning, match="no network description found .*using one switch"):
