@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ArgumentError, FormatError, TopologyError
-from .nodeinside import LEVELS, NodeInside, binding, format_cpulist, read_node
+from .nodeinside import LEVELS, NodeInside, binding, format_cpulist, parse_cpulist, read_node
 
 __all__ = ["AUTO_ENV", "TOPOLOGY_ENV", "SOURCES", "DEFAULT_BANDWIDTHS", "XNAME", "ProcessRecord", "HostRecord",
            "AutoResult", "probe", "host_records", "build", "discover", "launched_by_mpiexec", "parse_scontrol",
@@ -74,8 +74,9 @@ class ProcessRecord:
     ----------
     host : str
         Host name (cut at the first ``'.'``).
-    binding : tuple of int or None
-        PUs the process may run on (None: unknown).
+    binding : str, sequence of int or None
+        PUs the process may run on, as a CPU list (``"0-3,8"``, what :func:`probe` reports: a few bytes
+        per rank in the gather) or numbers (None: unknown).
     env : dict or None
         The variables of :data:`AUTO_ENV` that are set (None: not reported, another process of the
         host reports them).
@@ -84,7 +85,7 @@ class ProcessRecord:
     """
 
     host: str
-    binding: tuple | None = None
+    binding: str | tuple | None = None
     env: dict | None = None
     node: NodeInside | None = None
 
@@ -101,7 +102,7 @@ class HostRecord:
     ranks : tuple of int
         The ranks on this host.
     bindings : tuple
-        The binding of each of ``ranks`` (a tuple of PUs, or None).
+        The binding of each of ``ranks`` (a CPU list, a sequence of PUs, or None).
     """
 
     name: str
@@ -151,7 +152,12 @@ def probe(host=None, *, node=True, environ=None):
     environ = os.environ if environ is None else environ
     host = (host or socket.gethostname()).split(".", 1)[0]
     env = {k: environ[k] for k in AUTO_ENV if environ.get(k)} if node else None
-    return ProcessRecord(host, binding(), env, read_node() if node else None)
+    return ProcessRecord(host, _cpulist(binding()), env, read_node() if node else None)
+
+
+def _cpulist(b):
+    """A binding as a CPU list string (None stays None)."""
+    return b if b is None or isinstance(b, str) else format_cpulist(b)
 
 
 def host_records(processes):
@@ -173,7 +179,7 @@ def host_records(processes):
         if h["node"] is None and p.node is not None:
             h["node"] = p.node
         h["ranks"].append(rank)
-        h["bindings"].append(None if p.binding is None else tuple(p.binding))
+        h["bindings"].append(_cpulist(p.binding))
     return [HostRecord(name, h["env"] or {}, h["node"], tuple(h["ranks"]), tuple(h["bindings"]))
             for name, h in by_host.items()]
 
@@ -412,8 +418,12 @@ def _assign_cores(core_cpus, bindings):
     """Core of every rank: the least used core that its binding overlaps (all cores when unbound)."""
     used = [0] * len(core_cpus)
     out = []
+    sets = {None: None}  # the distinct bindings of a host are few: parse each once
     for b in bindings:
-        bset = set(b) if b is not None else None
+        b = _cpulist(b)
+        if b not in sets:
+            sets[b] = set(parse_cpulist(b))
+        bset = sets[b]
         cand = [k for k, cs in enumerate(core_cpus) if bset is None or bset.intersection(cs)]
         if not cand:
             cand = range(len(core_cpus))
@@ -537,7 +547,7 @@ def build(hosts, *, scontrol=None, bandwidths=None):
     bindings = [None] * len(ranks)
     for h in hosts:
         for r, b in zip(h.ranks, h.bindings):
-            bindings[r] = None if b is None else format_cpulist(b)
+            bindings[r] = _cpulist(b)
     return AutoResult(topo, placement, bindings)
 
 
