@@ -102,3 +102,18 @@ def test_create_dist_graph_adjacent_on_auto(env):
     finally:
         new.Free()
     assert _agree(ok), rep
+
+
+def test_create_cart_and_reorder_for_collective_on_auto(env):
+    env.setenv("SLURM_TOPOLOGY_ADDR", f"spine.leaf{(RANK // 2) % 2}.{HOSTS[RANK]}")
+    env.setenv("SLURM_TOPOLOGY_ADDR_PATTERN", "switch.switch.node")
+    cart = ltm.Create_cart(COMM, [P], [True], topology="auto", fake_names=HOSTS, strategies=("greedy",), seed=2)
+    coll = ltm.reorder_for_collective(COMM, "auto", "allreduce", iterations=500, seed=2, fake_names=HOSTS)
+    try:
+        ok = cart.Get_size() == P and coll.Get_size() == P and coll.report.after["hops"] <= coll.report.before["hops"]
+    except (AttributeError, KeyError) as e:
+        ok = repr(e)
+    finally:
+        cart.Free()
+        coll.Free()
+    assert _agree(ok is True), ok
