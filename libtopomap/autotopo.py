@@ -288,7 +288,7 @@ def _slurm_addr_paths(hosts):
         parts, kinds = addr.split("."), pattern.split(".")
         if len(parts) != len(kinds) or kinds[-1] != "node" or any(k != "switch" for k in kinds[:-1]):
             raise TopologyError(f"host {h.name!r}: SLURM_TOPOLOGY_ADDR={addr!r} does not match "
-                                f"SLURM_TOPOLOGY_ADDR_PATTERN={pattern!r} (expected switch.....switch.node)")
+                                f"SLURM_TOPOLOGY_ADDR_PATTERN={pattern!r} (one name per level, switches then the node)")
         if len(parts) == 1:
             return None, f"SLURM_TOPOLOGY_ADDR_PATTERN={pattern!r} of host {h.name!r} names no switch"
         paths[h.name] = parts[:-1]

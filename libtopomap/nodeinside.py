@@ -38,7 +38,8 @@ class NodeInside:
         OS numbers of the PUs, ascending (the numbers of ``os.sched_getaffinity``).
     labels : dict of str -> tuple of int
         For each level of :data:`LEVELS` that is known, the group of every PU (same order as
-        ``cpus``); group numbers are arbitrary integers (OS indices, core ids...).
+        ``cpus``); group numbers are arbitrary integers (OS indices, core ids...).  ``"core"`` is
+        required (the cores are the slot vertices).
     source : str
         ``"hwloc"`` or ``"sysfs"`` (or ``"recorded"``).
 
@@ -59,6 +60,8 @@ class NodeInside:
             raise FormatError("a node description has no processing unit")
         if list(self.cpus) != sorted(set(self.cpus)):
             raise FormatError("a node description lists processing units out of order or twice")
+        if "core" not in self.labels:
+            raise FormatError("a node description needs the core of every processing unit")
         for level, lab in self.labels.items():
             if level not in LEVELS:
                 raise FormatError(f"unknown node level {level!r}; expected some of {', '.join(LEVELS)}")

@@ -147,7 +147,9 @@ def test_node_descriptions_are_checked_and_round_trip():
     with pytest.raises(FormatError, match="out of order"):
         NodeInside((1, 0), {"core": (0, 1)})
     with pytest.raises(FormatError, match="unknown node level 'die'"):
-        NodeInside((0,), {"die": (0,)})
+        NodeInside((0,), {"die": (0,), "core": (0,)})
+    with pytest.raises(FormatError, match="needs the core"):
+        NodeInside((0,), {"package": (0,)})
     with pytest.raises(FormatError, match="labels 1 processing units of 2"):
         NodeInside((0, 1), {"core": (0,)})
 

@@ -46,10 +46,10 @@ def discover(comm, *, fake_names=None, placement=None, bandwidths=None):
     rank = comm.Get_rank()
     hosts = _job_hosts(comm, fake_names, placement)
     first = hosts.index(hosts[rank]) == rank
-    mine = collective_call(comm, probe, hosts[rank], node=first, what="looking at the node")
-    scontrol = collective_call(comm, lambda: read_scontrol() if rank == 0 and "SLURM_JOB_ID" in os.environ
-                               else None, what="running scontrol")
-    gathered = comm.allgather((mine, scontrol))
+    def look():  # rank 0 alone asks Slurm for the whole tree
+        scontrol = read_scontrol() if rank == 0 and "SLURM_JOB_ID" in os.environ else None
+        return probe(hosts[rank], node=first), scontrol
+    gathered = comm.allgather(collective_call(comm, look, what="looking at the node"))
     scontrol = gathered[0][1]
     result = collective_call(comm, build, host_records([g[0] for g in gathered]), scontrol=scontrol,
                              bandwidths=bandwidths, what="building the automatic topology")
@@ -60,7 +60,12 @@ def discover(comm, *, fake_names=None, placement=None, bandwidths=None):
 
 def resolve(comm, topology, fake_names, placement):
     """``(topology, fake_names, placement)`` for the MPI functions, with ``topology="auto"`` replaced by
-    the discovered machine and the ranks placed on it (collective only when ``topology`` is ``"auto"``)."""
+    the discovered machine and the ranks placed on it (collective only when ``topology`` is ``"auto"``).
+
+    With ``"auto"``, ``fake_names`` and ``placement`` give the ranks' host names (there are no vertices
+    to name before the machine is discovered); the returned placement is the vertex (a core where the
+    node's inside is known) of every rank.
+    """
     if not (isinstance(topology, str) and topology == "auto"):
         return topology, fake_names, placement
     result = discover(comm, fake_names=fake_names, placement=placement)

@@ -5,7 +5,6 @@ rank builds the same topology.
 Every rank runs these tests; verdicts are ``allgather``-ed so all ranks fail together.
 """
 
-import os
 import warnings
 
 import numpy as np
