@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -333,7 +334,8 @@ def read_node(*, lstopo=None, sysfs="/sys/devices/system", timeout=20):
     Returns
     -------
     NodeInside or None
-        None when neither source can be read (not Linux, no hwloc).
+        None when neither source can be read (not Linux, no hwloc).  A failing ``lstopo`` is a
+        ``RuntimeWarning`` and sysfs is read instead.
     """
     prog = lstopo or shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
     if prog:
@@ -341,8 +343,9 @@ def read_node(*, lstopo=None, sysfs="/sys/devices/system", timeout=20):
             out = subprocess.run([prog, "--of", "xml", "-"], capture_output=True, text=True, timeout=timeout,
                                  check=True).stdout
             return parse_hwloc_xml(out, path=f"{prog} --of xml")
-        except (OSError, subprocess.SubprocessError, FormatError):
-            pass
+        except (OSError, subprocess.SubprocessError, FormatError) as e:  # hwloc broken: sysfs still knows
+            warnings.warn(f"{prog} --of xml failed ({type(e).__name__}: {e}); reading {sysfs} instead",
+                          RuntimeWarning, stacklevel=2)
     try:
         return read_sysfs(sysfs)
     except FormatError:

@@ -455,3 +455,16 @@ def test_mpiexec_info_auto_with_recorded_slurm_environment(mpi, tmp_path):
 def test_mpiexec_info_auto_with_xname_environment(mpi, tmp_path):
     out = json.loads(_info_under(mpi, 4, tmp_path, "export SLURMD_NODENAME=x100${H}c0s$((R % 2))b0n0").stdout)
     assert out["source"] == "xname" and out["hosts"] == 2 and out["switches"] == 2
+
+
+def test_a_failing_lstopo_falls_back_to_sysfs_with_a_warning(tmp_path):
+    fake = tmp_path / "lstopo"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.warns(RuntimeWarning, match="lstopo --of xml failed .*reading"):
+        node = read_node(lstopo=str(fake), sysfs=str(_fake_sysfs(tmp_path / "sys")))
+    assert node.source == "sysfs" and node.cpus == tuple(range(8))
+    good = tmp_path / "lstopo-good"
+    good.write_text(f"#!/bin/sh\ncat {DATA / 'hwloc2_2pkg_16pu.xml'}\n")
+    good.chmod(0o755)
+    assert read_node(lstopo=str(good)).source == "hwloc"
