@@ -282,16 +282,23 @@ def properties(topology):
     dict with keys ``vertices, hosts, slots, switches, links, degree_min, degree_max`` (distinct
     neighbours over all vertices), ``diameter`` and ``aspl`` (max and mean hop distance over
     distinct pairs of slot vertices; 0 with a single slot vertex), from closed forms or one
-    breadth-first search per attachment vertex (see :mod:`libtopomap.distances`).
+    breadth-first search per attachment vertex (see :mod:`libtopomap.distances`); ``source`` (how
+    the topology was found: ``file``, ``slurm``, ``xname``, ``ibnetdiscover``, ``single-switch``) and
+    ``node_levels`` (the levels below a host, e.g. ``["package", "numa", "l3", "core"]``, empty when
+    unknown; then ``hosts`` counts the compute nodes, not the slot vertices, which are cores): see
+    :mod:`libtopomap.autotopo`.
     """
+    from .autotopo import source_of
+
     h = int(topology.hosts.size)
+    levels = list(topology.attrs.get("node_levels") or [])
     total, diameter = topology.distances.host_sums(topology.slots)
     aspl = total / (h * (h - 1)) if h > 1 else 0.0
     deg = topology.degree
     return {
         "name": topology.name,
         "vertices": topology.n_vertices,
-        "hosts": int(h),
+        "hosts": sum(k == "host" for k in topology.kinds) if levels else h,
         "slots": topology.total_slots,
         "switches": int(sum(1 for k in topology.kinds if k == "switch")),
         "links": topology.n_links,
@@ -299,4 +306,6 @@ def properties(topology):
         "degree_max": int(deg.max()),
         "diameter": diameter,
         "aspl": float(aspl),
+        "source": source_of(topology),
+        "node_levels": levels,
     }

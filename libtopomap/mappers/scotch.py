@@ -197,6 +197,9 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     cost = int_weights(topology.capacity.max() / topology.capacity, scale=10)[inner]
     phys_edges = list(zip(gu[inner].tolist(), gv[inner].tolist()))
     terminals = np.flatnonzero(weight > 0).astype(lib.get_scotch_dtype())
+    if terminals.size == 1:  # one leaf group (one switch, or one node): nothing for Scotch to choose
+        part = np.full(g.n, terminals[0], np.int64)
+        return finish(topology, repair_slots(topology, _fill_groups(group, slots, part), slots), slots, "scotch")
     appg = Graph.from_edges(app_edges, num_vertices=g.n, edge_weights=gw)
     hg = Graph.from_edges(phys_edges, num_vertices=target.size, vertex_weights=np.maximum(weight, 1).tolist(),
                           edge_weights=cost.tolist())

@@ -23,6 +23,7 @@ from mpi4py import MPI
 from ..cartesian import cart_neighbors, check_cart_args
 from ..errors import ArgumentError, ArgumentTypeError, CommError
 from .distgraph import _attach, _check_agreement, _reorder
+from .auto import resolve as resolve_auto
 from .locate import locate
 from .race import collective_call, format_failures
 
@@ -131,6 +132,8 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
     _check_agreement(comm, "options dims, periods and weights", repr((d, p, w)).encode())
     if not d:  # a 0-dimensional grid: nothing to map
         return comm.Create_cart(d, p, reorder=False)
+
+    topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
     def load_topology():
         from ..formats import read

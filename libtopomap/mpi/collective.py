@@ -21,6 +21,7 @@ from mpi4py import MPI
 from ..errors import MappingError
 from .distgraph import _check_agreement, _topology_fingerprint
 from .driver import race
+from .auto import resolve as resolve_auto
 from .locate import locate
 from .race import collective_call
 
@@ -164,6 +165,7 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
                       "the returned communicator always carries .report", DeprecationWarning, stacklevel=2)
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
+    topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
     def prepare():
         from ..collectives import OBJECTIVES, OPTIMIZERS, schedule

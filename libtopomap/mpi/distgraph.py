@@ -34,6 +34,7 @@ from mpi4py import MPI
 
 from ..commgraph import CommGraph
 from ..errors import CommError, CommGraphError, MappingError
+from .auto import resolve as resolve_auto
 from .locate import locate
 from .driver import race
 from .race import collective_call, format_failures, wait_quietly
@@ -422,6 +423,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
     timings = {}
+    topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
     # 0. Inputs (same on all ranks): the topology and options, checked before any collective data.
     def prepare():
