@@ -89,6 +89,8 @@ _LAZY = {
     "reorder_for_collective": ".mpi",
     "Create_cart": ".mpi",
     "apply_mapping": ".mpi",
+    "trace": ".mpi",
+    "reorder": ".mpi",
     # errors
     "LibTopoMapError": ".errors",
     "TopologyError": ".errors",

@@ -33,6 +33,9 @@ _LAZY = {
     "race": ".driver",
     "Create_cart": ".cart",
     "apply_mapping": ".apply",
+    "trace": ".trace",
+    "reorder": ".trace",
+    "TracedComm": ".trace",
 }
 
 __all__ = list(_LAZY)
