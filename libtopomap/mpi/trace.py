@@ -182,6 +182,17 @@ _Isendrecv_replace = getattr(MPI.Comm, "Isendrecv_replace", None)
 _recv = MPI.Comm.recv
 
 
+def _count(peers, dest, nbytes):
+    """Add one message of ``nbytes`` to ``dest`` (``peers``: the live counters; ``MPI.PROC_NULL`` is skipped)."""
+    if dest >= 0:
+        c = peers.get(dest)
+        if c is None:
+            peers[dest] = [nbytes, 1]
+        else:
+            c[0] += nbytes
+            c[1] += 1
+
+
 class TracedComm:
     """What :func:`trace` adds to an mpi4py communicator type: counting, :meth:`graph`, :meth:`traffic`.
 
@@ -190,106 +201,134 @@ class TracedComm:
     keep mpi4py's signatures and return values.
     """
 
-    _trace_on = False
-
-    def _add(self, dest, nbytes):
-        if self._trace_on and dest >= 0:
-            c = self._trace_peers.get(dest)
-            if c is None:
-                self._trace_peers[dest] = [nbytes, 1]
-            else:
-                c[0] += nbytes
-                c[1] += 1
+    #: The counters while tracing (the same dict as ``_trace_peers``), None after the block.
+    _trace_live = None
 
     # -- point to point, buffers
     def Send(self, buf, dest, tag=0):
         _Send(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
 
     def Ssend(self, buf, dest, tag=0):
         _Ssend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
 
     def Bsend(self, buf, dest, tag=0):
         _Bsend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
 
     def Rsend(self, buf, dest, tag=0):
         _Rsend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
 
     def Isend(self, buf, dest, tag=0):
         req = _Isend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
         return req
 
     def Issend(self, buf, dest, tag=0):
         req = _Issend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
         return req
 
     def Ibsend(self, buf, dest, tag=0):
         req = _Ibsend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
         return req
 
     def Irsend(self, buf, dest, tag=0):
         req = _Irsend(self, buf, dest, tag)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
         return req
 
     def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
                  status=None):
         _Sendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
-        self._add(dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
 
     def Sendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG, status=None):
         _Sendrecv_replace(self, buf, dest, sendtag, source, recvtag, status)
-        self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
 
     if _Isendrecv is not None:
         def Isendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
             req = _Isendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag)
-            self._add(dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
+            live = self._trace_live
+            if live is not None:
+                _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
             return req
 
         def Isendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
             req = _Isendrecv_replace(self, buf, dest, sendtag, source, recvtag)
-            self._add(dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+            live = self._trace_live
+            if live is not None:
+                _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
             return req
 
     # -- point to point, pickled objects: pickled once, the bytes sent as mpi4py sends them
     def send(self, obj, dest, tag=0):
         data = _dumps(obj)
         _Send(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
 
     def ssend(self, obj, dest, tag=0):
         data = _dumps(obj)
         _Ssend(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
 
     def bsend(self, obj, dest, tag=0):
         data = _dumps(obj)
         _Bsend(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
 
     def isend(self, obj, dest, tag=0):
         data = _dumps(obj)
         req = _Isend(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
         return req
 
     def issend(self, obj, dest, tag=0):
         data = _dumps(obj)
         req = _Issend(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
         return req
 
     def ibsend(self, obj, dest, tag=0):
         data = _dumps(obj)
         req = _Ibsend(self, [data, _BYTE], dest, tag)
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
         return req
 
     def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
@@ -300,7 +339,9 @@ class TracedComm:
             obj = _recv(self, recvbuf, source, recvtag, status)
         finally:
             req.Wait()
-        self._add(dest, len(data))
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
         return obj
 
     # -- results
@@ -365,16 +406,16 @@ class _NeighborCounting:
         return outs
 
     def _add_each(self, per_peer):
-        if not self._trace_on:
-            return
-        for dest, n in zip(self._outs(), per_peer):
-            self._add(dest, n)
+        live = self._trace_live
+        if live is not None:
+            for dest, n in zip(self._outs(), per_peer):
+                _count(live, dest, n)
 
     def _add_all(self, n):
-        if not self._trace_on:
-            return
-        for dest in self._outs():
-            self._add(dest, n)
+        live = self._trace_live
+        if live is not None:
+            for dest in self._outs():
+                _count(live, dest, n)
 
     def Neighbor_allgather(self, sendbuf, recvbuf):
         super().Neighbor_allgather(sendbuf, recvbuf)
@@ -424,13 +465,13 @@ class _NeighborCounting:
 
     def neighbor_allgather(self, sendobj):
         out = super().neighbor_allgather(sendobj)
-        if self._trace_on:
+        if self._trace_live is not None:
             self._add_all(len(_dumps(sendobj)))
         return out
 
     def neighbor_alltoall(self, sendobj):
         out = super().neighbor_alltoall(sendobj)
-        if self._trace_on:
+        if self._trace_live is not None:
             self._add_each([len(_dumps(x)) for x in sendobj])
         return out
 
@@ -491,12 +532,11 @@ def trace(comm):
     extra = getattr(comm, "__dict__", None)
     if extra:
         tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
-    tcomm._trace_peers = {}
-    tcomm._trace_on = True
+    tcomm._trace_peers = tcomm._trace_live = {}
     try:
         yield tcomm
     finally:
-        tcomm._trace_on = False
+        tcomm._trace_live = None
 
 
 def _graph_fingerprint(g):
