@@ -65,7 +65,11 @@ def _data_bytes(data):
         return int(n)
     if data is None or data is MPI.BOTTOM or data is MPI.IN_PLACE:
         return 0
-    return memoryview(data).nbytes
+    try:
+        return memoryview(data).nbytes
+    except TypeError:
+        raise ArgumentTypeError(f"trace cannot count the bytes of a {type(data).__name__} send buffer "
+                                "(no nbytes, no buffer protocol); give its count and datatype") from None
 
 
 def _itemsize(data):
@@ -73,7 +77,11 @@ def _itemsize(data):
     n = getattr(data, "itemsize", None)
     if n is not None:
         return int(n)
-    return memoryview(data).itemsize
+    try:
+        return memoryview(data).itemsize
+    except TypeError:
+        raise ArgumentTypeError(f"trace cannot find the element size of a {type(data).__name__} send buffer; "
+                                "give its datatype") from None
 
 
 _TYPES = {}

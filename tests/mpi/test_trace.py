@@ -60,6 +60,12 @@ def test_buffer_spec_bytes():
     assert _vector_bytes(a, 3) == [32, 32, 32] and _vector_bytes([a, MPI.DOUBLE], 2) == [48, 48]
     assert _w_bytes([a, [1, 2], [0, 8], [MPI.DOUBLE, MPI.INT]]) == [8, 8]
     assert _w_bytes([a, ([3, 1], [0, 24]), [MPI.BYTE, MPI.DOUBLE]]) == [3, 8]
+    with pytest.raises(ltm.ArgumentTypeError, match="cannot count the bytes of a object send buffer"):
+        _spec_bytes([object(), MPI.DOUBLE])
+    with pytest.raises(ltm.ArgumentTypeError, match="element size of a object send buffer"):
+        _spec_bytes([object(), 1])
+    with pytest.raises(ltm.ArgumentTypeError, match="cannot read a buffer spec of 5 items"):
+        _spec_bytes([a, 1, 2, 3, 4])
 
 
 # ----------------------------------------------------------------------- the traced communicator
