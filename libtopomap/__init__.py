@@ -90,6 +90,8 @@ _LAZY = {
     "Create_cart": ".mpi",
     "apply_mapping": ".mpi",
     "bcast": ".mpi",
+    "trace": ".mpi",
+    "reorder": ".mpi",
     # errors
     "LibTopoMapError": ".errors",
     "TopologyError": ".errors",

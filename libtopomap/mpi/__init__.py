@@ -34,6 +34,9 @@ _LAZY = {
     "Create_cart": ".cart",
     "apply_mapping": ".apply",
     "bcast": ".bcast",
+    "trace": ".trace",
+    "reorder": ".trace",
+    "TracedComm": ".trace",
 }
 
 __all__ = list(_LAZY)

@@ -416,7 +416,11 @@ def _candidate_records(result, objective):
 
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
              fake_names, placement, max_memory=None):
-    """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph)."""
+    """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph).
+
+    ``lists`` is this rank's ``(sources, destinations, sourceweights, destweights)``, or a
+    :class:`~libtopomap.CommGraph` over ``comm``'s ranks that every rank already holds (then nothing
+    is gathered and the gathered graph returned is ``None``)."""
     from ..formats import read as load
     from ..portfolio import MappingProblem, check_memory, make_candidates
 
@@ -455,11 +459,15 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     _check_agreement(comm, "process placement", current.tobytes())
     timings["locate"] = time.perf_counter() - t
 
-    # 2. The whole process graph on every rank (Allgatherv of edge lists).
+    # 2. The whole process graph on every rank (Allgatherv of edge lists), unless the caller already holds
+    # it on every rank (a CommGraph, agreed on: libtopomap.mpi.trace.reorder).
     t = time.perf_counter()
-    local = collective_call(comm, _local_lists, size, *lists, what="checking the neighbour lists")
-    gathered = _GatheredGraph(comm, local)
-    graph = collective_call(comm, gathered.commgraph, what="gathering the process graph")
+    if isinstance(lists, CommGraph):
+        gathered, graph = None, lists
+    else:
+        local = collective_call(comm, _local_lists, size, *lists, what="checking the neighbour lists")
+        gathered = _GatheredGraph(comm, local)
+        graph = collective_call(comm, gathered.commgraph, what="gathering the process graph")
     timings["gather"] = time.perf_counter() - t
 
     # 3. Portfolio (libtopomap.portfolio, raced by mpi.driver): candidate k + 1 runs strategy k mod S

@@ -1,0 +1,636 @@
+"""Measure a program's communication graph while it runs, and reorder a communicator for it.
+
+Most MPI codes declare no topology: they just send.  mpi4py's communicator types cannot be patched
+(their methods and ``__class__`` are read-only), so :func:`trace` hands the code a communicator to
+run on instead: an instance of a subclass of ``comm``'s mpi4py type (``Intracomm``, ``Cartcomm``,
+``Graphcomm`` or ``Distgraphcomm``) built with ``Cls(comm)``, which shares ``comm``'s MPI handle (it
+does not own it: neither leaving the block nor garbage collection frees it; ``comm`` is freed as
+usual).  It passes wherever ``comm`` does, and counts, per destination rank, the bytes and messages
+that every point-to-point call made on it inside the block sends:
+
+* ``Send``, ``Ssend``, ``Bsend``, ``Rsend``, ``Isend``, ``Issend``, ``Ibsend``, ``Irsend``,
+  ``Sendrecv``, ``Sendrecv_replace``, ``Isendrecv``, ``Isendrecv_replace``: the bytes of the send
+  buffer spec, ``count * datatype.Get_size()`` (the count from the spec, or the buffer's length in
+  extents of the datatype), as MPI sends them;
+* ``send``, ``ssend``, ``bsend``, ``isend``, ``issend``, ``ibsend``, ``sendrecv``: the pickled bytes.
+  The object is pickled once (``MPI.pickle.dumps``, as mpi4py does) and the bytes sent with the
+  buffer call, which is what mpi4py itself sends: a plain ``recv`` receives the object;
+* the neighbour collectives of a topology communicator, blocking and non-blocking
+  (``Neighbor_allgather(v)``, ``Neighbor_alltoall(v/w)``, ``Ineighbor_...``, and the pickled
+  ``neighbor_allgather`` / ``neighbor_alltoall``, whose items are pickled once more to be counted):
+  one message per out-neighbour with its block's bytes.
+
+Receives are not counted (every byte is counted once, at its sender), nor are collectives other
+than the neighbour ones, persistent or partitioned requests (``*_init``), or communicators derived
+from the traced one (``Dup``, ``Split``, ``Create_cart``...: trace those themselves).  Counters are
+dictionaries of the peers actually reached, so memory follows the program's degree, not the
+number of processes.
+
+:meth:`TracedComm.graph` (collective) gathers the counts into the measured
+:class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a
+communicator whose rank ``k`` plays vertex ``k`` of such a graph, placed by the portfolio of the
+distributed-graph calls (:func:`libtopomap.mpi.distgraph._reorder`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import zlib
+
+import numpy as np
+from mpi4py import MPI
+
+from ..commgraph import CommGraph, as_commgraph
+from ..errors import ArgumentError, ArgumentTypeError
+from .cart import check_everywhere
+from .distgraph import _attach, _check_agreement, _reorder
+
+__all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
+
+#: What :meth:`TracedComm.graph` can weigh the edges with.
+WEIGHTS = ("bytes", "messages")
+
+_ndarray = np.ndarray
+_dumps = MPI.pickle.dumps
+_BYTE = MPI.BYTE
+
+
+# ----------------------------------------------------------------------------------- buffer specs
+def _data_bytes(data):
+    """Bytes of a buffer object (numpy and other arrays with ``nbytes``, anything with the buffer protocol)."""
+    n = getattr(data, "nbytes", None)
+    if n is not None:
+        return int(n)
+    if data is None or data is MPI.BOTTOM or data is MPI.IN_PLACE:
+        return 0
+    try:
+        return memoryview(data).nbytes
+    except TypeError:
+        raise ArgumentTypeError(f"trace cannot count the bytes of a {type(data).__name__} send buffer "
+                                "(no nbytes, no buffer protocol); give its count and datatype") from None
+
+
+def _itemsize(data):
+    """Size of one element of ``data`` (the type mpi4py infers when a spec names none)."""
+    n = getattr(data, "itemsize", None)
+    if n is not None:
+        return int(n)
+    try:
+        return memoryview(data).itemsize
+    except TypeError:
+        raise ArgumentTypeError(f"trace cannot find the element size of a {type(data).__name__} send buffer; "
+                                "give its datatype") from None
+
+
+_TYPES = {}
+
+
+def _type_size(datatype, data):
+    """``(size, extent)`` in bytes of ``datatype`` (a Datatype, a typecode such as ``"d"``, or None: from
+    ``data``)."""
+    if datatype is None:
+        n = _itemsize(data)
+        return n, n
+    if isinstance(datatype, str):
+        got = _TYPES.get(datatype)
+        if got is None:
+            t = MPI.Datatype.fromcode(datatype)
+            got = _TYPES[datatype] = (t.Get_size(), t.Get_extent()[1])
+        return got
+    return datatype.Get_size(), datatype.Get_extent()[1]
+
+
+def _is_type(x):
+    return isinstance(x, (MPI.Datatype, str))
+
+
+def _simple(spec):
+    """``(data, count, datatype)`` of a simple buffer spec (count None when the spec gives none)."""
+    if type(spec) is not list and type(spec) is not tuple:
+        return spec, None, None
+    n = len(spec)
+    if n == 2:
+        data, x = spec
+        return (data, None, x) if _is_type(x) else (data, x, None)
+    if n == 3:
+        return spec[0], spec[1], spec[2]
+    if n == 4:
+        return spec[0], spec[1], spec[3]
+    raise ArgumentTypeError(f"cannot read a buffer spec of {n} items")
+
+
+def _count_of(count):
+    if isinstance(count, (list, tuple)):  # (count, displacement)
+        count = count[0]
+    return int(count)
+
+
+def _spec_bytes(spec, blocks=1):
+    """Bytes that a simple buffer spec sends (to each of ``blocks`` peers for an alltoall-style spec)."""
+    if type(spec) is _ndarray:
+        return (spec.size // blocks) * spec.itemsize
+    data, count, datatype = _simple(spec)
+    size, extent = _type_size(datatype, data)
+    if count is None:
+        count = (_data_bytes(data) // extent if extent else 0) // blocks
+    else:
+        count = _count_of(count)
+    return count * size
+
+
+def _vector_bytes(spec, blocks):
+    """Bytes per peer of a vector spec ``[data, (counts, displs), datatype]`` and its other forms."""
+    if type(spec) is _ndarray or (type(spec) is not list and type(spec) is not tuple):
+        return [_spec_bytes(spec, blocks)] * blocks
+    n = len(spec)
+    data, counts, datatype = spec[0], None, None
+    if n == 2:
+        if _is_type(spec[1]):
+            datatype = spec[1]
+        else:
+            counts = spec[1]
+    elif n == 3:
+        counts, datatype = spec[1], spec[2]
+    elif n == 4:
+        counts, datatype = spec[1], spec[3]
+    else:
+        raise ArgumentTypeError(f"cannot read a vector buffer spec of {n} items")
+    if isinstance(counts, tuple) and len(counts) == 2 and not np.isscalar(counts[0]):
+        counts = counts[0]  # (counts, displacements)
+    size, extent = _type_size(datatype, data)
+    if counts is None:
+        each = (_data_bytes(data) // extent if extent else 0) // blocks * size
+        return [each] * blocks
+    if np.isscalar(counts):
+        return [int(counts) * size] * blocks
+    return [int(c) * size for c in counts]
+
+
+def _w_bytes(spec):
+    """Bytes per peer of ``[data, counts, displs, datatypes]`` / ``[data, (counts, displs), datatypes]``."""
+    if len(spec) == 4:
+        counts, types = spec[1], spec[3]
+    elif len(spec) == 3:
+        counts, types = spec[1], spec[2]
+        if isinstance(counts, tuple) and len(counts) == 2 and not np.isscalar(counts[0]):
+            counts = counts[0]
+    else:
+        raise ArgumentTypeError(f"cannot read an alltoallw buffer spec of {len(spec)} items")
+    return [int(c) * _type_size(t, None)[0] for c, t in zip(counts, types)]
+
+
+# ----------------------------------------------------------------------------------- the traced types
+_Send, _Ssend, _Bsend, _Rsend = MPI.Comm.Send, MPI.Comm.Ssend, MPI.Comm.Bsend, MPI.Comm.Rsend
+_Isend, _Issend, _Ibsend, _Irsend = MPI.Comm.Isend, MPI.Comm.Issend, MPI.Comm.Ibsend, MPI.Comm.Irsend
+_Sendrecv, _Sendrecv_replace = MPI.Comm.Sendrecv, MPI.Comm.Sendrecv_replace
+_Isendrecv = getattr(MPI.Comm, "Isendrecv", None)
+_Isendrecv_replace = getattr(MPI.Comm, "Isendrecv_replace", None)
+_recv = MPI.Comm.recv
+
+
+def _count(peers, dest, nbytes):
+    """Add one message of ``nbytes`` to ``dest`` (``peers``: the live counters; ``MPI.PROC_NULL`` is skipped)."""
+    if dest >= 0:
+        c = peers.get(dest)
+        if c is None:
+            peers[dest] = [nbytes, 1]
+        else:
+            c[0] += nbytes
+            c[1] += 1
+
+
+class TracedComm:
+    """What :func:`trace` adds to an mpi4py communicator type: counting, :meth:`graph`, :meth:`traffic`.
+
+    Instances are also instances of the traced communicator's mpi4py type (``isinstance(tcomm,
+    MPI.Intracomm)``, ``MPI.Cartcomm``... hold), on the same MPI handle.  The counting methods
+    keep mpi4py's signatures and return values.
+    """
+
+    #: The counters while tracing (the same dict as ``_trace_peers``), None after the block.
+    _trace_live = None
+
+    # -- point to point, buffers
+    def Send(self, buf, dest, tag=0):
+        _Send(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+
+    def Ssend(self, buf, dest, tag=0):
+        _Ssend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+
+    def Bsend(self, buf, dest, tag=0):
+        _Bsend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+
+    def Rsend(self, buf, dest, tag=0):
+        _Rsend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+
+    def Isend(self, buf, dest, tag=0):
+        req = _Isend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        return req
+
+    def Issend(self, buf, dest, tag=0):
+        req = _Issend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        return req
+
+    def Ibsend(self, buf, dest, tag=0):
+        req = _Ibsend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        return req
+
+    def Irsend(self, buf, dest, tag=0):
+        req = _Irsend(self, buf, dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+        return req
+
+    def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
+                 status=None):
+        _Sendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
+
+    def Sendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG, status=None):
+        _Sendrecv_replace(self, buf, dest, sendtag, source, recvtag, status)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+
+    if _Isendrecv is not None:
+        def Isendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
+            req = _Isendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag)
+            live = self._trace_live
+            if live is not None:
+                _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
+            return req
+
+        def Isendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
+            req = _Isendrecv_replace(self, buf, dest, sendtag, source, recvtag)
+            live = self._trace_live
+            if live is not None:
+                _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
+            return req
+
+    # -- point to point, pickled objects: pickled once, the bytes sent as mpi4py sends them
+    def send(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        _Send(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+
+    def ssend(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        _Ssend(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+
+    def bsend(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        _Bsend(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+
+    def isend(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        req = _Isend(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+        return req
+
+    def issend(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        req = _Issend(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+        return req
+
+    def ibsend(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        req = _Ibsend(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+        return req
+
+    def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
+                 status=None):
+        data = _dumps(sendobj)
+        req = _Isend(self, [data, _BYTE], dest, sendtag)
+        try:
+            obj = _recv(self, recvbuf, source, recvtag, status)
+        finally:
+            req.Wait()
+        live = self._trace_live
+        if live is not None:
+            _count(live, dest, len(data))
+        return obj
+
+    # -- results
+    def traffic(self):
+        """What this rank sent so far: ``{peer rank: (bytes, messages)}`` (local, not collective)."""
+        return {p: (c[0], c[1]) for p, c in sorted(self._trace_peers.items())}
+
+    def graph(self, *, weights="bytes"):
+        """The measured communication graph (collective over the communicator).
+
+        Parameters
+        ----------
+        weights : {"bytes", "messages"}
+            Edge ``u -> v`` weighs the bytes (default) or the number of messages ``u`` sent to ``v``.
+
+        Returns
+        -------
+        CommGraph
+            The same on every rank, over the communicator's ranks; an edge for every pair that
+            exchanged at least one byte (``"bytes"``) or message (``"messages"``).
+
+        Raises
+        ------
+        ArgumentError
+            On every rank, when every rank passed the same unknown ``weights``.
+        CommError
+            On every rank, when the ranks passed different ``weights``.
+
+        Notes
+        -----
+        One ``Allgather`` of the edge counts and one ``Allgatherv`` of ``(peer, bytes, messages)``
+        triples: every rank ends with the whole graph, ``O(edges)`` memory, as for the gathered graph
+        of the distributed-graph calls.
+        """
+        def check():
+            if weights not in WEIGHTS:
+                raise ArgumentError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+            return WEIGHTS.index(weights)
+        col = check_everywhere(self, check, what="gathering the traced graph")
+        _check_agreement(self, "options (weights)", repr(weights).encode())
+        size = self.Get_size()
+        items = sorted(self._trace_peers.items())
+        mine = np.array([(p, c[0], c[1]) for p, c in items], dtype=np.int64).reshape(-1, 3)
+        counts = np.empty(size, dtype=np.int64)
+        self.Allgather(np.array([mine.size], dtype=np.int64), counts)
+        displs = np.zeros(size, dtype=np.int64)
+        np.cumsum(counts[:-1], out=displs[1:])
+        every = np.empty(int(counts.sum()), dtype=np.int64)
+        self.Allgatherv(mine.reshape(-1), [every, counts, displs, MPI.INT64_T])
+        every = every.reshape(-1, 3)
+        src = np.repeat(np.arange(size, dtype=np.int64), counts // 3)
+        return CommGraph(size, src, every[:, 0], every[:, 1 + col].astype(np.float64))
+
+
+class _NeighborCounting:
+    """The neighbour collectives of a topology communicator, counted per out-neighbour."""
+
+    def _outs(self):
+        outs = self.__dict__.get("_trace_outs")
+        if outs is None:
+            outs = self._trace_outs = list(self.outedges)
+        return outs
+
+    def _add_each(self, per_peer):
+        live = self._trace_live
+        if live is not None:
+            for dest, n in zip(self._outs(), per_peer):
+                _count(live, dest, n)
+
+    def _add_all(self, n):
+        live = self._trace_live
+        if live is not None:
+            for dest in self._outs():
+                _count(live, dest, n)
+
+    def Neighbor_allgather(self, sendbuf, recvbuf):
+        super().Neighbor_allgather(sendbuf, recvbuf)
+        self._add_all(_spec_bytes(sendbuf))
+
+    def Neighbor_allgatherv(self, sendbuf, recvbuf):
+        super().Neighbor_allgatherv(sendbuf, recvbuf)
+        self._add_all(_spec_bytes(sendbuf))
+
+    def Neighbor_alltoall(self, sendbuf, recvbuf):
+        super().Neighbor_alltoall(sendbuf, recvbuf)
+        outs = self._outs()
+        self._add_all(_spec_bytes(sendbuf, len(outs) or 1))
+
+    def Neighbor_alltoallv(self, sendbuf, recvbuf):
+        super().Neighbor_alltoallv(sendbuf, recvbuf)
+        self._add_each(_vector_bytes(sendbuf, len(self._outs()) or 1))
+
+    def Neighbor_alltoallw(self, sendbuf, recvbuf):
+        super().Neighbor_alltoallw(sendbuf, recvbuf)
+        self._add_each(_w_bytes(sendbuf))
+
+    def Ineighbor_allgather(self, sendbuf, recvbuf):
+        req = super().Ineighbor_allgather(sendbuf, recvbuf)
+        self._add_all(_spec_bytes(sendbuf))
+        return req
+
+    def Ineighbor_allgatherv(self, sendbuf, recvbuf):
+        req = super().Ineighbor_allgatherv(sendbuf, recvbuf)
+        self._add_all(_spec_bytes(sendbuf))
+        return req
+
+    def Ineighbor_alltoall(self, sendbuf, recvbuf):
+        req = super().Ineighbor_alltoall(sendbuf, recvbuf)
+        self._add_all(_spec_bytes(sendbuf, len(self._outs()) or 1))
+        return req
+
+    def Ineighbor_alltoallv(self, sendbuf, recvbuf):
+        req = super().Ineighbor_alltoallv(sendbuf, recvbuf)
+        self._add_each(_vector_bytes(sendbuf, len(self._outs()) or 1))
+        return req
+
+    def Ineighbor_alltoallw(self, sendbuf, recvbuf):
+        req = super().Ineighbor_alltoallw(sendbuf, recvbuf)
+        self._add_each(_w_bytes(sendbuf))
+        return req
+
+    def neighbor_allgather(self, sendobj):
+        out = super().neighbor_allgather(sendobj)
+        if self._trace_live is not None:
+            self._add_all(len(_dumps(sendobj)))
+        return out
+
+    def neighbor_alltoall(self, sendobj):
+        out = super().neighbor_alltoall(sendobj)
+        if self._trace_live is not None:
+            self._add_each([len(_dumps(x)) for x in sendobj])
+        return out
+
+
+def _make(base, *mixins):
+    name = "Traced" + base.__name__
+    doc = f"A traced :class:`mpi4py.MPI.{base.__name__}` (see :func:`libtopomap.mpi.trace`)."
+    return type(name, (TracedComm, *mixins, base), {"__doc__": doc, "__module__": __name__})
+
+
+# The most derived mpi4py type first: the traced class of a communicator is that of the first base it has.
+_TRACED = tuple((base, _make(base, _NeighborCounting) if issubclass(base, MPI.Topocomm) else _make(base))
+                for base in (MPI.Distgraphcomm, MPI.Cartcomm, MPI.Graphcomm, MPI.Intracomm))
+
+
+@contextlib.contextmanager
+def trace(comm):
+    """Count the bytes and messages every rank sends to every other in a block of code.
+
+    ``with ltm.trace(comm) as tcomm:`` yields a communicator on ``comm``'s handle to run the
+    program on (pass ``tcomm`` wherever the program used ``comm``); its point-to-point calls and
+    neighbour collectives inside the block are counted at the sender (see the module
+    documentation for the list).  Local: entering and leaving the block communicate nothing.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+        Any intra-communicator, including Cartesian, graph and distributed-graph ones; ``tcomm``
+        has the same mpi4py type (a subclass of it) and the same instance attributes.
+
+    Yields
+    ------
+    TracedComm
+        Also an instance of ``comm``'s mpi4py type.  After the block it stops counting but keeps
+        its counts: call :meth:`TracedComm.graph` (collective) inside or after the block.  It
+        shares ``comm``'s handle: free ``comm``, not ``tcomm``.
+
+    Raises
+    ------
+    ArgumentTypeError
+        ``comm`` is not an intra-communicator (an inter-communicator, ``MPI.COMM_NULL``...).
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> import numpy as np
+    >>> import libtopomap as ltm
+    >>> with ltm.trace(MPI.COMM_SELF) as tcomm:
+    ...     tcomm.Sendrecv(np.zeros(4), dest=0, recvbuf=np.empty(4), source=0)
+    >>> tcomm.traffic(), tcomm.graph()
+    ({0: (32, 1)}, <CommGraph: 1 processes, 1 edges, volume 32>)
+    """
+    if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
+        what = "MPI.COMM_NULL" if isinstance(comm, MPI.Comm) and comm == MPI.COMM_NULL else type(comm).__name__
+        raise ArgumentTypeError(f"trace needs an MPI intra-communicator, got {what}")
+    cls = next(traced for base, traced in _TRACED if isinstance(comm, base))
+    tcomm = cls(comm)
+    extra = getattr(comm, "__dict__", None)
+    if extra:
+        tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
+    tcomm._trace_peers = tcomm._trace_live = {}
+    try:
+        yield tcomm
+    finally:
+        tcomm._trace_live = None
+
+
+def _graph_fingerprint(g):
+    h = zlib.crc32(np.array([g.n], dtype=np.int64).tobytes())
+    for a in (g.indptr, g.indices, g.weights):
+        h = zlib.crc32(np.ascontiguousarray(a).tobytes(), h)
+    return h.to_bytes(4, "little")
+
+
+def reorder(comm, graph, *, topology, strategies=None, objective="congestion", seed=None, time_budget=None,
+            iterations=None, refine=None, fake_names=None, placement=None, max_memory=None):
+    """A communicator whose rank ``k`` plays vertex ``k`` of ``graph``, placed well on ``topology``.
+
+    Collective: every process of ``comm`` calls it with the same graph and options.  The graph
+    usually comes from :meth:`TracedComm.graph` of a traced run, or from a file
+    (:func:`libtopomap.load_graph`: Open MPI monitoring output, edge lists, matrices).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+    graph : CommGraph, path or spec
+        Over ``comm.Get_size()`` processes (vertex ``r`` is rank ``r`` of ``comm``); a path or a
+        pattern spec is loaded with :func:`libtopomap.load_graph` on every rank; other inputs of
+        :func:`libtopomap.as_commgraph` are converted.  Weights are message volumes.
+    topology : Topology or path
+        The physical network (a path is loaded on every rank).
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
+        As for :func:`libtopomap.Create_dist_graph_adjacent`.
+
+    Returns
+    -------
+    mpi4py.MPI.Intracomm
+        ``comm.Split(0, key=new_rank)``, the plain mpi4py type: new rank ``k`` plays vertex ``k``
+        and sits on the vertex the mapping chose for it (the current placement competes and wins
+        ties, so the result is never worse on the objective).
+        :func:`libtopomap.mpi.last_report` returns its :class:`~libtopomap.mpi.TopomapReport`.
+
+    Raises
+    ------
+    ArgumentError
+        On every rank, when every rank passed a graph over another number of processes.
+    CommError
+        On every rank, when the ranks passed different graphs or options, or any rank failed
+        (unreadable graph, bad topology, a host missing from it...), naming the rank(s) and cause.
+
+    Notes
+    -----
+    The graph is not gathered (every rank holds it, which one CRC-32 agreement checks); then the
+    steps of :func:`libtopomap.Create_dist_graph_adjacent`: locate, the portfolio of candidates
+    raced over the ranks, a lexicographic selection, and ``Split``.
+
+    References
+    ----------
+    T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
+    Architectures", ICS'11, section 4.2 and Figure 4 (the parallel portfolio).
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> import libtopomap as ltm
+    >>> c = ltm.reorder(MPI.COMM_SELF, ltm.CommGraph(1, [], []), topology=ltm.torus("2"), placement=[0])
+    >>> c.Get_size(), type(c) is MPI.Intracomm
+    (1, True)
+    >>> c.Free()
+    """
+    t_start = time.perf_counter()
+    size = comm.Get_size()
+
+    def load():
+        if isinstance(graph, (str, os.PathLike)):
+            from ..patterns import load_graph
+
+            g = load_graph(graph)
+        else:
+            g = as_commgraph(graph)
+        if g.n != size:
+            raise ArgumentError(f"the communication graph has {g.n} processes but the communicator has {size} ranks")
+        return g
+    g = check_everywhere(comm, load, what="reading the communication graph")
+    _check_agreement(comm, "communication graph", _graph_fingerprint(g))
+    report, _ = _reorder(comm, topology, g, strategies=strategies, objective=objective, seed=seed,
+                         time_budget=time_budget, iterations=iterations, refine=refine, fake_names=fake_names,
+                         placement=placement, max_memory=max_memory)
+    t = time.perf_counter()
+    newcomm = comm.Split(0, key=report.new_rank)
+    report.timings["build"] = time.perf_counter() - t
+    report.timings["total"] = time.perf_counter() - t_start
+    _attach(newcomm, report)
+    return newcomm
