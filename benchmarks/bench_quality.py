@@ -422,7 +422,8 @@ def targets(inst):
 def markdown(results):
     lines = ["# Quality against the peers", "",
              "Evaluated by `libtopomap.evaluate` (ECMP congestion). Seconds and peak memory (Python/numpy "
-             "allocations, `tracemalloc`) on a shared, busy 2-core machine: noisy.", ""]
+             "allocations, `tracemalloc`) on a shared, busy 2-core machine: noisy. Rows marked (cached) were copied "
+             "from an earlier run (`--peers-from`): their seconds were measured under that run's load.", ""]
     for inst in results:
         lines += [f"## {inst['label']}", "",
                   f"{inst['processes']} processes, {inst['hosts']} hosts, {inst['slots']} slots, "
