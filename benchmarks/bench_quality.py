@@ -7,17 +7,22 @@ Usage::
     python benchmarks/bench_quality.py            # every family, up to 4,096 processes (minutes)
     python benchmarks/bench_quality.py --quick    # small instances only
     python benchmarks/bench_quality.py --only fattree-8-4
+    python benchmarks/bench_quality.py --peers-from benchmarks/results/quality.json   # re-run libtopomap only
 
 Families: tori with the stencil's shape and with another shape, fat trees with one and two slots
 per host, dragonflies (one filled, one partial allocation), the bundled real InfiniBand fabrics
-(``tests/data/fabrics``), and an irregular mesh split by METIS (one part per process).  Stencils
-have scrambled labels, so ``identity`` is a random placement.
+(``tests/data/fabrics``), an irregular mesh split by METIS (one part per process), and collective
+patterns (the point-to-point messages of :mod:`libtopomap.collectives`: recursive-doubling
+allreduce, ring allgather, Bruck alltoall; edge weight = messages).  Stencils have scrambled labels,
+so ``identity`` is a random placement; meshes and collectives keep their rank order, so ``identity``
+is the launch order (ranks on the hosts in topology order).
 
 Rows per instance: libtopomap's strategies (:data:`libtopomap.mappers.STRATEGIES`; ``scotch`` is
 the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion)`` and
 ``portfolio(hopbytes)`` (the pick of ``map --strategy all`` without refinement under that
-objective, by the portfolio's own selection rule; seconds = the sum of its candidates), then the
-peers where installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
+objective, by the portfolio's own selection rule; seconds = the sum of its candidates; ``decided
+by`` names the first key of the rule that separates the pick from the runner-up and their relative
+gap), then the peers where installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
 on stderr):
 
 * KaHIP 3.25 ``process_mapping`` (C, through ctypes) and SharedMap (``chszlablib``, modes fast and
@@ -30,6 +35,13 @@ on stderr):
 Columns: max and average congestion (ECMP), average dilation, hop-bytes, seconds, and the peak of
 Python/numpy allocations during the run (``tracemalloc``; memory allocated inside METIS, Scotch,
 KaHIP or SharedMap is not seen).  Timings on a shared 2-core machine are noisy.
+
+``--peers-from JSON`` copies the KaHIP, SharedMap and Mt-KaHyPar rows of an instance from a
+previous run (marked ``cached``; the peers are seeded and their input is the same) instead of
+running them again, so a change to libtopomap is re-measured in minutes.
+
+At the end, :func:`targets` checks the targets of issue 19 on every instance with a peer (Scotch
+counts as a peer: the ``scotch`` row) and lists each miss with its numbers.
 """
 
 from __future__ import annotations
@@ -52,7 +64,8 @@ from libtopomap.mappers import STRATEGIES, map_processes
 from libtopomap.mappers.multisection import topology_hierarchy
 from libtopomap.mappers.scotch import repair_slots
 from libtopomap.patterns import scrambled_torus
-from libtopomap.portfolio import Candidate, Outcome, select
+from libtopomap.collectives import schedule, schedule_graph
+from libtopomap.portfolio import STRATEGY_ORDER, Candidate, Outcome, lower_bounds, select
 
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -61,6 +74,12 @@ sys.path.insert(0, str(HERE))
 from bench_mapping import spmv_pattern  # noqa: E402
 
 MTK_MAX_TARGET = 300
+PEERS = ("KaHIP", "SharedMap", "Mt-KaHyPar")
+
+
+def collective_graph(name, nprocs):
+    """The communication graph of a collective's schedule (edge weight = messages), rank order kept."""
+    return schedule_graph(schedule(name, nprocs), nprocs)
 
 
 def with_slots(t, per_host):
@@ -84,6 +103,8 @@ def instances(quick):
     add("torus-16x16-vs-4x64", "torus 16x16, stencil 4x64 (mismatched)", ltm.torus("16x16"),
         scrambled_torus("4x64", 0))
     add("fattree-4-3", "fat tree 4-ary 3-tree (64 hosts), stencil 8x8", ltm.fattree(4, 3), scrambled_torus("8x8", 0))
+    add("fattree-4-3-alltoall", "fat tree 4-ary 3-tree (64 hosts), Bruck alltoall (launch order)", ltm.fattree(4, 3),
+        collective_graph("alltoall", 64))
     add("dragonfly-9-4-2-2", "dragonfly g9 a4 p2 h2 (72 hosts), stencil 8x9", ltm.dragonfly(9, 4, 2, 2),
         scrambled_torus("8x9", 0))
     fab = [("loginoff__infiniband_topology__topo.txt", "IB loginoff (144 hosts)", "12x12"),
@@ -107,6 +128,14 @@ def instances(quick):
         ltm.dragonfly(17, 8, 4, 2), scrambled_torus("8x8x8", 0))
     add("dragonfly-17-8-4-2-mesh", "dragonfly g17 a8 p4 h2 (544 hosts), irregular mesh by METIS (partial)",
         ltm.dragonfly(17, 8, 4, 2), spmv_pattern(512, points=100_000))
+    add("fattree-8-3-allreduce", "fat tree 8-ary 3-tree (512 hosts), recursive-doubling allreduce (launch order)",
+        ltm.fattree(8, 3), collective_graph("allreduce", 512))
+    add("dragonfly-17-8-4-2-allgather", "dragonfly g17 a8 p4 h2 (544 hosts), ring allgather (launch order, partial)",
+        ltm.dragonfly(17, 8, 4, 2), collective_graph("allgather", 512))
+    p = FABRICS / "open-mpi__hwloc__avakas-ib-subnet-fe80.txt"
+    if p.exists():
+        add("fabric-open-mpi-allreduce", "IB avakas (281 hosts), recursive-doubling allreduce (launch order)",
+            ltm.load(str(p)), collective_graph("allreduce", 280))
     add("fattree-8-4", "fat tree 8-ary 4-tree (4,096 hosts), stencil 64x64 (the issue's instance)",
         ltm.fattree(8, 4), scrambled_torus("64x64", 0))
     return out
@@ -248,33 +277,68 @@ def row(t, g, name, v, dt, peak, err=None):
     return r
 
 
-def portfolio_rows(rows):
-    """What ``map --strategy all`` (no refinement) picks under each objective, by its selection rule."""
+KEY_NAMES = ("objective", "avg congestion", "hop-bytes", "strategy order")
+
+
+def _at_bound(value, bound):
+    return bound > 0 and value <= bound * (1 + 1e-9)
+
+
+def decided_by(winner, runner_up):
+    """``(key name, relative gap)``: the first entry of the selection rule that separates two outcomes."""
+    a, b = winner.sort_key(), runner_up.sort_key()
+    if winner.at_bound != runner_up.at_bound:
+        return "at the lower bounds", None
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            if i >= len(winner.key):
+                return KEY_NAMES[-1], None
+            return KEY_NAMES[i], (y - x) / max(abs(x), 1e-300)
+    return "index", None
+
+
+def portfolio_rows(rows, bounds):
+    """What ``map --strategy all`` (no refinement) picks under each objective, by its selection rule
+    (:func:`libtopomap.portfolio.select`, with a candidate at both lower bounds first as the
+    portfolio does), and which key decided the pick against the runner-up."""
     out = []
     ran = [r for r in rows if r["method"] in STRATEGIES and "error" not in r]
-    for objective, col in (("congestion", "max_congestion"), ("hopbytes", "hop_bytes")):
+    order = {s: i for i, s in enumerate(STRATEGY_ORDER)}
+    ran.sort(key=lambda r: -1 if r["method"] == "identity" else order.get(r["method"], len(order)))
+    for objective, col, bkey in (("congestion", "max_congestion", "congestion"), ("hopbytes", "hop_bytes", "hopbytes")):
         outcomes = []
         for i, r in enumerate(ran):
             strategy = r["method"]
             cand = Candidate(0, "identity") if strategy == "identity" else Candidate(i + 1, strategy)
             key = (r[col], r["avg_congestion"], r["hop_bytes"])
-            outcomes.append(Outcome(cand, strategy, key, r))
-        best = select(outcomes).metrics
+            at = _at_bound(r[col], bounds[bkey]) and _at_bound(r["hop_bytes"], bounds["hopbytes"])
+            outcomes.append(Outcome(cand, strategy, key, r, at_bound=at))
+        win = select(outcomes)
+        rest = [o for o in outcomes if o is not win]
+        why, gap = decided_by(win, select(rest)) if rest else ("only candidate", None)
+        best = win.metrics
         out.append({**{k: best[k] for k in ("max_congestion", "avg_congestion", "avg_dilation", "hop_bytes")},
                     "method": f"portfolio({objective})", "pick": best["method"],
-                    "seconds": round(sum(r["seconds"] for r in ran), 3),
+                    "runner_up": select(rest).metrics["method"] if rest else None, "decided_by": why,
+                    "relative_gap": gap, "seconds": round(sum(r["seconds"] for r in ran), 3),
                     "peak_mib": max(r["peak_mib"] for r in ran)})
     return out
 
 
-def bench_instance(key, label, t, g, seed, kahip):
+def bench_instance(key, label, t, g, seed, kahip, cached=None):
     slots = np.asarray(t.slots, np.int64)
+    bounds = lower_bounds(t, g, slots)
     rows = []
     for s in STRATEGIES:
         v, dt, peak, err = measure(lambda: map_processes(t, g, strategy=s, seed=seed).vertices)
         rows.append(row(t, g, s, v, dt, peak, err))
         print(f"  {key} {s}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} ({dt:.2f} s)", file=sys.stderr)
-    rows += portfolio_rows(rows)
+    rows += portfolio_rows(rows, bounds)
+    if cached is not None:
+        old = [dict(r, cached=True) for r in cached["rows"] if r["method"].startswith(PEERS)]
+        print(f"  {key}: {len(old)} peer rows from the previous run", file=sys.stderr)
+        return {"key": key, "label": label, "processes": g.n, "hosts": int(t.hosts.size), "slots": int(slots.sum()),
+                "vertices": t.n_vertices, "bounds": bounds, "rows": rows + old}
     full = g.n == int(slots.sum())
     hier = machine_hierarchy(t, slots) if full else None
     why = None if hier is not None else ("the job does not fill the machine" if not full
@@ -304,13 +368,62 @@ def bench_instance(key, label, t, g, seed, kahip):
         v, dt, peak, err = measure(lambda: run_mtkahypar(t, g, slots))
         rows.append(row(t, g, "Mt-KaHyPar", v, dt, peak, err))
     return {"key": key, "label": label, "processes": g.n, "hosts": int(t.hosts.size), "slots": int(slots.sum()),
-            "vertices": t.n_vertices, "rows": rows}
+            "vertices": t.n_vertices, "bounds": bounds, "rows": rows}
+
+
+def targets(inst):
+    """The targets of issue 19 on one instance: ``(target, ok, numbers)`` for each that applies.
+
+    * ``portfolio(congestion)``: max congestion <= 0.9x the best peer's unless the pick is at the
+      congestion lower bound or the best peer is (a tie at the bound), and hop-bytes <= 1.05x the
+      best peer's;
+    * ``portfolio(hopbytes)``: hop-bytes <= the best peer's;
+    * fat trees with KaHIP or SharedMap: the portfolio's hop-bytes <= the best of them, the fastest
+      libtopomap strategy that gets there in less time than SharedMap strong.
+
+    Peers are the ``scotch`` row (Scotch), KaHIP, SharedMap and Mt-KaHyPar; an instance without a
+    peer that ran has no target."""
+    rows = [r for r in inst["rows"] if "error" not in r]
+    peers = [r for r in rows if r["method"] == "scotch" or r["method"].startswith(PEERS)]
+    if not peers:
+        return []
+    by = {r["method"]: r for r in rows}
+    pc, ph = by["portfolio(congestion)"], by["portfolio(hopbytes)"]
+    best_c = min(peers, key=lambda r: r["max_congestion"])
+    best_h = min(peers, key=lambda r: r["hop_bytes"])
+    bound = inst.get("bounds", {}).get("congestion", 0.0)
+    out = []
+    tie = _at_bound(pc["max_congestion"], bound) or _at_bound(best_c["max_congestion"], bound)
+    ratio = pc["max_congestion"] / best_c["max_congestion"]
+    out.append(("congestion pick: max congestion <= 0.9x best peer (or tied at the bound)",
+                tie and pc["max_congestion"] <= best_c["max_congestion"] * (1 + 1e-9) or ratio <= 0.9,
+                f"{pc['max_congestion']:.4g} ({pc['pick']}) vs {best_c['max_congestion']:.4g} ({best_c['method']}): "
+                f"{ratio:.3f}x" + (f", bound {bound:.4g}" if bound > 0 else "")))
+    ratio = pc["hop_bytes"] / best_h["hop_bytes"]
+    out.append(("congestion pick: hop-bytes <= 1.05x best peer", ratio <= 1.05 + 1e-12,
+                f"{pc['hop_bytes']:,.0f} ({pc['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): {ratio:.3f}x"))
+    ratio = ph["hop_bytes"] / best_h["hop_bytes"]
+    out.append(("hop-bytes pick: hop-bytes <= best peer", ratio <= 1 + 1e-12,
+                f"{ph['hop_bytes']:,.0f} ({ph['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): {ratio:.3f}x"))
+    tree = [r for r in peers if r["method"].startswith(("KaHIP", "SharedMap"))]
+    if tree:
+        bt = min(tree, key=lambda r: r["hop_bytes"])
+        strong = by.get("SharedMap strong")
+        ours = [r for r in rows if r["method"] in STRATEGIES and r["hop_bytes"] <= bt["hop_bytes"] * (1 + 1e-12)]
+        fast = min(ours, key=lambda r: r["seconds"]) if ours else None
+        ok = fast is not None and (strong is None or fast["seconds"] < strong["seconds"])
+        out.append(("fat tree: hop-bytes <= best of KaHIP/SharedMap, faster than SharedMap strong", ok,
+                    f"{ph['hop_bytes']:,.0f} ({ph['pick']}) vs {bt['hop_bytes']:,.0f} ({bt['method']})"
+                    + (f"; {fast['method']} {fast['seconds']:.2f} s" if fast else "; no strategy gets there")
+                    + (f" vs SharedMap strong {strong['seconds']:.2f} s" if strong else "")))
+    return out
 
 
 def markdown(results):
     lines = ["# Quality against the peers", "",
              "Evaluated by `libtopomap.evaluate` (ECMP congestion). Seconds and peak memory (Python/numpy "
-             "allocations, `tracemalloc`) on a shared, busy 2-core machine: noisy.", ""]
+             "allocations, `tracemalloc`) on a shared, busy 2-core machine: noisy. Rows marked (cached) were copied "
+             "from an earlier run (`--peers-from`): their seconds were measured under that run's load.", ""]
     for inst in results:
         lines += [f"## {inst['label']}", "",
                   f"{inst['processes']} processes, {inst['hosts']} hosts, {inst['slots']} slots, "
@@ -318,14 +431,32 @@ def markdown(results):
                   "| method | max cong | avg cong | avg dil | hop-bytes | s | peak MiB |",
                   "|---|---:|---:|---:|---:|---:|---:|"]
         for r in inst["rows"]:
-            name = r["method"] + (f" -> {r['pick']}" if "pick" in r else "")
+            name = r["method"] + (f" -> {r['pick']}" if "pick" in r else "") + (" (cached)" if r.get("cached") else "")
             if "error" in r:
                 lines.append(f"| {name} | error: {r['error'][:60]} | | | | {r['seconds']:.2f} | |")
                 continue
             lines.append(f"| {name} | {r['max_congestion']:.4g} | {r['avg_congestion']:.4g} | "
                          f"{r['avg_dilation']:.4f} | {r['hop_bytes']:,.0f} | {r['seconds']:.2f} | {r['peak_mib']:.1f} |")
-        lines.append("")
+        picks = [r for r in inst["rows"] if "pick" in r]
+        for r in picks:
+            gap = "" if r["relative_gap"] is None else f" (relative gap {r['relative_gap']:.3g})"
+            lines.append(f"- {r['method']} picks {r['pick']} over {r['runner_up']}: decided by {r['decided_by']}{gap}")
+        if picks:
+            lines.append("")
+    lines += ["## Targets of issue 19 not met", ""]
+    misses = [(inst["label"], name, nums) for inst in results for name, ok, nums in targets(inst) if not ok]
+    checked = sum(len(targets(inst)) for inst in results)
+    lines += [f"- {lab}: {name}: {nums}" for lab, name, nums in misses] or ["- none"]
+    lines += ["", f"{len(misses)} misses of {checked} checks on {len(results)} instances."]
     return "\n".join(lines)
+
+
+def warm_up():
+    """Compile or load every strategy's numba kernels once, untimed (a first call would count them)."""
+    t, g = ltm.fattree(2, 2), scrambled_torus("2x2", 0)
+    for s in STRATEGIES:
+        map_processes(t, g, strategy=s, seed=0)
+    ltm.evaluate(t, g, map_processes(t, g, strategy="identity").vertices)
 
 
 def main(argv=None):
@@ -335,19 +466,30 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--output", default=str(RESULTS / "quality.json"))
     ap.add_argument("--markdown", default=str(RESULTS / "quality.md"))
+    ap.add_argument("--peers-from", metavar="JSON", help="copy the KaHIP, SharedMap and Mt-KaHyPar rows of every "
+                                                          "instance found there instead of running them")
     args = ap.parse_args(argv)
     kahip = _kahip_lib()
+    previous = {}
+    if args.peers_from:
+        previous = {i["key"]: i for i in json.loads(pathlib.Path(args.peers_from).read_text())["instances"]}
+    warm_up()
     results = []
     for key, label, t, g in instances(args.quick):
         if args.only and key not in args.only:
             continue
         print(f"{key}: {label}", file=sys.stderr)
-        results.append(bench_instance(key, label, t, g, args.seed, kahip))
+        old = previous.get(key)
+        if old is not None and (old["processes"], old["vertices"]) != (g.n, t.n_vertices):
+            old = None
+        results.append(bench_instance(key, label, t, g, args.seed, kahip, old))
     md = markdown(results)
     print(md)
     RESULTS.mkdir(exist_ok=True)
     pathlib.Path(args.markdown).write_text(md + "\n")
-    pathlib.Path(args.output).write_text(json.dumps({"seed": args.seed, "instances": results}, indent=1) + "\n")
+    checks = {i["key"]: [{"target": n, "met": bool(ok), "numbers": x} for n, ok, x in targets(i)] for i in results}
+    pathlib.Path(args.output).write_text(json.dumps({"seed": args.seed, "instances": results, "targets": checks},
+                                                    indent=1) + "\n")
 
 
 if __name__ == "__main__":

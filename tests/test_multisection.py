@@ -173,3 +173,53 @@ def test_cli_map_strategy_multisection(tmp_path, capsys):
                  "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)
     assert any(r.get("strategy") == "multisection" for r in recs)
+
+
+def star_of_leaves(leaves, hosts_per_leaf):
+    """One root switch over ``leaves`` leaf switches with ``hosts_per_leaf`` hosts each."""
+    H = leaves * hosts_per_leaf
+    names = [f"h{i}" for i in range(H)] + [f"l{j}" for j in range(leaves)] + ["r"]
+    links = [(i, H + i // hosts_per_leaf) for i in range(H)] + [(H + j, H + leaves) for j in range(leaves)]
+    return Topology(names, links, slots=[1] * H + [0] * (leaves + 1))
+
+
+def test_sixteen_leaves_heavy_pairs_exact_and_deterministic():
+    # a root split into 16 parts (recursive bisection, more parts than pymetis's k-way threshold):
+    # 32 processes, heavy pairs (i, i + 16) of weight 10 on a light ring.  Hosts under one leaf are
+    # 2 hops apart, others 4, so hop-bytes = 2 W + 2 (weight cut between leaves); the pairing that
+    # keeps most weight inside the leaves is the heavy one, which cuts exactly the ring.
+    ring = [(i, (i + 1) % 32, 1.0) for i in range(32)]
+    heavy = [(i, i + 16, 10.0) for i in range(16)]
+    edges = ring + heavy
+    g = CommGraph.from_edges(edges + [(v, u, w) for u, v, w in edges], n=32)
+    t = star_of_leaves(16, 2)
+    assert topology_hierarchy(t).arities() == [2, 16]
+    m = map_multisection(t, g, seed=5)
+    leaf = np.asarray(m.vertices) // 2
+    assert np.array_equal(leaf[:16], leaf[16:])
+    W = 2 * (32 * 1.0 + 16 * 10.0)
+    assert ltm.evaluate(t, g, m)["hop_bytes"] == 2 * W + 2 * (2 * 32 * 1.0)
+    assert map_multisection(t, g, seed=5) == m
+
+
+def test_splits_above_effort_max_get_one_metis_run(monkeypatch):
+    import libtopomap.mappers.multisection as ms
+
+    calls = []
+    real = ms._metis_csr
+
+    def counting(*a, **kw):
+        calls.append(a[0].size - 1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(ms, "_metis_csr", counting)
+    t, g = ltm.fattree(4, 3), scrambled_torus("8x8", seed=2)
+    base = map_multisection(t, g, seed=1, tries=3, swap_depth=0)
+    full = len(calls)
+    calls.clear()
+    monkeypatch.setattr(ms, "EFFORT_MAX", 16)
+    capped = map_multisection(t, g, seed=1, tries=3, swap_depth=0)
+    # the root (64 processes) and its 4 children (16 each, not above the cap: 3 tries) are split;
+    # the root gets one run instead of 3 and no pairwise re-bisection (too small for it anyway)
+    assert full == 3 * 5 and len(calls) == 1 + 3 * 4
+    assert sorted(np.asarray(capped.vertices)) == sorted(np.asarray(base.vertices))

@@ -36,7 +36,10 @@ from .recursive import _balance_csr, _metis_csr, _subgraph
 __all__ = ["Hierarchy", "topology_hierarchy", "map_multisection", "refine_parts"]
 
 #: METIS tries per split (different seeds); the split with the smallest cut after the exact-balance
-#: fix-up and the swap refinement is kept.
+#: fix-up and the swap refinement is kept.  Splits are METIS recursive bisections with target part
+#: weights whatever the number of parts: k-way METIS gave the same part for every seed on the
+#: 1,024- and 256-process splits of the 32,768-process fat tree and dragonfly, 5-30 % more cut
+#: after the fix-up, and took three times as long.
 TRIES = 5
 
 #: Passes of pairwise re-bisection over the adjacent parts of a split (stops early without gain).
@@ -44,6 +47,12 @@ PAIR_PASSES = 2
 
 #: Smallest mean part size of a split whose pairs of parts are re-split.
 PAIR_MIN_SIZE = 64
+
+#: Largest split (processes) that gets the extra effort: ``tries`` METIS runs and the pairwise
+#: re-bisection; larger splits get one METIS run.  The top splits of a machine with tens of
+#: thousands of processes cost most per run and gain least from a second one (0.3-1 % of
+#: hop-bytes on the 32,768-process fat tree, for most of the construction time).
+EFFORT_MAX = 8192
 
 #: Pairs of adjacent parts re-split per pass, per part of the split.
 PAIRS_PER_PART = 8
@@ -56,6 +65,12 @@ REFINE_ROUNDS = 8
 #: partners-and-theirs search (``d = 2``) on the fat tree, avakas and dragonfly instances of
 #: ``benchmarks/bench_quality.py``; ``d = 10`` (VieM's) gains a little more on avakas for twice the time.
 SWAP_DEPTH = 4
+
+#: Moves of the final hop-bytes swap search at the most (all instances of
+#: ``benchmarks/bench_quality.py``, up to 4,096 processes, reach a local optimum in fewer).  At
+#: 32,768 processes the search to a local optimum took 10-12 million moves, more than the whole
+#: construction, for 0.04-0.1 % of hop-bytes.
+SWAP_MOVES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -549,11 +564,13 @@ def _cut(ptr, idx, val, parts):
 
 
 def _split(ptr, idx, val, targets, seed, tries):
-    """Parts of exactly ``targets[i]`` vertices with a small cut: METIS k-way with target weights
-    (``tries`` seeds), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
+    """Parts of exactly ``targets[i]`` vertices with a small cut: METIS recursive bisection with
+    target weights (``tries`` seeds, one above :data:`EFFORT_MAX` vertices), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
     then :func:`_swap_refine`; the smallest cut wins (ties: the first try)."""
     n = ptr.size - 1
     k = targets.size
+    if n > EFFORT_MAX:
+        tries = 1
     if k == 1:
         return np.zeros(n, np.int64)
     if ptr[-1] == 0 or n == k:
@@ -561,7 +578,7 @@ def _split(ptr, idx, val, targets, seed, tries):
     frac = targets / n
     best, best_cut = None, np.inf
     for t in range(tries):
-        parts = _metis_csr(ptr, idx, val, k, None, frac, seed + t)
+        parts = _metis_csr(ptr, idx, val, k, None, frac, seed + t, bisection=True)
         count = np.bincount(parts, minlength=k)
         if not np.array_equal(count, targets):
             parts = _balance_csr(ptr, idx, val, parts, targets, count)
@@ -569,7 +586,7 @@ def _split(ptr, idx, val, targets, seed, tries):
         c = _cut(ptr, idx, val, parts)
         if c < best_cut:
             best, best_cut = parts, c
-    if k > 2 and n >= PAIR_MIN_SIZE * k:
+    if k > 2 and PAIR_MIN_SIZE * k <= n <= EFFORT_MAX:
         for p in range(PAIR_PASSES):
             if not _pairwise(ptr, idx, val, best, k, seed + 31 * p):
                 break
@@ -662,13 +679,15 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     The hierarchy comes from the topology (:func:`topology_hierarchy`).  From the root down, the
     processes of a subtree are split into one part per child subtree, each exactly as large as the
     slots the child gets (all of them when the job fills the machine; otherwise the largest
-    children are filled first, so a small job stays in few subtrees): METIS k-way with target
-    weights, the exact-balance fix-up of the recursive strategy, and a pairwise swap refinement
-    that keeps sizes exact; ``tries`` METIS seeds, the smallest cut wins.  Where the children are
+    children are filled first, so a small job stays in few subtrees): METIS recursive bisection
+    with target weights, the exact-balance fix-up of the recursive strategy, and a pairwise swap refinement
+    that keeps sizes exact; ``tries`` METIS seeds, the smallest cut wins (one seed and no pairwise
+    re-bisection for splits of more than :data:`EFFORT_MAX` processes).  Where the children are
     not all at the same distance, the parts are assigned to equal-sized children so that their
     traffic to processes outside the subtree travels the fewest hops.  A host takes every process
     that reaches it (several slots per host are one more level).  Last, processes close in the
-    communication graph swap places while hop-bytes drop (``swap_depth``).
+    communication graph swap places while hop-bytes drop (``swap_depth``), for at most
+    :data:`SWAP_MOVES` moves.
 
     Parameters
     ----------
@@ -684,7 +703,7 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     swap_depth : int, optional
         Depth ``d`` of the final hop-bytes swap search over ``N_C^d`` (default :data:`SWAP_DEPTH`;
         0: none): processes within ``d`` communication hops swap places while hop-bytes drop, until a
-        local optimum (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
+        local optimum or :data:`SWAP_MOVES` moves (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
     rounds : int, optional
         Deprecated (the former swap search's rounds): ``rounds=0`` is ``swap_depth=0``.
 
@@ -699,7 +718,8 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     minimising the cut of every split is the hierarchical process-mapping objective of SharedMap
     and KaHIP.  Work: one METIS call per try and split, ``O((E + P) log P)`` over a balanced
     hierarchy; memory linear in the graph and the topology.  The final swap search is the one
-    local-search engine's (:mod:`~libtopomap.mappers.local_search`), ``O(degree)`` per move.
+    local-search engine's (:mod:`~libtopomap.mappers.local_search`), ``O(degree)`` per move, at most
+    :data:`SWAP_MOVES` moves.
 
     References
     ----------
@@ -768,5 +788,5 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
                       DeprecationWarning, stacklevel=2)
     depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
     if depth > 0 and g.n > 1:
-        gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth)
+        gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
     return finish(topology, gamma, slots, "multisection")

@@ -42,8 +42,11 @@ def metis_parts(adj, nparts, *, vweights=None, tpwgts=None, seed=None):
     return _metis_csr(adj.indptr, adj.indices, adj.data, nparts, vweights, tpwgts, seed)
 
 
-def _metis_csr(indptr, indices, data, nparts, vweights, tpwgts, seed):
-    """:func:`metis_parts` on raw CSR arrays (sorted column indices)."""
+def _metis_csr(indptr, indices, data, nparts, vweights, tpwgts, seed, *, bisection=None):
+    """:func:`metis_parts` on raw CSR arrays (sorted column indices).
+
+    ``bisection``: METIS recursive bisection (True) or k-way (False); default pymetis's choice
+    (recursive bisection up to 8 parts)."""
     n = indptr.size - 1
     if nparts <= 1 or n == 0:
         return np.zeros(n, np.int64)
@@ -59,7 +62,7 @@ def _metis_csr(indptr, indices, data, nparts, vweights, tpwgts, seed):
     _cut, member = pymetis.part_graph(
         nparts, adjacency=pymetis.CSRAdjacency(np.ascontiguousarray(indptr, dtype=np.int64),
                                                np.ascontiguousarray(indices, dtype=np.int64)),
-        eweights=int_weights(data) if data.size else None, options=opts, **kw)
+        eweights=int_weights(data) if data.size else None, options=opts, recursive=bisection, **kw)
     return np.asarray(member, dtype=np.int64)
 
 

@@ -44,7 +44,7 @@ __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "Topoma
 
 # The strategies raced by default, in rank order (those installed); the current placement (identity) is
 # always a candidate on top, so it needs no rank of its own.
-DEFAULT_STRATEGIES = ("greedy", "recursive", "scotch", "rcm", "random")
+DEFAULT_STRATEGIES = ("greedy", "recursive", "multisection", "scotch", "rcm", "random")
 
 
 def _default_strategies():
