@@ -1,4 +1,4 @@
-"""Scale work on the portfolio (issue 11) and the congestion winner's traffic (issue 19)."""
+"""The portfolio's total budget, the congestion winner's hop-bytes clean-up, pruned ECMP traffic and multicore's two-level partition."""
 
 import numpy as np
 import pytest
