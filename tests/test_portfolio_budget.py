@@ -1,4 +1,5 @@
-"""The portfolio's total budget, the congestion winner's hop-bytes clean-up, pruned ECMP traffic and multicore's two-level partition."""
+"""The portfolio's total budget, the congestion winner's hop-bytes clean-up, pruned ECMP traffic, and
+multicore's two-level partition."""
 
 import numpy as np
 import pytest
