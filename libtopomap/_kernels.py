@@ -423,8 +423,11 @@ def new_search_scratch(n):
 @njit(cache=True)
 def _expand_level(indptr, indices, queue, head, tail, stamp, dist, other_stamp, other_dist, c):
     """One whole BFS level of one side of :func:`pair_search`; returns ``(head, tail, best)`` where
-    ``best`` is the shortest meeting ``dist + other_dist`` found in this level (-1: none)."""
-    best = -1
+    ``best`` is the meeting distance ``dist + other_dist`` (-1: no meeting in this level).
+
+    It returns at the first meeting: all meetings of the first level that has any are at the same
+    distance.  A vertex the other side saw before its deepest level was expanded by it, so its
+    neighbours, this level's vertices among them, would have met earlier (links are undirected)."""
     end = tail
     while head < end:
         v = queue[head]
@@ -435,10 +438,8 @@ def _expand_level(indptr, indices, queue, head, tail, stamp, dist, other_stamp, 
             for j in range(first, tail):
                 w = queue[j]
                 if other_stamp[w] == c:
-                    x = dist[w] + other_dist[w]
-                    if best < 0 or x < best:
-                        best = x
-    return head, tail, best
+                    return head, tail, dist[w] + other_dist[w]
+    return head, tail, -1
 
 
 @njit(cache=True)
