@@ -742,7 +742,7 @@ class MappingProblem:
             return self._outcome(c, self.current.copy(), c.label, t0, "no communication: current placement")
         try:
             m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                      current=self.current, objective=self.objective, seed=c.seed, start=c.start)
+                                      placement=self.current, objective=self.objective, seed=c.seed, start=c.start)
             out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
@@ -766,7 +766,7 @@ class MappingProblem:
             if c.strategy != "identity" and self.objective == "congestion":
                 used = mappers.spare_weakest_hosts(self.topology, self.slots, self.graph.n)
             r = mappers.map_processes(self.topology, self.graph, strategy="identity", slots=used,
-                                      current=built.payload, objective=self.objective, refine=c.refine, seed=c.seed,
+                                      placement=built.payload, objective=self.objective, refine=c.refine, seed=c.seed,
                                       time_budget=self.time_budget, iterations=self.iterations)
             out = self._outcome(c, np.asarray(r.vertices, dtype=np.int64), f"{built.label}+{c.refine}", t0)
         except Exception as e:

@@ -141,7 +141,7 @@ def _graph_placement(topology, graph, how, seed, current=None):
     from ..mappers import map_processes
 
     strategy, _, refine = how.partition("+")
-    m = map_processes(topology, graph, strategy=strategy, refine=refine or None, seed=seed, current=current)
+    m = map_processes(topology, graph, strategy=strategy, refine=refine or None, seed=seed, placement=current)
     return m.vertices.astype(np.int64), m.strategy or how
 
 
@@ -217,7 +217,7 @@ def resolve_workload(args, *, need_mapped=True):
 
             s, _, refine = strat.partition("+")
             m = map_processes(topology, schedule_graph(steps, nprocs), strategy=s, refine=refine or None,
-                              slots=slots, seed=seed, current=original)
+                              slots=slots, seed=seed, placement=original)
             mapped, mlabel = m.vertices.astype(np.int64), f"{m.strategy or strat} on the allocated nodes"
     n_msg = sum(len(s) for s in steps)
     desc = f"{args.collective} on {nprocs} ranks ({len(steps)} steps, {n_msg} messages)"
