@@ -11,12 +11,112 @@ import numba
 import numpy as np
 from numba import njit
 
-__all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "multi_source_bfs_counts", "bfs_distance_rows",
+__all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_flows", "bfs_distance_rows",
            "alg3_levels", "hop_distance", "grid3_dims", "grid3_target", "grid3_hops", "hop_distance_search",
            "NEEDS_SEARCH", "vertex_distance",
            "vertex_distances", "pair_search", "new_search_scratch",
-           "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels",
+           "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels", "multi_source_owners",
            "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
+
+
+# ----------------------------------------------------------------------------- ECMP (Brandes) flows
+# Both ECMP kernels search level by level from a source, counting shortest paths (sigma), and push
+# the flow at the targets back towards the source in proportion to the path counts (Brandes).
+# :func:`ecmp_traffic` serves many targets per source; :func:`ecmp_pair_flows` one target per pair,
+# optionally pruned to the vertices on shortest paths by oracle distances (the local-search engine).
+
+@njit(cache=True, inline="always")
+def _sigma_search(indptr, indices, s, order, dist, sigma, is_target, remaining, prune, oracle, t, dst_t, g3, tg):
+    """Path-counting search from ``s``, one whole level at a time (so ``sigma`` is complete for the
+    next one): new vertices get ``dist + 1`` and ``sigma[w] += sigma[v]`` over the arcs one level down.
+    It stops after the level that reaches the last of ``remaining`` targets (vertices with
+    ``is_target`` set, or ``t`` alone when ``is_target`` is empty).  With ``prune``, a vertex is kept
+    only when its oracle distance to ``t`` (``dst_t`` from ``s``) is one less per level
+    (``oracle = (meta, packed, table)``; ``g3, tg`` from :func:`grid3_dims` and :func:`grid3_target`).
+    Returns ``(tail, remaining)``: the searched vertices are ``order[:tail]``."""
+    meta, packed, table = oracle
+    grid3, k0, k1, k2, w0, w1, w2 = g3
+    toff, t0, t1, t2 = tg
+    many = is_target.size > 0
+    dist[s] = 0
+    sigma[s] = 1.0
+    order[0] = s
+    head = 0
+    tail = 1
+    while head < tail:
+        level_end = tail
+        while head < level_end:
+            v = order[head]
+            head += 1
+            dv = dist[v]
+            for a in range(indptr[v], indptr[v + 1]):
+                w = indices[a]
+                if dist[w] < 0:
+                    if prune:
+                        if grid3:
+                            if w != t:
+                                if grid3_hops(packed, w, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2) != dst_t - dv - 1:
+                                    continue
+                        elif hop_distance(meta, packed, table, w, t) != dst_t - dv - 1:
+                            continue
+                    dist[w] = dv + 1
+                    order[tail] = w
+                    tail += 1
+                    if is_target[w] if many else w == t:
+                        remaining -= 1
+                if dist[w] == dv + 1:
+                    sigma[w] += sigma[v]
+        if remaining == 0:
+            break
+    return tail, remaining
+
+
+@njit(cache=True, inline="always")
+def _push_back(indptr, indices, arc_reverse, order, tail, dist, sigma, flow, traffic, pair, wf, wr, log_arc, log_val,
+               log_n):
+    """Brandes back-propagation over the searched vertices ``order[:tail]``, deepest first: the flow at
+    ``w`` goes to its predecessors one level up in proportion ``sigma[v] / sigma[w]``.  Adds ``f`` to
+    the arc ``v -> w`` or, with ``pair``, ``wf * f`` to it and ``wr * f`` to ``w -> v``, logging both
+    (see :func:`ecmp_pair_flows`)."""
+    cap = log_arc.size
+    for j in range(tail - 1, 0, -1):
+        w = order[j]
+        fw = flow[w]
+        if fw == 0.0:
+            continue
+        dw = dist[w]
+        ratio = fw / sigma[w]
+        for a in range(indptr[w], indptr[w + 1]):
+            v = indices[a]
+            if dist[v] == dw - 1:
+                f = ratio * sigma[v]
+                # arc a goes w -> v; its reverse goes v -> w (the source -> target direction)
+                ra = arc_reverse[a]
+                flow[v] += f
+                if not pair:
+                    traffic[ra] += f
+                    continue
+                traffic[ra] += wf * f
+                traffic[a] += wr * f
+                k = log_n[0]
+                if k + 2 <= cap:
+                    log_arc[k] = ra
+                    log_val[k] = wf * f
+                    log_arc[k + 1] = a
+                    log_val[k + 1] = wr * f
+                    log_n[0] = k + 2
+                else:
+                    log_n[1] = 1
+
+
+@njit(cache=True, inline="always")
+def _sigma_reset(order, tail, dist, sigma, flow):
+    """Clear what a path-counting search (:func:`_sigma_search`) set (``order[:tail]``)."""
+    for j in range(tail):
+        w = order[j]
+        dist[w] = -1
+        sigma[w] = 0.0
+        flow[w] = 0.0
 
 
 @njit(cache=True)
@@ -34,6 +134,11 @@ def ecmp_traffic(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
     flow = np.zeros(n, dtype=np.float64)
     order = np.empty(n, dtype=np.int64)
     is_target = np.zeros(n, dtype=np.bool_)
+    no_log = np.zeros(0, np.int64)
+    # no pruning: placeholders for the oracle arguments of _sigma_search
+    z = np.int64(0)
+    no_oracle = (no_log, no_log.reshape(0, 1), no_log.reshape(0, 1))
+    no_grid3 = (False, z, z, z, z, z, z)
     for i in range(sources.size):
         s = sources[i]
         remaining = 0
@@ -48,58 +153,74 @@ def ecmp_traffic(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
             for k in range(dem_ptr[i], dem_ptr[i + 1]):
                 flow[dem_dst[k]] = 0.0
             continue
-        dist[s] = 0
-        sigma[s] = 1.0
-        order[0] = s
-        head = 0
-        tail = 1
-        level_end = 1
-        level = 0
-        while head < tail:
-            # expand one whole level so sigma is complete for the next one
-            while head < level_end:
-                v = order[head]
-                head += 1
-                dv = dist[v]
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if dist[w] < 0:
-                        dist[w] = dv + 1
-                        order[tail] = w
-                        tail += 1
-                        if is_target[w]:
-                            remaining -= 1
-                    if dist[w] == dv + 1:
-                        sigma[w] += sigma[v]
-            level += 1
-            level_end = tail
-            if remaining == 0:
-                break
+        tail, remaining = _sigma_search(indptr, indices, s, order, dist, sigma, is_target, remaining, False, no_oracle,
+                                        z, z, no_grid3, (z, z, z, z))
         if remaining > 0:
             # unreachable target: flag with NaN so the caller raises
             traffic[0] = np.nan
         # back-propagate flow from the deepest discovered vertices
-        for j in range(tail - 1, 0, -1):
-            w = order[j]
-            fw = flow[w]
-            if fw == 0.0:
-                continue
-            dw = dist[w]
-            ratio = fw / sigma[w]
-            for a in range(indptr[w], indptr[w + 1]):
-                v = indices[a]
-                if dist[v] == dw - 1:
-                    f = ratio * sigma[v]
-                    traffic[arc_reverse[a]] += f
-                    flow[v] += f
+        _push_back(indptr, indices, arc_reverse, order, tail, dist, sigma, flow, traffic, False, 1.0, 0.0, no_log,
+                   sigma[:0], no_log)
         for j in range(tail):
-            w = order[j]
-            dist[w] = -1
-            sigma[w] = 0.0
-            flow[w] = 0.0
-            is_target[w] = False
+            is_target[order[j]] = False
+        _sigma_reset(order, tail, dist, sigma, flow)
         flow[s] = 0.0
     return traffic
+
+
+@njit(cache=True)
+def ecmp_pair_flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+                    dist, sigma, flow, order, log_arc, log_val, log_n):
+    """Add ECMP flow ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` (and ``sign * ewr[i]`` back)
+    to ``traffic`` for ``i < cnt``; False if a pair is unreachable.
+
+    Per pair: breadth-first search from s, level by level, stopping after the level that holds t;
+    then the unit flow at t is pushed back to s in proportion to path counts (Brandes).  With
+    ``prune`` (the oracle answers every vertex) only vertices on shortest s-t paths are visited
+    (oracle distance to t exactly one less per level).  Changes are appended to ``log_arc/log_val``
+    while they have room (``log_n[1] = 1`` on overflow).  ``dist`` must be -1 and ``sigma, flow`` 0
+    on entry; they are reset on return.  One call serves all pairs of a move (one call overhead).
+    """
+    ok = True
+    no_targets = np.zeros(0, np.bool_)
+    # 3-D tori and meshes: the pruning distance with the dimensions and the target's coordinates hoisted
+    grid3, k0, k1, k2, w0, w1, w2 = grid3_dims(meta)
+    g3 = (grid3 and prune, k0, k1, k2, w0, w1, w2)
+    oracle = (meta, packed, table)
+    for i in range(cnt):
+        s = es[i]
+        t = et[i]
+        if s == t:
+            continue
+        wf = sign * ewf[i]
+        wr = sign * ewr[i]
+        dst_t = hop_distance(meta, packed, table, s, t) if prune else 0
+        tg = grid3_target(packed, t, g3[0])
+        tail, missed = _sigma_search(indptr, indices, s, order, dist, sigma, no_targets, 1, prune, oracle, t, dst_t,
+                                     g3, tg)
+        if missed == 0:
+            flow[t] = 1.0
+            _push_back(indptr, indices, arc_reverse, order, tail, dist, sigma, flow, traffic, True, wf, wr, log_arc,
+                       log_val, log_n)
+        else:
+            ok = False
+        _sigma_reset(order, tail, dist, sigma, flow)
+    return ok
+
+
+# ----------------------------------------------------------------------------- Algorithm 3 (Hoefler & Snir)
+@njit(cache=True, inline="always")
+def _add_route(load, found, pred_arc, arc_source, arc_capacity, s, t, w):
+    """Add ``w / c`` to the load of every arc of the route ``s -> t`` given by ``pred_arc`` (walked
+    back from ``t``); ``load[0] = NaN`` when ``t`` was not ``found`` (unreachable)."""
+    if not found:
+        load[0] = np.nan
+        return
+    x = t
+    while x != s:
+        a = pred_arc[x]
+        load[a] += w / arc_capacity[a]
+        x = arc_source[a]
 
 
 @njit(cache=True)
@@ -140,44 +261,13 @@ def alg3_traffic(indptr, indices, arc_source, arc_capacity, n, esrc, edst, ew, o
                     dist[w] = nd
                     pred_arc[w] = a
                     heapq.heappush(heap, (nd, np.int64(w)))
-        if not done[t]:
-            rho[0] = np.nan
-        else:
-            x = t
-            while x != s:
-                a = pred_arc[x]
-                rho[a] += ew[e] / arc_capacity[a]
-                x = arc_source[a]
+        _add_route(rho, done[t], pred_arc, arc_source, arc_capacity, s, t, ew[e])
         for j in range(ntouched):
             v = touched[j]
             dist[v] = np.inf
             pred_arc[v] = -1
             done[v] = False
     return rho - omega_hat
-
-
-@njit(cache=True)
-def multi_source_bfs_counts(indptr, indices, n, s):
-    """Distances and shortest-path counts from one source (used by routing tests and plots)."""
-    dist = np.full(n, -1, dtype=np.int64)
-    sigma = np.zeros(n, dtype=np.float64)
-    order = np.empty(n, dtype=np.int64)
-    dist[s] = 0
-    sigma[s] = 1.0
-    order[0] = s
-    head, tail = 0, 1
-    while head < tail:
-        v = order[head]
-        head += 1
-        for a in range(indptr[v], indptr[v + 1]):
-            w = indices[a]
-            if dist[w] < 0:
-                dist[w] = dist[v] + 1
-                order[tail] = w
-                tail += 1
-            if dist[w] == dist[v] + 1:
-                sigma[w] += sigma[v]
-    return dist, sigma
 
 
 # ----------------------------------------------------------------------------- chunked breadth-first searches
@@ -307,14 +397,7 @@ def alg3_levels(indptr, indices, arc_source, arc_capacity, n, esrc, edst, ew):
                         if c < best[w]:
                             best[w] = c
                             pred_arc[w] = a
-        if not found:
-            load[0] = np.nan
-        else:
-            x = t
-            while x != s:
-                a = pred_arc[x]
-                load[a] += ew[e] / arc_capacity[a]
-                x = arc_source[a]
+        _add_route(load, found, pred_arc, arc_source, arc_capacity, s, t, ew[e])
         for j in range(tail):
             v = order[j]
             dist[v] = -1
@@ -340,25 +423,23 @@ def new_search_scratch(n):
 @njit(cache=True)
 def _expand_level(indptr, indices, queue, head, tail, stamp, dist, other_stamp, other_dist, c):
     """One whole BFS level of one side of :func:`pair_search`; returns ``(head, tail, best)`` where
-    ``best`` is the shortest meeting ``dist + other_dist`` found in this level (-1: none)."""
-    best = -1
+    ``best`` is the meeting distance ``dist + other_dist`` (-1: no meeting in this level).
+
+    It returns at the first meeting: all meetings of the first level that has any are at the same
+    distance.  A vertex the other side saw before its deepest level was expanded by it, so its
+    neighbours, this level's vertices among them, would have met earlier (links are undirected)."""
     end = tail
     while head < end:
         v = queue[head]
         head += 1
-        dv = dist[v] + 1
-        for a in range(indptr[v], indptr[v + 1]):
-            w = indices[a]
-            if stamp[w] != c:
-                stamp[w] = c
-                dist[w] = dv
-                queue[tail] = w
-                tail += 1
+        first = tail
+        tail, hits = _bfs_visit(indptr, indices, v, c, stamp, dist, queue, tail, other_stamp)
+        if hits:
+            for j in range(first, tail):
+                w = queue[j]
                 if other_stamp[w] == c:
-                    x = dv + other_dist[w]
-                    if best < 0 or x < best:
-                        best = x
-    return head, tail, best
+                    return head, tail, dist[w] + other_dist[w]
+    return head, tail, -1
 
 
 @njit(cache=True)
@@ -691,11 +772,23 @@ def _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunk
 
 def multi_source_levels(indptr, indices, n, sources):
     """Hops from the nearest of ``sources`` to every vertex (-1: unreachable); one BFS, O(n)."""
-    return _multi_source_levels(indptr, indices, n, np.asarray(sources, np.int64))
+    return _multi_source_bfs(indptr, indices, n, np.asarray(sources, np.int64), np.zeros(0, np.int64))
+
+
+def multi_source_owners(indptr, indices, n, sources, owner):
+    """Voronoi cells of a breadth-first search from all ``sources`` at once: every vertex not yet
+    owned takes ``owner`` of the vertex that reaches it first (sources in the given order, then
+    queue order); ``owner`` (int64, -1: none) is updated in place and returned.  ``owner[s] >= 0``
+    must hold for the sources.  One BFS, O(n)."""
+    _multi_source_bfs(indptr, indices, n, np.asarray(sources, np.int64), owner)
+    return owner
 
 
 @njit(cache=True)
-def _multi_source_levels(indptr, indices, n, sources):
+def _multi_source_bfs(indptr, indices, n, sources, owner):
+    """Levels of a BFS from all ``sources`` at once; when ``owner`` is not empty, each vertex reached
+    also takes the owner of the vertex it was reached from."""
+    label = owner.size > 0
     level = np.full(n, -1, np.int64)
     queue = np.empty(n, np.int64)
     tail = 0
@@ -712,6 +805,8 @@ def _multi_source_levels(indptr, indices, n, sources):
             w = indices[a]
             if level[w] < 0:
                 level[w] = level[v] + 1
+                if label:
+                    owner[w] = owner[v]
                 queue[tail] = w
                 tail += 1
     return level

@@ -842,7 +842,7 @@ class MappingProblem:
             return self._outcome(c, self.current.copy(), c.label, t0, "no communication: current placement")
         try:
             m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                      current=self.current, objective=self.objective, seed=c.seed, start=c.start)
+                                      placement=self.current, objective=self.objective, seed=c.seed, start=c.start)
             out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e

@@ -85,7 +85,18 @@ def test_usage_errors_exit_2(argv, capsys):
     (["generate", "dragonfly", "--groups", "20", "--routers", "2", "--terminals", "1", "--global", "1",
       "-o", "{d}/x.ltm"], "global ports"),
     (["generate", "ldr", "--nodes", "9", "--degree", "3", "-o", "{d}/x.ltm"], "even"),
-    (["generate", "torus", "--dims", "4", "--concentration", "0", "-o", "{d}/x.ltm"], "concentration"),
+    (["generate", "fattree", "--k", "1", "--n", "2", "-o", "{d}/x.ltm"], "k >= 2"),
+])
+def test_bad_generator_parameters_are_usage_errors(tmp_path, capsys, argv, match):
+    # every number of a generated topology comes from an option: exit 2, one line, nothing written
+    argv = [a.replace("{d}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and err.count("\n") == 1 and err.startswith("libtopomap generate: error: ")
+    assert not (tmp_path / "x.ltm").exists()
+
+
+@pytest.mark.parametrize("argv, match", [
     (["generate", "torus", "--dims", "4", "-o", "{d}/no/such/dir/x.ltm"], "No such file"),
     (["info", "{d}/missing.ltm"], "cannot open"),
     (["info", "{d}/bad.ltm"], "bad.ltm:3: vertex id 7 out of range"),

@@ -241,6 +241,11 @@ def test_two_opt_is_deterministic_and_none_is_identity():
     assert np.array_equal(a.permutation, b.permutation) and a.accepted > 0
     n = optimize_ranks(t, nodes, steps, optimizer="none", seed=9)
     assert n.permutation.tolist() == list(range(32)) and n.cost_after == n.cost_before
+    with pytest.warns(DeprecationWarning, match=r"optimize_ranks\(nodes=...\) is deprecated; use allocation="):
+        old = optimize_ranks(t, nodes=nodes, steps=steps, iterations=2000, seed=9)
+    assert np.array_equal(old.permutation, a.permutation)
+    assert np.array_equal(optimize_ranks(t, allocation=nodes, steps=steps, iterations=2000, seed=9).permutation,
+                          a.permutation)
 
 
 def test_small_case_reaches_brute_force_optimum():

@@ -144,7 +144,7 @@ def test_bfs_balls_exact():
 def test_registered_and_used_for_hopbytes():
     topo, g = ltm.torus("4x4"), stencil((4, 4))
     start = np.random.default_rng(1).permutation(16)
-    m = map_processes(topo, g, strategy="identity", current=start, refine="hb-swap", objective="hopbytes", seed=0)
+    m = map_processes(topo, g, strategy="identity", placement=start, refine="hb-swap", objective="hopbytes", seed=0)
     assert m.strategy == "identity+hb-swap"
     assert ltm.evaluate(topo, g, m)["hop_bytes"] <= ltm.evaluate(topo, g, start)["hop_bytes"]
     with pytest.raises(MappingError, match="depth"):

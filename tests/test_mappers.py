@@ -94,9 +94,23 @@ def test_edgeless_graph_maps():
 
 def test_identity_returns_current():
     topo = ltm.torus("4")
-    m = map_processes(topo, [(0, 1)], strategy="identity", current=[3, 1])
+    m = map_processes(topo, [(0, 1)], strategy="identity", placement=[3, 1])
     assert list(m.vertices) == [3, 1]
     assert list(map_processes(topo, [(0, 1)], strategy="identity").vertices) == [0, 1]
+
+
+def test_current_is_the_deprecated_name_of_placement():
+    from libtopomap import ArgumentTypeError
+    from libtopomap.mappers import map_identity
+
+    topo = ltm.torus("4")
+    with pytest.warns(DeprecationWarning, match=r"map_processes\(current=...\) is deprecated; use placement="):
+        m = map_processes(topo, [(0, 1)], strategy="identity", current=[3, 1])
+    assert list(m.vertices) == [3, 1]
+    with pytest.warns(DeprecationWarning, match=r"map_identity\(current=...\)"):
+        assert list(map_identity(topo, [(0, 1)], current=[2, 0]).vertices) == [2, 0]
+    with pytest.raises(ArgumentTypeError, match="got both placement and current"), pytest.warns(DeprecationWarning):
+        map_processes(topo, [(0, 1)], strategy="identity", current=[3, 1], placement=[3, 1])
 
 
 # --------------------------------------------------------------------------- errors
@@ -129,7 +143,7 @@ def test_bad_options():
     with pytest.raises(MappingError, match="multicore=True"):
         map_processes(t, [(0, 1)], multicore=True)
     with pytest.raises(MappingError, match="current|processes|slots"):
-        map_processes(t, [(0, 1)], strategy="identity", current=[0, 0])
+        map_processes(t, [(0, 1)], strategy="identity", placement=[0, 0])
 
 
 # --------------------------------------------------------------------------- exact values
@@ -303,7 +317,7 @@ def test_spare_slots_leave_the_weakest_host_link_idle():
             assert 5 not in m.vertices.tolist(), (strategy, seed)
             assert ltm.max_congestion(topo, g, m) == 3.0
     # other objectives do not look at capacities; identity keeps the current placement
-    m = ltm.map_processes(topo, g, strategy="identity", current=[2, 3, 4, 5])
+    m = ltm.map_processes(topo, g, strategy="identity", placement=[2, 3, 4, 5])
     assert m.vertices.tolist() == [2, 3, 4, 5]
 
 

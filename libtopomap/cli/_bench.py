@@ -10,7 +10,7 @@ import json
 
 from ..errors import ArgumentError
 from ._mpi_command import run_on_every_rank
-from ._options import add_deprecated_alias
+from ._options import add_deprecated_alias, non_negative_int, positive_int
 
 
 def add_parser(sub):
@@ -32,9 +32,9 @@ def add_parser(sub):
                    help="comma-separated, from bcast, allreduce, alltoall, neighbor_alltoall (default: all)")
     p.add_argument("--sizes", default="8,1K,64K,1M",
                    help="message sizes in bytes with K/M suffixes (default: 8,1K,64K,1M)")
-    p.add_argument("--iterations", type=int, default=10, help="timed calls per size (default: 10)")
+    p.add_argument("--iterations", type=positive_int, default=10, help="timed calls per size (default: 10)")
     p.add_argument("--strategies", help="comma-separated mapping strategies to race (default: all installed)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the mapping portfolio (default: 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping portfolio (default: 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -55,8 +55,6 @@ def _run(args):
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if not sizes:
         raise ArgumentError("--sizes is empty: expected message sizes such as 8,1K,64K")
-    if args.iterations < 1:
-        raise ArgumentError(f"--iterations must be >= 1, got {args.iterations}")
     collectives = [c.strip() for c in args.collectives.split(",") if c.strip()]
     topo = collective_call(comm, read, args.topology, what="reading the topology")
     strategies = None if not args.strategies else [s.strip() for s in args.strategies.split(",")]

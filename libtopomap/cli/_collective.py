@@ -4,7 +4,7 @@ import json
 
 from ..errors import ArgumentError
 from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
-from ._options import add_deprecated_alias
+from ._options import add_deprecated_alias, non_negative_int, positive_int
 
 
 def add_parser(sub):
@@ -18,7 +18,7 @@ def add_parser(sub):
     p.add_argument("--collective", choices=COLLECTIVES, default="allreduce",
                    help="bcast (binomial tree), allreduce (recursive doubling), alltoall (Bruck), "
                         "allgather (ring); default allreduce")
-    p.add_argument("--procs", type=int, required=True, help="number of processes (one per node)")
+    p.add_argument("--procs", type=positive_int, required=True, help="number of processes (one per node)")
     allocation = p.add_argument(
         "--allocation", choices=ALLOCATIONS, default="random",
         help="which hosts the job gets: ascending ids, random, tree (BFS), ring (consecutive), circulant "
@@ -28,9 +28,9 @@ def add_parser(sub):
                    help="none, two-opt (thesis 3.3.2), greedy, anneal (greedy + simulated annealing); "
                         "default two-opt")
     p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops", help="what to minimise (default hops)")
-    p.add_argument("--iterations", type=int, default=200_000, help="swaps tried (default 200000)")
-    p.add_argument("--root", type=int, default=0, help="bcast root (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="seed for allocation and swaps (default 0)")
+    p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps tried (default 200000)")
+    p.add_argument("--root", type=non_negative_int, default=0, help="bcast root (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed for allocation and swaps (default 0)")
     p.add_argument("--algorithm", choices=BCAST_ALGORITHMS,
                    help="with --collective bcast on a dragonfly: run Dorier et al.'s broadcast (tree, llf, glf, "
                         "forest) on the allocation instead of placing ranks; report terminal/local/global link "
@@ -44,6 +44,8 @@ def run(args):
     from ..collectives import collective_placement
     from ..formats import read
 
+    if args.root >= args.procs:
+        raise ArgumentError(f"--root {args.root} is outside 0..{args.procs - 1} (--procs {args.procs})")
     topo = read(args.topology, format=args.format)
     if args.algorithm is not None:
         return _run_algorithm(args, topo)

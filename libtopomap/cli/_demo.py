@@ -12,7 +12,7 @@ import contextlib
 import importlib.resources
 
 from ._mpi_command import run_on_every_rank
-from ._options import add_deprecated_alias
+from ._options import add_deprecated_alias, non_negative_int, positive_int
 
 DEMO_TOPOLOGY = "demo_torus_4x2.topo"
 DEMO_NAMES = "demo_torus_4x2.names"
@@ -44,8 +44,8 @@ def add_parser(sub):
     add_deprecated_alias(p, "--fake-hosts", fake_names)
     p.add_argument("--graph", help="communication graph spec or file (default: periodic 2-D halo exchange)")
     p.add_argument("--sizes", default="8,1K,16K", help="benchmark message sizes per neighbour (default: 8,1K,16K)")
-    p.add_argument("--iterations", type=int, default=10, help="timed calls per size (default: 10)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the mapping portfolio (default: 0)")
+    p.add_argument("--iterations", type=positive_int, default=10, help="timed calls per size (default: 10)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping portfolio (default: 0)")
     return p
 
 
@@ -69,12 +69,8 @@ def _demo(args, stack):
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    try:
-        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError as e:
-        raise SystemExit(f"libtopomap demo: error: {e}") from None
-    if args.iterations < 1:
-        raise SystemExit("libtopomap demo: error: --iterations must be >= 1")
+    # a bad size raises the same ArgumentError on every rank: a usage error (exit 2)
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
 
     placement = fake = shown = None
     if args.topology:

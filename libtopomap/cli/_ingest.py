@@ -11,6 +11,7 @@ import sys
 from ..errors import FormatError
 from ..formats import read, sniff, write
 from ..vocabulary import FABRIC_FORMATS
+from ._options import positive_float, positive_int
 
 
 def add_parser(sub):
@@ -21,8 +22,8 @@ def add_parser(sub):
     p.add_argument("file", help="fabric description")
     p.add_argument("--format", choices=FABRIC_FORMATS, help="input format (default: sniffed from the content)")
     p.add_argument("--hostmap", metavar="MAP", help="GUID -> hostname map ('H-<guid> host' or '0x<guid> host' lines)")
-    p.add_argument("--slots", type=int, default=1, metavar="N", help="slots (processes) per host (default 1)")
-    p.add_argument("--unknown-capacity", type=float, metavar="GBPS",
+    p.add_argument("--slots", type=positive_int, default=1, metavar="N", help="slots (processes) per host (default 1)")
+    p.add_argument("--unknown-capacity", type=positive_float, metavar="GBPS",
                    help="capacity of cables of unknown speed (default: the fabric's most common capacity)")
     p.add_argument("--rates", choices=("linux", "signal", "effective"), default="linux",
                    help="per-lane rate table: Linux/ibstat (default), signalling, or payload after encoding")
@@ -38,8 +39,6 @@ def run(args):
     from ..adapters import ingest_report
     from ..formats.ltm import DEFAULT_SWITCH_PATTERN
 
-    if args.slots < 1:
-        raise FormatError(f"--slots must be a positive integer, got {args.slots}")
     fmt = args.format
     if fmt is None:
         with open(args.file, encoding="utf-8", errors="replace") as fh:

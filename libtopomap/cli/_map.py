@@ -15,9 +15,10 @@ import json
 import os
 import re
 
-from ..errors import ArgumentError, LibTopoMapError, MappingError
+from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
+from ._options import non_negative_float, non_negative_int, positive_int
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
 
@@ -99,9 +100,11 @@ def add_parser(sub):
                    help="refine the best constructions (the best two of --strategy all)")
     p.add_argument("--objective", default="congestion", choices=list(OBJECTIVES),
                    help="what the refinement minimises and how the best is chosen (default: congestion)")
-    p.add_argument("--seed", type=int, default=0, help="base seed; each candidate derives its own (default 0)")
-    p.add_argument("--time-budget", type=float, metavar="SEC", help="seconds per refinement")
-    p.add_argument("--iterations", type=int, metavar="N", help="moves per refinement (default: the refinement's)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="base seed; each candidate derives its own (default 0)")
+    p.add_argument("--time-budget", type=non_negative_float, metavar="SEC", help="seconds per refinement")
+    p.add_argument("--iterations", type=positive_int, metavar="N",
+                   help="moves per refinement (default: the refinement's)")
     p.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
                    help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
@@ -117,7 +120,7 @@ def add_parser(sub):
                         "Slurm node list such as nid[0001-0004,0010] (default with --emit: $SLURM_JOB_NODELIST "
                         "if set, else every host of the topology); only these hosts are used and the current "
                         "placement is the launcher's (ranks fill the hosts in order)")
-    p.add_argument("--ranks-per-host", type=int, metavar="N",
+    p.add_argument("--ranks-per-host", type=positive_int, metavar="N",
                    help="slots of each allocation host a hostfile does not size (default "
                         "$SLURM_NTASKS_PER_NODE, else processes / hosts rounded up)")
     p.add_argument("--emit", choices=["mapping", *EMITTERS], default="mapping",
@@ -140,10 +143,6 @@ def _prepare_job(args):
     from ..patterns import load_graph
     from ..portfolio import MappingProblem, check_memory, make_candidates
 
-    if args.seed < 0:
-        raise LibTopoMapError(f"--seed must be >= 0, got {args.seed}")
-    if args.iterations is not None and args.iterations < 1:
-        raise LibTopoMapError(f"--iterations must be >= 1, got {args.iterations}")
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
                          ("ranks_per_host", None), ("output", None)):
         if not hasattr(args, opt):  # a Namespace made by hand before these options existed
@@ -177,8 +176,6 @@ def _allocation(args, topo, nprocs):
     every slot vertex of the topology in vertex order), or ``None`` for the topology's own slots."""
     from ..rankfiles import Allocation, read_allocation
 
-    if args.ranks_per_host is not None and args.ranks_per_host < 1:
-        raise ArgumentError(f"--ranks-per-host must be >= 1, got {args.ranks_per_host}")
     if args.allocation is not None or (args.emit != "mapping" and os.environ.get("SLURM_JOB_NODELIST")):
         return read_allocation(args.allocation, ranks_per_host=args.ranks_per_host, nprocs=nprocs)
     if args.emit != "mapping":

@@ -1,12 +1,45 @@
-"""Option helpers shared by the commands: old option names kept as deprecated aliases."""
+"""Option helpers shared by the commands: range-checked number types (a bad value is a usage error,
+exit 2, at parse time) and old option names kept as deprecated aliases."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 
-__all__ = ["add_deprecated_alias"]
+__all__ = ["add_deprecated_alias", "positive_int", "non_negative_int", "positive_float",
+           "non_negative_float"]
+
+
+def _number(text, kind, what, ok):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def positive_int(text):
+    """argparse type: an integer >= 1."""
+    return _number(text, int, "a positive integer", lambda v: v >= 1)
+
+
+def non_negative_int(text):
+    """argparse type: an integer >= 0."""
+    return _number(text, int, "a non-negative integer", lambda v: v >= 0)
+
+
+def positive_float(text):
+    """argparse type: a finite number > 0."""
+    return _number(text, float, "a positive number", lambda v: math.isfinite(v) and v > 0)
+
+
+def non_negative_float(text):
+    """argparse type: a finite number >= 0."""
+    return _number(text, float, "a non-negative number", lambda v: math.isfinite(v) and v >= 0)
 
 
 class _DeprecatedAlias(argparse.Action):

@@ -16,6 +16,7 @@ import json
 
 from ..errors import LibTopoMapError, MappingError
 from ..vocabulary import COLLECTIVES
+from ._options import non_negative_int, positive_int
 from ._simulate import resolve_workload
 
 KINDS = ("adjacency", "loads", "hops", "times")
@@ -34,14 +35,14 @@ def add_parser(sub):
     what.add_argument("--graph", metavar="GRAPH", help="communication graph (stencil:16x16, a file, ...)")
     what.add_argument("--collective", choices=COLLECTIVES,
                       help="a collective's schedule instead of a graph")
-    p.add_argument("--procs", type=int, metavar="P", help="number of ranks of the collective")
-    p.add_argument("--root", type=int, default=0, help="root of bcast")
+    p.add_argument("--procs", type=positive_int, metavar="P", help="number of ranks of the collective")
+    p.add_argument("--root", type=non_negative_int, default=0, help="root of bcast")
     p.add_argument("--placement", metavar="HOW", help="original placement (see 'libtopomap simulate --help')")
     mapped = p.add_mutually_exclusive_group()
     mapped.add_argument("--mapping", metavar="FILE", help="mapped placement from a file")
     mapped.add_argument("--strategy", metavar="S", help="mapped placement computed by this strategy")
-    p.add_argument("--seed", type=int, default=0, help="seed of random placements and searches")
-    p.add_argument("--iterations", type=int, default=200_000, help="swaps of two-opt/anneal rank placement")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of random placements and searches")
+    p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps of two-opt/anneal rank placement")
     p.add_argument("--load", choices=("ecmp", "simgrid"), default="ecmp",
                    help="loads: ECMP model (default) or SimGrid's single shortest paths (needs SimGrid)")
     p.add_argument("--weighted", action="store_true", help="hops: count volume instead of messages")

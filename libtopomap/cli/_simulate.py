@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
 from ..vocabulary import COLLECTIVES, ROUTINGS
+from ._options import non_negative_int, positive_int
 
 if TYPE_CHECKING:  # numpy is imported when a workload is resolved, not when the parser is built
     import numpy as np
@@ -56,8 +57,8 @@ def add_workload_args(p, *, placements=True):
     what.add_argument("--collective", choices=COLLECTIVES,
                       help="a collective replayed step by step (binomial bcast, recursive-doubling allreduce, "
                            "Bruck alltoall, ring allgather)")
-    p.add_argument("--procs", type=int, metavar="P", help="number of ranks of the collective")
-    p.add_argument("--root", type=int, default=0, help="root of bcast (default 0)")
+    p.add_argument("--procs", type=positive_int, metavar="P", help="number of ranks of the collective")
+    p.add_argument("--root", type=non_negative_int, default=0, help="root of bcast (default 0)")
     if not placements:
         return
     p.add_argument("--placement", metavar="HOW",
@@ -73,8 +74,8 @@ def add_workload_args(p, *, placements=True):
                              "rcm, recursive, scotch; '+two-opt' or '+ta' refines; default greedy); for a "
                              "collective a rank placement 'two-opt' (default) or 'anneal' over the allocated "
                              "nodes, or a mapping strategy on the schedule's graph")
-    p.add_argument("--seed", type=int, default=0, help="seed of random placements and searches (default 0)")
-    p.add_argument("--iterations", type=int, default=200_000,
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of random placements and searches (default 0)")
+    p.add_argument("--iterations", type=non_negative_int, default=200_000,
                    help="swaps tried by two-opt/anneal rank placement (default 200000, as in Cui 2024)")
 
 
@@ -140,7 +141,7 @@ def _graph_placement(topology, graph, how, seed, current=None):
     from ..mappers import map_processes
 
     strategy, _, refine = how.partition("+")
-    m = map_processes(topology, graph, strategy=strategy, refine=refine or None, seed=seed, current=current)
+    m = map_processes(topology, graph, strategy=strategy, refine=refine or None, seed=seed, placement=current)
     return m.vertices.astype(np.int64), m.strategy or how
 
 
@@ -183,6 +184,8 @@ def resolve_workload(args, *, need_mapped=True):
     if args.procs is None:
         raise ArgumentError("--collective needs --procs P")
     nprocs = int(args.procs)
+    if root >= nprocs:
+        raise ArgumentError(f"--root {root} is outside 0..{nprocs - 1} (--procs {nprocs})")
     steps = schedule(args.collective, nprocs, root=root)
     how = placement_opt or "ascending"
     if how in ALLOCATIONS:
@@ -214,7 +217,7 @@ def resolve_workload(args, *, need_mapped=True):
 
             s, _, refine = strat.partition("+")
             m = map_processes(topology, schedule_graph(steps, nprocs), strategy=s, refine=refine or None,
-                              slots=slots, seed=seed, current=original)
+                              slots=slots, seed=seed, placement=original)
             mapped, mlabel = m.vertices.astype(np.int64), f"{m.strategy or strat} on the allocated nodes"
     n_msg = sum(len(s) for s in steps)
     desc = f"{args.collective} on {nprocs} ranks ({len(steps)} steps, {n_msg} messages)"
@@ -238,8 +241,8 @@ def add_parser(sub):
     p.add_argument("--routing", default="auto", choices=ROUTINGS,
                    help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones")
     p.add_argument("--model", default="CM02", help="SimGrid network model (default CM02)")
-    p.add_argument("--repeat", type=int, default=1, help="run the communication this many times (default 1)")
-    p.add_argument("--jobs", type=int, help="simulations run in parallel (default: CPU count)")
+    p.add_argument("--repeat", type=positive_int, default=1, help="run the communication this many times (default 1)")
+    p.add_argument("--jobs", type=positive_int, help="simulations run in parallel (default: CPU count)")
     p.add_argument("--plot", metavar="STEM", help="also draw time vs size to STEM.png and STEM.svg")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from .. import _kernels
+from .._deprecation import renamed_keyword
 from ..commgraph import CommGraph
 from ..errors import MappingError
 from ..mappers.local_search import SwapState, SymGraph, hop_distance, local_search
@@ -240,15 +241,17 @@ def _seed(seed):
     return int(np.random.default_rng(seed).integers(0, 2**31 - 1))
 
 
-def optimize_ranks(topology, nodes, steps, *, objective="hops", optimizer="two-opt", iterations=200_000, seed=None,
+@renamed_keyword("nodes", "allocation")
+def optimize_ranks(topology, allocation, steps, *, objective="hops", optimizer="two-opt", iterations=200_000, seed=None,
                    initial=None, guide=None, temperatures=None, time_budget=None):
     """Choose which rank runs on which allocated node.
 
     Parameters
     ----------
     topology : Topology
-    nodes : array_like of int
+    allocation : array_like of int
         The allocated vertices in allocation order (a vertex may repeat when it has several slots).
+        Its old name ``nodes=`` still works, with a :class:`DeprecationWarning`.
     steps : list of numpy.ndarray
         The collective's schedule (:func:`~libtopomap.collectives.schedules.schedule`).
     objective : {"hops", "contention", "step"}
@@ -299,7 +302,7 @@ def optimize_ranks(topology, nodes, steps, *, objective="hops", optimizer="two-o
     iters = int(iterations)
     if iters != iterations or iters < 0:
         raise MappingError(f"iterations must be a non-negative integer, got {iterations!r}")
-    nodes = np.asarray(nodes, dtype=np.int64)
+    nodes = np.asarray(allocation, dtype=np.int64)
     P = nodes.size
     if P == 0:
         raise MappingError("no nodes allocated")
@@ -377,14 +380,16 @@ def _calibrate(problem, state, pguide, seed):
     return _T_START * unit, _T_END * unit
 
 
-def two_opt(topology, nodes, steps, *, objective="hops", iterations=200_000, seed=None, initial=None):
+@renamed_keyword("nodes", "allocation")
+def two_opt(topology, allocation, steps, *, objective="hops", iterations=200_000, seed=None, initial=None):
     """Two-opt rank placement (section 3.3.2); see :func:`optimize_ranks`."""
-    return optimize_ranks(topology, nodes, steps, objective=objective, optimizer="two-opt", iterations=iterations,
+    return optimize_ranks(topology, allocation, steps, objective=objective, optimizer="two-opt", iterations=iterations,
                           seed=seed, initial=initial)
 
 
-def anneal(topology, nodes, steps, *, objective="hops", iterations=200_000, seed=None, initial=None, guide=None,
+@renamed_keyword("nodes", "allocation")
+def anneal(topology, allocation, steps, *, objective="hops", iterations=200_000, seed=None, initial=None, guide=None,
            temperatures=None):
     """Simulated annealing with guided swaps; see :func:`optimize_ranks`."""
-    return optimize_ranks(topology, nodes, steps, objective=objective, optimizer="anneal", iterations=iterations,
+    return optimize_ranks(topology, allocation, steps, objective=objective, optimizer="anneal", iterations=iterations,
                           seed=seed, initial=initial, guide=guide, temperatures=temperatures)

@@ -67,20 +67,21 @@ def torus(dims, *, name=None):
     >>> torus("4x4").n_links
     32
     """
-    dims = parse_dims(dims)
-    n, links = grid_links(dims, wrap=True)
-    label = "x".join(map(str, dims))
-    return Topology([f"n{i}" for i in range(n)], links, name=name or f"torus-{label}",
-                    attrs={"generator": "torus", "dims": list(dims)})
+    return _grid("torus", dims, name)
 
 
 def mesh(dims, *, name=None):
     """n-dimensional mesh (a torus without wrap-around links)."""
+    return _grid("mesh", dims, name)
+
+
+def _grid(kind, dims, name):
+    """A ``"torus"`` or ``"mesh"`` of ``dims`` (one host per grid point)."""
     dims = parse_dims(dims)
-    n, links = grid_links(dims, wrap=False)
+    n, links = grid_links(dims, wrap=kind == "torus")
     label = "x".join(map(str, dims))
-    return Topology([f"n{i}" for i in range(n)], links, name=name or f"mesh-{label}",
-                    attrs={"generator": "mesh", "dims": list(dims)})
+    return Topology([f"n{i}" for i in range(n)], links, name=name or f"{kind}-{label}",
+                    attrs={"generator": kind, "dims": list(dims)})
 
 
 def hypercube(dim, *, name=None):

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from .._deprecation import renamed_keyword
 from ..errors import MappingError
 from ..mapping import Mapping
 from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES
@@ -87,7 +88,8 @@ def spare_weakest_hosts(topology, slots, n_processes):
     return out
 
 
-def map_processes(topology, graph, *, strategy="greedy", slots=None, current=None, objective="congestion",
+@renamed_keyword("current", "placement")
+def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=None, objective="congestion",
                   refine=None, seed=None, start=None, time_budget=None, iterations=None, multicore=None,
                   concentration=None):
     """Map the processes of ``graph`` onto ``topology`` with one strategy (and optional refinement).
@@ -101,9 +103,10 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         (:mod:`libtopomap.mappers.twisted_mappings`).
     slots : array_like of int, optional
         Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
-    current : array_like of int, optional
-        Current placement (process -> vertex); what ``identity`` returns.  Default: fill the usable
-        slots in vertex order.
+    placement : array_like of int, optional
+        Where the processes run now (process -> vertex); what ``identity`` returns.  Default: fill
+        the usable slots in vertex order.  Its old name ``current=`` still works, with a
+        :class:`DeprecationWarning`.
     objective : {"congestion", "dilation", "hopbytes"}
         What the refinement minimises (and what a refinement must beat to replace the construction).
     refine : {None, "two-opt", "ta", "hb-swap"}
@@ -173,7 +176,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, current=Non
         twist = map_twisted_identity if strategy == "identity" else _CONSTRUCT[strategy]
         m = twist(topology, g, concentration=concentration, slots=slots)
     elif strategy == "identity":
-        m = map_identity(topology, g, slots=slots, current=current)
+        m = map_identity(topology, g, slots=slots, placement=placement)
     elif strategy in ("random", "scotch", "multisection"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._deprecation import renamed_keyword
 from ..mapping import Mapping, check_mapping
 from ._common import finish, prepare, slot_list
 
@@ -23,7 +24,8 @@ def initial_vertices(topology, g, slots, mapping):
     return check_mapping(topology, mapping, g.n, slots=slots)
 
 
-def map_identity(topology, graph, *, slots=None, seed=None, current=None):
+@renamed_keyword("current", "placement")
+def map_identity(topology, graph, *, slots=None, seed=None, placement=None):
     """The current placement, unchanged: the baseline every other strategy must beat.
 
     Parameters
@@ -31,21 +33,22 @@ def map_identity(topology, graph, *, slots=None, seed=None, current=None):
     topology, graph, slots
         As for :func:`~libtopomap.mappers.map_processes`.
     seed : ignored
-    current : array_like of int, optional
-        Current vertex of each process; default fills the usable slots in vertex order.
+    placement : array_like of int, optional
+        Where each process runs now; default fills the usable slots in vertex order.  Its old name
+        ``current=`` still works, with a :class:`DeprecationWarning`.
 
     Returns
     -------
     Mapping
-        Strategy ``"identity"``: process ``p`` on ``current[p]``.
+        Strategy ``"identity"``: process ``p`` on ``placement[p]``.
 
     Raises
     ------
     MappingError
-        ``current`` has the wrong length or overfills a vertex.
+        ``placement`` has the wrong length or overfills a vertex.
     """
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    return finish(topology, initial_vertices(topology, g, slots, current), slots, "identity")
+    return finish(topology, initial_vertices(topology, g, slots, placement), slots, "identity")
 
 
 def map_random(topology, graph, *, slots=None, seed=None):

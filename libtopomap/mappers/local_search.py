@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _kernels
+from .._kernels import ecmp_pair_flows
 from ..commgraph import as_commgraph
 from ..errors import MappingError
 
@@ -123,103 +124,6 @@ def hop_distance(oracle, u, v, scratch):
     return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
 
 
-@njit(cache=True)
-def _flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic, dist, sigma,
-           flow, order, log_arc, log_val, log_n):
-    """Add ECMP flow ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` (and ``sign * ewr[i]`` back)
-    to ``traffic`` for ``i < cnt``; False if a pair is unreachable.
-
-    Per pair: breadth-first search from s, level by level, stopping after the level that holds t;
-    then the unit flow at t is pushed back to s in proportion to path counts (Brandes).  With
-    ``prune`` (the oracle answers every vertex) only vertices on shortest s-t paths are visited
-    (oracle distance to t exactly one less per level).  Changes are appended to ``log_arc/log_val``
-    while they have room (``log_n[1] = 1`` on overflow).  ``dist`` must be -1 and ``sigma, flow`` 0
-    on entry; they are reset on return.  One call serves all pairs of a move (one call overhead).
-    """
-    cap = log_arc.size
-    ok = True
-    # 3-D tori and meshes: the pruning distance with the dimensions and the target's coordinates hoisted
-    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
-    grid3 = grid3 and prune
-    for i in range(cnt):
-        s = es[i]
-        t = et[i]
-        if s == t:
-            continue
-        wf = sign * ewf[i]
-        wr = sign * ewr[i]
-        dst_t = _kernels.hop_distance(meta, packed, table, s, t) if prune else 0
-        toff, t0, t1, t2 = _kernels.grid3_target(packed, t, grid3)
-        dist[s] = 0
-        sigma[s] = 1.0
-        order[0] = s
-        head = 0
-        tail = 1
-        level_end = 1
-        found = False
-        while head < tail:
-            while head < level_end:
-                v = order[head]
-                head += 1
-                dv = dist[v]
-                for a in range(indptr[v], indptr[v + 1]):
-                    w = indices[a]
-                    if dist[w] < 0:
-                        if grid3:
-                            if w != t:
-                                dwt = _kernels.grid3_hops(packed, w, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2)
-                                if dwt != dst_t - dv - 1:
-                                    continue
-                        elif prune and _kernels.hop_distance(meta, packed, table, w, t) != dst_t - dv - 1:
-                            continue
-                        dist[w] = dv + 1
-                        order[tail] = w
-                        tail += 1
-                        if w == t:
-                            found = True
-                    if dist[w] == dv + 1:
-                        sigma[w] += sigma[v]
-            level_end = tail
-            if found:
-                break
-        if found:
-            flow[t] = 1.0
-            dt = dist[t]
-            for j in range(tail - 1, 0, -1):
-                w = order[j]
-                fw = flow[w]
-                if fw == 0.0 or dist[w] > dt:
-                    continue
-                dw = dist[w]
-                ratio = fw / sigma[w]
-                for a in range(indptr[w], indptr[w + 1]):
-                    v = indices[a]
-                    if dist[v] == dw - 1:
-                        f = ratio * sigma[v]
-                        # arc a goes w -> v; its reverse goes v -> w (the s -> t direction)
-                        ra = arc_reverse[a]
-                        traffic[ra] += wf * f
-                        traffic[a] += wr * f
-                        flow[v] += f
-                        k = log_n[0]
-                        if k + 2 <= cap:
-                            log_arc[k] = ra
-                            log_val[k] = wf * f
-                            log_arc[k + 1] = a
-                            log_val[k + 1] = wr * f
-                            log_n[0] = k + 2
-                        else:
-                            log_n[1] = 1
-        else:
-            ok = False
-        for j in range(tail):
-            w = order[j]
-            dist[w] = -1
-            sigma[w] = 0.0
-            flow[w] = 0.0
-    return ok
-
-
 def _work(n):
     return np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64)
 
@@ -253,9 +157,9 @@ def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_pt
                     ewf[m] = g_wout[k]
                     ewr[m] = g_win[k]
                     m += 1
-        _flows(m, es, et, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, True, parts[c],
-               np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64), np.empty(0, np.int64),
-               np.empty(0), np.zeros(2, np.int64))
+        ecmp_pair_flows(m, es, et, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, True, parts[c],
+                        np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64),
+                        np.empty(0, np.int64), np.empty(0), np.zeros(2, np.int64))
     return parts
 
 
@@ -455,9 +359,9 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
       distances of its edges (inlined closed form or table, a search only where the oracle needs one)
       and an accepted move writes them back.
     * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added
-      (:func:`_flows`, one call each), the maximum and the sum of squares updated from the logged
-      arcs, and a rejected move undone from the log.  Every evaluated state also competes by the
-      maximum alone (``best_mx_vertex``).
+      (:func:`libtopomap._kernels.ecmp_pair_flows`, one call each), the maximum and the sum of squares
+      updated from the logged arcs, and a rejected move undone from the log.  Every evaluated state
+      also competes by the maximum alone (``best_mx_vertex``).
     * ``MODE_PATHS``: the routes of the moved processes' messages are removed and re-added
       (:func:`_route_messages`), and routed back when the move is rejected.
 
@@ -586,10 +490,10 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
             nm = cnt
             log_n[0] = 0
             log_n[1] = 0
-            _flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                   traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-            _flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                   traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            ecmp_pair_flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table,
+                            prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            ecmp_pair_flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table,
+                            prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
             new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
                                                 cur_sq)
             stamp += 2
@@ -660,10 +564,10 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                     for i in range(log_n[0]):
                         traffic[log_arc[i]] -= log_val[i]
                 else:  # the log overflowed: route the flows back
-                    _flows(nm, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                           traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-                    _flows(nm, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, prune,
-                           traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                    ecmp_pair_flows(nm, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed,
+                                    table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                    ecmp_pair_flows(nm, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed,
+                                    table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
             elif mode == MODE_PATHS:
                 proc_vertex[a] = vb
                 if b >= 0:

@@ -27,7 +27,7 @@ from numba import njit
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csgraph
 
-from .._kernels import multi_source_levels
+from .._kernels import multi_source_levels, multi_source_owners
 from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap
 from .objectives import SymGraph
@@ -349,7 +349,7 @@ def _bisect_children(topology, h, x, kids, parent, flat):
     for i, leaves in enumerate(leaf_of):
         owner[h.vertex[leaves]] = i
     seeds = np.flatnonzero(owner >= 0)
-    owner = _voronoi(t.indptr.astype(np.int64), t.indices.astype(np.int64), seeds, owner)
+    owner = multi_source_owners(t.indptr, t.indices, n, seeds, owner)
     u = np.asarray(t.link_u, np.int64)
     v = np.asarray(t.link_v, np.int64)
     ou, ov = owner[u], owner[v]
@@ -396,28 +396,6 @@ def _leaves_under(h, nodes):
                 stack.extend(h.children(y).tolist())
         out.append(np.asarray(leaves, np.int64))
     return out
-
-
-@njit(cache=True)
-def _voronoi(indptr, indices, seeds, owner):
-    """Every vertex takes the owner of the seed that reaches it first (BFS order)."""
-    n = indptr.size - 1
-    queue = np.empty(n, np.int64)
-    tail = 0
-    for s in seeds:
-        queue[tail] = s
-        tail += 1
-    head = 0
-    while head < tail:
-        v = queue[head]
-        head += 1
-        for a in range(indptr[v], indptr[v + 1]):
-            w = indices[a]
-            if owner[w] < 0:
-                owner[w] = owner[v]
-                queue[tail] = w
-                tail += 1
-    return owner
 
 
 # --------------------------------------------------------------------------------- partitioning

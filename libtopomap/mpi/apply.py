@@ -17,42 +17,27 @@ from mpi4py import MPI
 from ..errors import MappingError
 from ..mapping import read_saved_mapping
 from .distgraph import _assign_new_ranks
-from .locate import FAKE_NAMES_ENV, host_of, read_fake_names
+from .locate import fake_host_names, host_of
 from .race import collective_call
 
 __all__ = ["apply_mapping"]
 
 
 def _job_hosts(comm, fake_names, placement):
-    """Host name of every rank (the same list on every rank): ``placement`` (names), a fake-names file,
-    dict or list, the file in ``LIBTOPOMAP_FAKE_NAMES``, or the MPI processor names."""
-    size, rank = comm.Get_size(), comm.Get_rank()
-    if placement is None and fake_names is None:
-        fake_names = os.environ.get(FAKE_NAMES_ENV) or None
+    """Host name of every rank (the same list on every rank): ``placement`` (names), fake names
+    (:func:`~libtopomap.mpi.locate.fake_host_names`), or the MPI processor names."""
     if placement is not None:
+        size = comm.Get_size()
+
         def from_placement():
             names = [host_of(x) for x in placement]
             if len(names) != size:
                 raise MappingError(f"placement has {len(names)} entries for {size} ranks")
             return names
         return collective_call(comm, from_placement, what="locating processes")
-    if isinstance(fake_names, (str, os.PathLike)):
-        path = os.fspath(fake_names)
-        table = collective_call(comm, lambda: read_fake_names(path, n_ranks=size) if rank == 0 else None,
-                                what="reading fake names")
-        return comm.bcast(None if table is None else [table[r] for r in range(size)], root=0)
-    if fake_names is not None:
-        def from_table():
-            if isinstance(fake_names, dict):
-                missing = [r for r in range(size) if r not in fake_names]
-                if missing:
-                    raise MappingError(f"fake_names has no entry for rank(s) {missing[:10]}")
-                return [host_of(fake_names[r]) for r in range(size)]
-            names = [host_of(x) for x in fake_names]
-            if len(names) < size:
-                raise MappingError(f"fake_names has {len(names)} entries for {size} ranks")
-            return names[:size]
-        return collective_call(comm, from_table, what="locating processes")
+    names, _ = fake_host_names(comm, fake_names)
+    if names is not None:
+        return names
     return comm.allgather(host_of(MPI.Get_processor_name()))
 
 

@@ -8,8 +8,8 @@ can be given in code or through the environment variable ``LIBTOPOMAP_FAKE_NAMES
 rank -> vertex list can be passed.
 
 The parsing and checking functions (:func:`host_of`, :func:`read_fake_names`,
-:func:`resolve_vertices`) need no MPI; only :func:`locate` is collective, and it alone imports mpi4py
-(importing this module does not initialise MPI).
+:func:`resolve_vertices`) need no MPI; :func:`fake_host_names` and :func:`locate` are collective and
+import mpi4py when called (importing this module does not initialise MPI).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import FormatError, MappingError, TopologyError
 
-__all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "locate"]
+__all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "fake_host_names", "locate"]
 
 FAKE_NAMES_ENV = "LIBTOPOMAP_FAKE_NAMES"
 
@@ -168,6 +168,57 @@ def resolve_vertices(topology, hosts, *, slots=None, source=None):
     return out
 
 
+def fake_host_names(comm, fake_names):
+    """The host name of every rank from fake names (collective; the same list on every rank).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+    fake_names : str, os.PathLike, dict, sequence of str, or None
+        A fake-names file (read by rank 0), a dict ``{rank: hostname}`` or a list of host names (the
+        first ``comm.Get_size()`` are used); None: the file named by ``LIBTOPOMAP_FAKE_NAMES``.
+        Names are cut at their first ``'.'`` (:func:`host_of`).
+
+    Returns
+    -------
+    names : list of str or None
+        ``names[rank]``; None when there are no fake names (neither given nor in the environment).
+    source : str or None
+        Where they come from, for messages: the file's path, or ``"fake_names"``.
+
+    Raises
+    ------
+    CommError
+        On every rank: a bad fake-names file (``file:line``), a rank missing from the dict, or fewer
+        names than ranks.
+    """
+    from .race import collective_call
+
+    size = comm.Get_size()
+    if fake_names is None:
+        fake_names = os.environ.get(FAKE_NAMES_ENV) or None
+        if fake_names is None:
+            return None, None
+    if isinstance(fake_names, (str, os.PathLike)):
+        path = os.fspath(fake_names)
+        rank = comm.Get_rank()
+        table = collective_call(comm, lambda: read_fake_names(path, n_ranks=size) if rank == 0 else None,
+                                what="reading fake names")
+        return comm.bcast(None if table is None else [table[r] for r in range(size)], root=0), path
+
+    def from_table():
+        if isinstance(fake_names, dict):
+            missing = [r for r in range(size) if r not in fake_names]
+            if missing:
+                raise MappingError(f"fake_names has no entry for rank(s) {missing[:10]}")
+            return [host_of(fake_names[r]) for r in range(size)]
+        names = [host_of(x) for x in fake_names]
+        if len(names) < size:
+            raise MappingError(f"fake_names has {len(names)} entries for {size} ranks")
+        return names[:size]
+    return collective_call(comm, from_table, what="locating processes"), "fake_names"
+
+
 def locate(comm, topology, *, fake_names=None, placement=None):
     """The topology vertex of every rank of ``comm`` (collective; same array on all ranks).
 
@@ -202,12 +253,6 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     from .race import collective_call
 
     size = comm.Get_size()
-    rank = comm.Get_rank()
-    if placement is None and fake_names is None:
-        env = os.environ.get(FAKE_NAMES_ENV)
-        if env:
-            fake_names = env
-
     if placement is not None:
         def check_placement():
             entries = list(placement)
@@ -216,30 +261,9 @@ def locate(comm, topology, *, fake_names=None, placement=None):
             return resolve_vertices(topology, entries, source="placement")
         return collective_call(comm, check_placement, what="locating processes")
 
-    if fake_names is not None and isinstance(fake_names, (str, os.PathLike)):
-        path = os.fspath(fake_names)
-
-        def read_on_root():
-            return read_fake_names(path, n_ranks=size) if rank == 0 else None
-        table = collective_call(comm, read_on_root, what="reading fake names")
-        table = comm.bcast(None if table is None else [table[r] for r in range(size)], root=0)
-        return collective_call(comm, resolve_vertices, topology, table, source=path,
-                               what="locating processes")
-
-    if fake_names is not None:
-        def from_table():
-            if isinstance(fake_names, dict):
-                missing = [r for r in range(size) if r not in fake_names]
-                if missing:
-                    raise MappingError(f"fake_names has no entry for rank(s) {missing[:10]}")
-                names = [host_of(fake_names[r]) for r in range(size)]
-            else:
-                names = [host_of(x) for x in fake_names]
-                if len(names) < size:
-                    raise MappingError(f"fake_names has {len(names)} entries for {size} ranks")
-                names = names[:size]
-            return resolve_vertices(topology, names, source="fake_names")
-        return collective_call(comm, from_table, what="locating processes")
+    names, source = fake_host_names(comm, fake_names)
+    if names is not None:
+        return collective_call(comm, resolve_vertices, topology, names, source=source, what="locating processes")
 
     # Real hostnames: each rank checks its own name (so the error names the right rank), then slots.
     def own_vertex():

@@ -1,0 +1,40 @@
+"""Old keyword names of public functions, kept working with a :class:`DeprecationWarning`."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .errors import ArgumentTypeError
+
+__all__ = ["renamed_keyword"]
+
+
+def renamed_keyword(old, new):
+    """Decorator: keyword ``old=`` still works as ``new=`` (its glossary name), with a warning.
+
+    Passing both raises :class:`~libtopomap.ArgumentTypeError` (a :class:`TypeError`, as Python
+    raises for a keyword given twice).
+
+    Examples
+    --------
+    >>> @renamed_keyword("nodes", "allocation")
+    ... def f(allocation):
+    ...     return allocation
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True):
+    ...     f(nodes=[1, 2])
+    [1, 2]
+    """
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            if old in kwargs:
+                warnings.warn(f"{fn.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
+                              stacklevel=2)
+                if new in kwargs:
+                    raise ArgumentTypeError(f"{fn.__name__}() got both {new} and {old} (its old name)")
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+        return inner
+    return wrap
