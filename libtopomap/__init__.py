@@ -89,6 +89,7 @@ _LAZY = {
     "reorder_for_collective": ".mpi",
     "Create_cart": ".mpi",
     "apply_mapping": ".mpi",
+    "report": ".mpi",
     # errors
     "LibTopoMapError": ".errors",
     "TopologyError": ".errors",

@@ -174,7 +174,7 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     Sources, first match wins:
 
     1. ``placement``: an explicit rank -> vertex list (indices or names), the same on all ranks;
-    2. ``fake_names``: a fake-names file path, a dict ``{rank: hostname}`` or a list of hostnames;
+    2. ``fake_names``: a fake-names file path (lines indexed by ``MPI_COMM_WORLD`` rank), a dict ``{rank: hostname}`` or a list of hostnames;
     3. the file named by the environment variable ``LIBTOPOMAP_FAKE_NAMES`` (read by rank 0);
     4. ``MPI.Get_processor_name()`` cut at the first ``'.'`` on every rank.
 
@@ -219,10 +219,29 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     if fake_names is not None and isinstance(fake_names, (str, os.PathLike)):
         path = os.fspath(fake_names)
 
+        # The file is indexed by MPI_COMM_WORLD rank (as LibTopoMap's): a Split or COMM_SELF
+        # communicator reads the lines of its processes' world ranks.
+        world = MPI.COMM_WORLD.Get_group()
+        try:
+            group = comm.Get_group()
+            try:
+                world_ranks = MPI.Group.Translate_ranks(group, list(range(size)), world)
+            finally:
+                group.Free()
+        finally:
+            world.Free()
+
         def read_on_root():
-            return read_fake_names(path, n_ranks=size) if rank == 0 else None
+            if rank != 0:
+                return None
+            table = read_fake_names(path)
+            missing = [w for w in world_ranks if w not in table]
+            if missing:
+                shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+                raise FormatError(f"no line for world rank(s) {shown}", path=path)
+            return [table[w] for w in world_ranks]
         table = collective_call(comm, read_on_root, what="reading fake names")
-        table = comm.bcast(None if table is None else [table[r] for r in range(size)], root=0)
+        table = comm.bcast(table, root=0)
         return collective_call(comm, resolve_vertices, topology, table, source=path,
                                what="locating processes")
 
