@@ -33,7 +33,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..commgraph import CommGraph
-from ..errors import ArgumentError, ArgumentTypeError, CommError, CommGraphError, MappingError
+from ..errors import ArgumentError, ArgumentTypeError, CommError, MappingError
 from .locate import locate
 from .driver import race
 from .race import agree_arguments, collective_call, format_failures, wait_quietly
@@ -343,8 +343,10 @@ class _GatheredGraph:
         return self.payload[np.repeat(starts, lens) + pos], owner
 
     def commgraph(self):
-        """The process graph (edge ``r -> d`` for every destination ``d`` of ``r``) after checking that
-        every edge is listed by both its ends with the same weight."""
+        """The process graph: edge ``r -> d`` for every destination ``d`` of ``r`` (weighted by ``r``'s
+        destination weight), plus ``s -> r`` for every source ``s`` of ``r`` that ``s`` does not list
+        (weighted by ``r``'s source weight).  MPI implementations accept lists whose two ends do not
+        match, and so do mpi4py's own tests (``Create_dist_graph_adjacent(sources, None)``)."""
         dst, out_owner = self._segments(1)
         src, in_owner = self._segments(0)
         weighted_out = np.isin(self.heads[:, 5], (_W_LIST, _W_EMPTY))
@@ -357,10 +359,11 @@ class _GatheredGraph:
         w_in = np.ones(src.size, dtype=np.int64)
         mask = weighted_in[in_owner]
         w_in[mask] = sw
-        out_edges = np.stack([out_owner, dst, w_out], 1)      # as listed by the source
-        in_edges = np.stack([src, in_owner, w_in], 1)         # as listed by the destination
-        _check_same_edges(out_edges, in_edges)
-        return CommGraph(self.size, out_owner, dst, w_out.astype(np.float64))
+        only_in = ~np.isin(src * self.size + in_owner, out_owner * self.size + dst)
+        u = np.concatenate([out_owner, src[only_in]])
+        v = np.concatenate([dst, in_owner[only_in]])
+        w = np.concatenate([w_out, w_in[only_in]])
+        return CommGraph(self.size, u, v, w.astype(np.float64))
 
 
 def _weights_back(code, vals):
@@ -371,25 +374,6 @@ def _weights_back(code, vals):
     if code == _W_EMPTY:
         return MPI.WEIGHTS_EMPTY
     return vals
-
-
-def _check_same_edges(out_edges, in_edges):
-    """Raise CommGraphError naming the first edge listed by one end but not the other."""
-    a = np.unique(out_edges, axis=0, return_counts=True)
-    b = np.unique(in_edges, axis=0, return_counts=True)
-    if a[0].shape == b[0].shape and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]):
-        return
-    for (rows, counts), (orows, ocounts), lister, other in ((a, b, "destinations", "sources"),
-                                                             (b, a, "sources", "destinations")):
-        lookup = {tuple(r): c for r, c in zip(orows.tolist(), ocounts.tolist())}
-        for r, c in zip(rows.tolist(), counts.tolist()):
-            if lookup.get(tuple(r), 0) < c:
-                u, v, w = r
-                by, at = (u, v) if lister == "destinations" else (v, u)
-                raise CommGraphError(
-                    f"inconsistent graph: edge {u} -> {v} (weight {w}) is listed {c} time(s) in rank {by}'s "
-                    f"{lister} but {lookup.get(tuple(r), 0)} time(s) in rank {at}'s {other}")
-    raise CommGraphError("inconsistent graph: the sources and destinations lists do not match")
 
 
 # ----------------------------------------------------------------------------------- the portfolio
