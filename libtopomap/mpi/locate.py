@@ -76,29 +76,37 @@ def read_fake_names(path, *, n_ranks=None):
     path = os.fspath(path)
     table = {}
     first_line = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            fields = line.split()
-            if len(fields) != 2:
-                raise FormatError(f"expected '<rank> <hostname>', got {line!r}", path=path, line=lineno)
-            rank_text, name = fields
-            try:
-                rank = int(rank_text)
-            except ValueError:
-                raise FormatError(f"rank {rank_text!r} is not an integer", path=path, line=lineno) from None
-            if rank < 0:
-                raise FormatError(f"rank {rank} is negative", path=path, line=lineno)
-            if rank in table:
-                raise FormatError(f"rank {rank} listed twice (first on line {first_line[rank]})",
-                                  path=path, line=lineno)
-            host = host_of(name)
-            if not host:
-                raise FormatError(f"empty hostname {name!r}", path=path, line=lineno)
-            table[rank] = host
-            first_line[rank] = lineno
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
+                          line=data.count(b"\n", 0, e.start) + 1) from None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise FormatError(f"expected '<rank> <hostname>', got {line!r}", path=path, line=lineno)
+        rank_text, name = fields
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            raise FormatError(f"rank {rank_text!r} is not an integer", path=path, line=lineno) from None
+        if rank < 0:
+            raise FormatError(f"rank {rank} is negative", path=path, line=lineno)
+        if rank in table:
+            raise FormatError(f"rank {rank} listed twice (first on line {first_line[rank]})",
+                              path=path, line=lineno)
+        host = host_of(name)
+        if not host:
+            raise FormatError(f"empty hostname {name!r}", path=path, line=lineno)
+        table[rank] = host
+        first_line[rank] = lineno
     if n_ranks is not None:
         missing = [r for r in range(int(n_ranks)) if r not in table]
         if missing:
