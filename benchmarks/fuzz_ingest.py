@@ -307,6 +307,7 @@ def worker(args):
     slowest = (0.0, "", "")
     with tempfile.TemporaryDirectory(prefix="ltmfuzz") as d:
         tmp = pathlib.Path(d)
+        os.chdir(tmp)  # files the command line writes under hostile names stay in the temporary folder
         _cli_files(tmp)
         funcs = {"topology": fam_topology, "slurm-yaml": fam_slurm_yaml, "graph": fam_graph, "hosts": fam_hosts,
                  "cli": fam_cli}

@@ -256,3 +256,21 @@ def test_item18_same_bad_arguments_everywhere_raise_value_and_type_errors():
         with pytest.raises(exc):
             fn()
     assert COMM.allreduce(1) == P
+
+
+# ----------------------------------------------------------------------------- node_layout
+@pytest.mark.parametrize("odd", ODD)
+@pytest.mark.parametrize("what", ["memory", "affinity"])
+def test_node_layout_failure_on_one_rank_reaches_every_rank(monkeypatch, odd, what):
+    import libtopomap.mpi.driver as driver
+
+    def broken(*args):
+        raise OSError(f"cannot read the {what} here")
+    if RANK == odd:
+        monkeypatch.setattr(driver, "default_max_memory" if what == "memory" else "_affinity", broken)
+    msg = _same_everywhere(_outcome(lambda: driver.node_layout(COMM)), "CommError",
+                           f"finding the node layout failed on rank {odd} of {P}", f"cannot read the {what} here")
+    assert "OSError" in msg
+    monkeypatch.undo()
+    leaders, cores, memory = driver.node_layout(COMM)  # and it works again
+    assert all(COMM.allgather(leaders.size == P and cores.min() >= 1 and memory.min() > 0))
