@@ -347,22 +347,27 @@ def main(argv=None):
     ap.add_argument("--hang", type=int, default=20, help="seconds after which an input counts as a hang")
     ap.add_argument("--out", help="write PREFIX.md and PREFIX.json")
     args = ap.parse_args(argv)
-    chunks = max(50, args.n // 2000)
+    chunks = max(50, args.n // 500)
     per = [args.n // chunks + (1 if i < args.n % chunks else 0) for i in range(chunks)]
     t0 = time.perf_counter()
     totals = {f: Counter() for f in FAMILIES}
-    slowest, failures = (0.0, "", ""), []
+    slowest, failures = (0.0, ""), []
+    n_fail = 0
     with mp.Pool(args.jobs) as pool:
         jobs = [(args.seed * 100_000 + i, c, args.memory, args.hang) for i, c in enumerate(per)]
         for done, (tot, slow, fails) in enumerate(pool.imap_unordered(worker, jobs), 1):
             for f in FAMILIES:
                 totals[f].update(tot[f])
-            slowest = max(slowest, slow)
+            slowest = max(slowest, slow[:2])
             failures += fails
-            if done % 10 == 0:
-                n = sum(t["inputs"] for t in totals.values())
-                print(f"... {n} inputs, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    wall = time.perf_counter() - t0
+            # the summary so far, rewritten after every chunk: a run stopped early still reports its counts
+            n_fail = report(args, totals, slowest, failures, time.perf_counter() - t0, done == len(jobs),
+                            quiet=done != len(jobs))
+    return 1 if n_fail else 0
+
+
+def report(args, totals, slowest, failures, wall, finished, *, quiet):
+    """Print (unless ``quiet``) and write (with ``--out``) the counts; returns the number of failures."""
     n_fail = sum(v for t in totals.values() for k, v in t.items() if k.startswith("FAILURE"))
     rows = []
     for f in FAMILIES:
@@ -372,16 +377,20 @@ def main(argv=None):
     lines = ["| family | inputs | outcomes (reads or runs) |", "|---|---:|---|"]
     lines += [f"| {f} | {n} | {o} |" for f, n, o in rows]
     total = sum(r[1] for r in rows)
+    state = "finished" if finished else f"stopped early: {total} of {args.n} inputs done"
     summary = (f"inputs: {total} (seed {args.seed}, {args.jobs} jobs, {args.memory} GiB address space per worker, "
-               f"hang limit {args.hang} s); failures (raw exceptions, MemoryError, hangs): {n_fail}; "
+               f"hang limit {args.hang} s; {state}); failures (raw exceptions, MemoryError, hangs): {n_fail}; "
                f"{wall:.0f} s wall; slowest input {slowest[0] * 1000:.0f} ms ({slowest[1]})")
-    print("\n".join(lines))
-    print(summary)
-    for fam, kind, what, tb in failures[:8]:
-        print(f"FAILURE in {fam} ({kind}) on input {what}:\n{tb}")
+    if not quiet:
+        print("\n".join(lines))
+        print(summary)
+        for fam, kind, what, tb in failures[:8]:
+            print(f"FAILURE in {fam} ({kind}) on input {what}:\n{tb}")
+    else:
+        print(f"... {total} inputs, {n_fail} failures, {wall:.0f} s", file=sys.stderr, flush=True)
     if args.out:
-        doc = {"inputs": total, "failures": n_fail, "seed": args.seed, "jobs": args.jobs,
-               "memory_limit_gib": args.memory, "hang_limit_s": args.hang, "wall_s": round(wall, 1),
+        doc = {"inputs": total, "requested": args.n, "finished": finished, "failures": n_fail, "seed": args.seed,
+               "jobs": args.jobs, "memory_limit_gib": args.memory, "hang_limit_s": args.hang, "wall_s": round(wall, 1),
                "slowest_input_s": round(slowest[0], 3), "slowest_family": slowest[1],
                "families": {f: dict(totals[f]) for f in FAMILIES},
                "first_failures": [{"family": f, "kind": k, "input": i, "traceback": tb} for f, k, i, tb in failures[:5]],
@@ -391,7 +400,7 @@ def main(argv=None):
             "# Fuzz run of every reader and the command line (benchmarks/fuzz_ingest.py)\n\n"
             f"`python benchmarks/fuzz_ingest.py -n {args.n} --seed {args.seed} --jobs {args.jobs} "
             f"--memory {args.memory}`\n\n" + "\n".join(lines) + "\n\n" + summary + "\n")
-    return 1 if n_fail else 0
+    return n_fail
 
 
 if __name__ == "__main__":
