@@ -77,3 +77,87 @@ def test_item7_edge_lists_give_one_line_errors(tmp_path, data, needle):
     (tmp_path / "u.txt").write_bytes(data)
     with pytest.raises(ltm.FormatError, match=needle):
         ltm.load_graph(tmp_path / "u.txt")
+
+
+@pytest.mark.parametrize("make", [lambda: ltm.torus("100000x100000"), lambda: ltm.mesh([2] * 40),
+                                  lambda: ltm.circulant(10**9), lambda: ltm.rtt(10**6),
+                                  lambda: ltm.dragonfly(1000, 1000, 1000, 1)])
+def test_item6_generators_check_their_size_before_allocating(make):
+    with pytest.raises(ltm.TopologyError, match=r"above the limit of 16777216 \(set LIBTOPOMAP_MAX_VERTICES"):
+        make()
+
+
+def test_item6_the_generator_limit_can_be_raised_or_lowered(monkeypatch):
+    monkeypatch.setenv("LIBTOPOMAP_MAX_VERTICES", "15")
+    with pytest.raises(ltm.TopologyError, match="4x4 has 16 vertices, above the limit of 15"):
+        ltm.torus("4x4")
+    monkeypatch.setenv("LIBTOPOMAP_MAX_VERTICES", "16")
+    assert ltm.torus("4x4").n_vertices == 16
+
+
+def test_item7_fake_names_not_utf8_or_not_a_file(tmp_path):
+    from libtopomap.mpi.locate import read_fake_names
+
+    (tmp_path / "names").write_bytes(b"0 n0\n1 n\xe91\n")
+    with pytest.raises(ltm.FormatError, match=r"names:2: not UTF-8 text \(byte 0xe9\)"):
+        read_fake_names(tmp_path / "names")
+    with pytest.raises(ltm.FormatError, match="/dev/zero: not a regular file"):
+        read_fake_names("/dev/zero")
+
+
+def test_item7_cli_argument_with_a_nul_byte_is_a_usage_error(capsys):
+    from libtopomap.cli import main
+
+    assert main(["generate", "torus", "--dims", "2x2", "-o", "a\x00b"]) == 2
+    assert "contains a NUL byte" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- item 8
+@pytest.mark.parametrize("slots, needle", [([2**31, 1], "2147483648 slots, more than 2147483647"),
+                                           ([2**32 + 1, 1], "4294967297 slots"),
+                                           ([10**30, 1], "slots, more than"),
+                                           (["x", 1], "slots must be integers")])
+def test_item8_slot_counts_do_not_wrap_at_int32(slots, needle):
+    with pytest.raises(ltm.TopologyError, match=needle):
+        ltm.Topology(["a", "b"], np.array([[0, 1]]), slots=slots)
+    assert ltm.Topology(["a", "b"], np.array([[0, 1]]), slots=[2**31 - 1, 0]).slots.tolist() == [2**31 - 1, 0]
+
+
+# ----------------------------------------------------------------------------- item 11
+@pytest.mark.parametrize("seed, exc", [(-1, ltm.ArgumentError), (1.5, ltm.ArgumentTypeError),
+                                       ("x", ltm.ArgumentTypeError), (True, ltm.ArgumentTypeError)])
+@pytest.mark.parametrize("strategy", ["random", "greedy", "rcm"])
+def test_item11_bad_seeds_are_library_errors(seed, exc, strategy):
+    with pytest.raises(exc, match="seed must be a non-negative integer"):
+        ltm.map_processes(ltm.torus("4"), ltm.as_commgraph([(0, 1), (1, 2)]), strategy=strategy, seed=seed)
+    with pytest.raises(ValueError if exc is ltm.ArgumentError else TypeError):
+        ltm.map_processes(ltm.torus("4"), ltm.as_commgraph([(0, 1)]), strategy=strategy, seed=seed)
+
+
+# ----------------------------------------------------------------------------- item 13
+def test_item13_slots_on_switches_are_rejected():
+    ft = ltm.fattree(4, 2)
+    slots = np.ones(ft.n_vertices, dtype=int)
+    with pytest.raises(ltm.MappingError, match=r"process\(es\) on switch 'sw-"):
+        ltm.map_processes(ft, ltm.as_commgraph([(0, 1)]), slots=slots)
+    hosts_only = np.where(np.asarray(ft.kinds) == "switch", 0, 1)
+    m = ltm.map_processes(ft, ltm.as_commgraph([(0, 1)]), slots=hosts_only)
+    assert all(ft.kinds[v] != "switch" for v in m.vertices)
+
+
+# ----------------------------------------------------------------------------- item 14
+def test_item14_a_square_array_is_a_matrix_even_2x2():
+    g = ltm.as_commgraph(np.array([[0, 5], [0, 0]]))  # as an edge list it was 0 -> 5 and 0 -> 0
+    assert g.n == 2 and list(zip(g.src.tolist(), g.dst.tolist(), g.weights.tolist())) == [(0, 1, 5.0)]
+
+
+@pytest.mark.parametrize("edges", [[(0.5, 1)], [(0, 1), (1, 2.25)], np.array([[0.5, 1.0], [1.0, 2.0], [2.0, 0.0]])])
+def test_item14_fractional_ids_are_rejected_not_truncated(edges):
+    with pytest.raises(ltm.CommGraphError, match="process ids must be integers"):
+        ltm.as_commgraph(edges)
+    assert ltm.as_commgraph([(0.0, 1.0)]).n == 2  # integral floats are ids
+
+
+def test_item14_huge_ids_hit_the_process_limit():
+    with pytest.raises(ltm.CommGraphError, match="exceed the limit"):
+        ltm.as_commgraph([(0, 2**40)])
