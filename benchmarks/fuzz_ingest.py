@@ -292,6 +292,22 @@ def _cli_files(tmp):
     (tmp / "bin").write_bytes(bytes(range(256)) * 8)
 
 
+def warm_up(tmp):
+    """Compile (or load) the numba kernels the command line uses, untimed: a compilation interrupted by
+    the hang alarm would start again at every input (a machine under load takes minutes for it)."""
+    from libtopomap.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for argv in (["info", str(tmp / "t.ltm")],
+                     ["map", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"), "--seed", "1"],
+                     ["map", "--topology", str(tmp / "t.ltm"), "--graph", "stencil:2x2", "--iterations", "10"],
+                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"]):
+            try:
+                main(argv)
+            except BaseException:  # noqa: BLE001 - only warming up; the fuzzed runs are checked
+                pass
+
+
 # ----------------------------------------------------------------------------- driver
 def worker(args):
     seed, count, memory_gib, hang_s = args
@@ -309,6 +325,7 @@ def worker(args):
         tmp = pathlib.Path(d)
         os.chdir(tmp)  # files the command line writes under hostile names stay in the temporary folder
         _cli_files(tmp)
+        warm_up(tmp)
         funcs = {"topology": fam_topology, "slurm-yaml": fam_slurm_yaml, "graph": fam_graph, "hosts": fam_hosts,
                  "cli": fam_cli}
         for k in range(count):
@@ -344,7 +361,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--memory", type=int, default=3, help="address-space limit per worker in GiB (default 3)")
-    ap.add_argument("--hang", type=int, default=20, help="seconds after which an input counts as a hang")
+    ap.add_argument("--hang", type=int, default=60, help="seconds after which an input counts as a hang")
     ap.add_argument("--out", help="write PREFIX.md and PREFIX.json")
     args = ap.parse_args(argv)
     chunks = max(50, args.n // 500)
