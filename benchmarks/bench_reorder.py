@@ -42,7 +42,7 @@ def main():
         dcomm = ltm.Create_dist_graph_adjacent(comm, s, d, sw, dw, topology=topo, placement=placement,
                                                seed=args.seed, max_memory=args.max_memory)
         wall = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
-        rep = dcomm.report
+        rep = ltm.report(dcomm)
         phases = {k: comm.allreduce(rep.timings.get(k, 0.0), op=MPI.MAX) for k in PHASES}
         rec = {"ranks": size, "torus": "x".join(map(str, dims)), "call": call, "wall": wall, **phases,
                "strategy": rep.strategy, "winner_rank": rep.winner_rank,

@@ -1,19 +1,45 @@
-"""Long fuzz run of the fabric adapters: N mutated inputs, every adapter, strict and not.
+"""Long fuzz run of every reader and of the command line: N mutated inputs, zero crashes allowed.
 
-Usage: ``python benchmarks/fuzz_ingest.py [-n 100000] [--seed 0] [--jobs 2]``
+Usage: ``python benchmarks/fuzz_ingest.py [-n 200000] [--seed 0] [--jobs 2] [--memory 3] [--out PREFIX]``
 
-Inputs are windows (1-150 lines) of the shared dumps (``../shared/topologies``, extras included) and
-of ``topology_files/``, mutated 0-5 times by line swaps, deletions, duplications, truncation, random
-bytes, random lines, CRLF/BOM/TAB changes.  Each input is read by ``ibnetdiscover``,
-``ibnetdiscover-ports``, ``slurm`` and ``ibdiagnet-lst`` (strict and not) and by the sniffed format.  Any exception
-other than :class:`~libtopomap.FormatError` is a failure: the script prints it with the input and
-exits 1.  It prints the number of inputs, how they ended, and the slowest read.
+Each input goes to one family, in turn:
+
+* ``topology``: a window (1-60 lines) of the shared fabric dumps, ``topology_files/`` and the bundled
+  LTM/JSON topologies, mutated 0-5 times (line swaps, deletions, duplications, truncation, random
+  bytes, random lines, CRLF/CR/BOM/TAB changes), read by every topology format (``ltm``, ``json``,
+  ``ibnetdiscover``, ``ibnetdiscover-ports``, ``slurm``, ``ibdiagnet-lst``, ``slurm-yaml``; the
+  adapters strict and not) and by the sniffed one;
+* ``slurm-yaml``: mutated ``topology.yaml`` documents, read as ``slurm-yaml``;
+* ``graph``: mutated edge lists, dense matrices (``.mat``), Matrix Market files and Open MPI
+  monitoring ``.prof`` files, written to a file and read by :func:`libtopomap.load_graph` and by
+  the reader of their kind;
+* ``hosts``: mutated hostfiles and Slurm hostlists (:func:`libtopomap.rankfiles.read_allocation`)
+  and fake-names files (:func:`libtopomap.mpi.locate.read_fake_names`);
+* ``cli``: the argument paths of ``libtopomap generate / info / ingest / map / collective`` with
+  option values replaced by hostile ones (sizes, NaN, huge dimensions, binary files, ``/dev/zero``),
+  run in-process by :func:`libtopomap.cli.main`.
+
+A reader may only return or raise a :class:`~libtopomap.LibTopoMapError` (or ``OSError`` for a
+missing file named on the command line); the command line may only return or exit with a code
+(argparse's ``SystemExit``).  Anything else is a failure: a raw exception, ``MemoryError`` (each
+worker runs under an address-space limit, ``--memory`` GiB, the declared allocation limit) or a
+hang (an input taking more than ``--hang`` seconds).  Failures are counted and the first ones
+printed with their input; the exit status is 1 if there was any.  It prints a table of the counts
+per family and, with ``--out``, writes ``PREFIX.md`` and ``PREFIX.json``.
 """
 
 import argparse
+import contextlib
+import io
+import json
 import multiprocessing as mp
+import os
 import pathlib
+import platform
+import resource
+import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
@@ -21,24 +47,88 @@ from collections import Counter
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
+ADAPTERS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
+FAMILIES = ("topology", "slurm-yaml", "graph", "hosts", "cli")
+# Inputs per family in every 100 (the expensive ones less often): the order in which they come.
+SCHEDULE = [f for f, k in (("topology", 20), ("slurm-yaml", 30), ("graph", 17), ("hosts", 30), ("cli", 3))
+            for _ in range(k)]
+# The input being read, for the failure report.
+LAST = {"input": ""}
+_PROFS = {}
+SLURM_YAML = """\
+- topology: topo1
+  cluster_default: True
+  tree:
+    switches:
+    - switch: sw_root
+      children: s[1-2]
+    - switch: s1
+      nodes: node[01-04]
+    - switch: s2
+      nodes: "node[05-07],node10"   # quoted, with a comment
+- topology: topo2
+  cluster_default: false
+  block:
+    block_sizes:
+      - 2
+      - 4
+    blocks:
+    - block: b1
+      nodes: node[01-02]
+    - block: b2
+      nodes: [node03, node04]
+- topology: topo3
+  flat: true
+"""
+HOSTS = ["node[01-04]\n", "n1 slots=4\nn2 slots=4\n", "a:2\nb:2\n# c\n", "x\nx\ny\n", "nid[0001-0004,0010]",
+         "0 n0\n1 n1\n2 n2\n3 n3\n"]
+HOSTILE = ["", "-1", "0", "1", "1G", "1e308", "nan", "inf", "-inf", "99999999999999999999", "x", "\x00", "4x4",
+           "100000x100000", "1000000000", "2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
+           "1.5", "--", "-", "/dev/zero", "/nonexistent/file", "@BIN", "@DIR", "@TOPO", "@GRAPH", "0x0",
+           "3x-3", "65536x65536x65536", "\u00e9\u00e9"]
 
 
+class Hang(Exception):
+    """An input took longer than the hang limit."""
+
+
+# ----------------------------------------------------------------------------- corpora and mutations
 def corpus():
-    paths = sorted((ROOT / "topology_files").glob("small_fabric*"))
+    paths = sorted((ROOT / "topology_files").glob("*"))
     shared = ROOT.parent / "shared" / "topologies"
     paths += sorted(shared.glob("*.txt")) + sorted(shared.glob("extras/*.txt"))
-    return [p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) for p in paths]
+    docs = []
+    for p in paths:
+        if p.is_file() and p.stat().st_size < 4 << 20:
+            docs.append(p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True))
+    return docs
 
 
-def mutate(rng, docs):
-    lines = docs[rng.integers(len(docs))]
-    start = int(rng.integers(len(lines)))
-    lines = list(lines[start:start + int(rng.integers(1, 151))])
+def graph_docs(rng):
+    """A fresh well-formed document of each graph kind (mutated afterwards)."""
+    n = int(rng.integers(1, 12))
+    edges = [(int(rng.integers(n)), int(rng.integers(n))) for _ in range(int(rng.integers(1, 20)))]
+    mat = rng.integers(0, 5, (n, n))
+    if not _PROFS:
+        for p in sorted((ROOT / "tests" / "data" / "ompi_monitoring").glob("run.*.prof")):
+            _PROFS[p.name] = p.read_text(errors="replace")
+    profs = list(_PROFS.values())
+    return {
+        "edges.txt": "".join(f"{u} {v} {int(rng.integers(1, 9))}\n" for u, v in edges),
+        "comm.mat": "".join(" ".join(map(str, row)) + "\n" for row in mat),
+        "a.mtx": "%%MatrixMarket matrix coordinate real general\n% c\n" + f"{n} {n} {len(edges)}\n"
+                 + "".join(f"{u + 1} {v + 1} {rng.random():.3f}\n" for u, v in edges),
+        "run.0.prof": profs[int(rng.integers(len(profs)))] if profs else "",
+    }
+
+
+def mutate_lines(rng, lines, window=60):
+    start = int(rng.integers(len(lines))) if lines else 0
+    lines = list(lines[start:start + int(rng.integers(1, window + 1))])
     for _ in range(int(rng.integers(0, 6))):
         if not lines:
             break
-        op = rng.integers(8)
+        op = rng.integers(9)
         i = int(rng.integers(len(lines)))
         if op == 0:
             j = int(rng.integers(len(lines)))
@@ -58,83 +148,276 @@ def mutate(rng, docs):
         elif op == 5:
             lines.insert(i, "".join(chr(int(c)) for c in rng.integers(1, 0x3000, int(rng.integers(0, 40)))) + "\n")
         elif op == 6:
-            lines = [s.replace("\n", "\r\n") for s in lines]
+            end = "\r\n" if rng.random() < 0.5 else "\r"
+            lines = [s.replace("\n", end) for s in lines]
             lines[0] = "\ufeff" + lines[0]
+        elif op == 7:
+            s = lines[i]
+            digits = [k for k, ch in enumerate(s) if ch.isdigit()]
+            if digits:  # a number grows huge, negative or fractional
+                k = digits[int(rng.integers(len(digits)))]
+                lines[i] = s[:k] + ["99999999999999999999", "-", "0.5", "2147483648", "e9"][int(rng.integers(5))] + s[k:]
         else:
             lines[i] = lines[i].replace("\t", " ") if rng.random() < 0.5 else lines[i].replace(" ", "\t")
     return "".join(lines)
 
 
-def check(text):
-    """Outcome counts of reading ``text`` every way; raises on an undocumented exception."""
+def mutate_text(rng, text, window=60):
+    return mutate_lines(rng, text.splitlines(keepends=True), window)
+
+
+def write(path, text, rng):
+    data = text.encode("utf-8", errors="surrogatepass") if rng.random() < 0.9 else \
+        text.encode("utf-8", errors="surrogatepass") + bytes(rng.integers(0, 256, 16, dtype=np.uint8))
+    path.write_bytes(data)
+    return path
+
+
+# ----------------------------------------------------------------------------- families
+def _read(out, fn, *args, **kw):
+    from libtopomap.errors import LibTopoMapError
+
+    try:
+        fn(*args, **kw)
+        out["ok"] += 1
+    except LibTopoMapError as e:
+        out[type(e).__name__] += 1
+
+
+def fam_topology(rng, docs, tmp):
     from libtopomap.errors import FormatError
     from libtopomap.formats import read_buffer, sniff
 
+    text = mutate_lines(rng, docs[int(rng.integers(len(docs)))])
+    LAST["input"] = text
     out = Counter()
     try:
         fmt = sniff(text[:65536])
     except FormatError:
         fmt = None
-    names = FORMATS + ((fmt,) if fmt and fmt not in FORMATS else ())
-    for name in names:
-        for strict in ((False, True) if name in FORMATS else (None,)):
-            opts = {"strict": strict} if strict is not None else {}
-            try:
-                t = read_buffer(text, name, path="fuzz", **opts)
-                assert t.hosts.size >= 1
-                out["ok"] += 1
-            except FormatError:
-                out["FormatError"] += 1
+    strict = bool(rng.random() < 0.5)
+    for name in ("ltm", "json", "slurm-yaml") + ADAPTERS:
+        opts = {"strict": strict} if name in ADAPTERS else {}
+        _read(out, read_buffer, text, name, path="fuzz", **opts)
+    if fmt is not None:
+        _read(out, read_buffer, text, fmt, path="fuzz")
     return out
 
 
-def worker(args):
-    seed, count = args
+def fam_slurm_yaml(rng, docs, tmp):
+    from libtopomap.formats import read_buffer
 
+    out = Counter()
+    LAST["input"] = text = mutate_text(rng, SLURM_YAML, window=40)
+    _read(out, read_buffer, text, "slurm-yaml", path="topology.yaml")
+    return out
+
+
+def fam_graph(rng, docs, tmp):
+    from libtopomap import graphfiles, load_graph, patterns
+
+    kinds = graph_docs(rng)
+    name = list(kinds)[int(rng.integers(len(kinds)))]
+    LAST["input"] = text = mutate_text(rng, kinds[name], window=200)
+    path = write(tmp / name, text, rng)
+    out = Counter()
+    _read(out, load_graph, str(path))
+    reader = {"edges.txt": patterns.read_edge_list, "comm.mat": graphfiles.read_comm_matrix,
+              "a.mtx": patterns.read_matrix_market, "run.0.prof": graphfiles.read_ompi_monitoring}[name]
+    _read(out, reader, str(tmp / "run") if name == "run.0.prof" else str(path))
+    return out
+
+
+def fam_hosts(rng, docs, tmp):
+    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.rankfiles import read_allocation
+
+    LAST["input"] = text = mutate_text(rng, HOSTS[int(rng.integers(len(HOSTS)))])
+    out = Counter()
+    path = write(tmp / "hosts", text, rng)
+    _read(out, read_allocation, str(path), nprocs=int(rng.integers(1, 64)), environ={})
+    if "\n" not in text.strip() and "\x00" not in text and text.strip():
+        _read(out, read_allocation, text.strip(), environ={})
+    _read(out, read_fake_names, str(path), n_ranks=int(rng.integers(0, 5)))
+    return out
+
+
+CLI = [
+    ["generate", "torus", "--dims", "4x4", "-o", "@OUT"],
+    ["generate", "mesh", "--dims", "3x3", "-o", "@OUT", "--format", "json"],
+    ["generate", "hypercube", "--dim", "3", "-o", "@OUT"],
+    ["generate", "fattree", "--k", "2", "--n", "2", "-o", "@OUT"],
+    ["generate", "circulant", "--n", "8", "-o", "@OUT"],
+    ["info", "@TOPO"],
+    ["ingest", "@TOPO", "-o", "@OUT"],
+    ["map", "--topology", "@TOPO", "--graph", "@GRAPH", "--strategy", "greedy", "--seed", "1"],
+    ["map", "--topology", "@TOPO", "--graph", "stencil:2x2", "--time-budget", "0.1", "--iterations", "10"],
+    ["collective", "--topology", "@TOPO", "--collective", "allreduce", "--iterations", "10"],
+]
+
+
+def fam_cli(rng, docs, tmp):
+    from libtopomap.cli import main
+
+    argv = list(CLI[int(rng.integers(len(CLI)))])
+    for _ in range(int(rng.integers(1, 3))):
+        i = int(rng.integers(1, len(argv)))
+        if argv[i].startswith("-") and rng.random() < 0.5:
+            continue
+        argv[i] = HOSTILE[int(rng.integers(len(HOSTILE)))]
+    subst = {"@OUT": str(tmp / "out.topo"), "@BIN": str(tmp / "bin"), "@DIR": str(tmp),
+             "@TOPO": str(tmp / "t.ltm"), "@GRAPH": str(tmp / "g.txt")}
+    argv = [subst.get(a, a) for a in argv]
+    LAST["input"] = argv
+    out = Counter()
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    except OSError:
+        code = "OSError"
+    if sink.getvalue().count("Traceback (most recent call last)"):
+        raise AssertionError(f"a traceback was printed for {argv!r}:\n{sink.getvalue()[-1500:]}")
+    out[f"exit {code}"] += 1
+    return out
+
+
+def _cli_files(tmp):
+    import libtopomap as ltm
+
+    ltm.save(str(tmp / "t.ltm"), ltm.torus("2x2"))
+    (tmp / "g.txt").write_text("0 1\n1 2\n2 3\n3 0\n")
+    (tmp / "bin").write_bytes(bytes(range(256)) * 8)
+
+
+def warm_up(tmp):
+    """Compile (or load) the numba kernels the command line uses, untimed: a compilation interrupted by
+    the hang alarm would start again at every input (a machine under load takes minutes for it)."""
+    from libtopomap.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for argv in (["info", str(tmp / "t.ltm")],
+                     ["map", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"), "--seed", "1"],
+                     ["map", "--topology", str(tmp / "t.ltm"), "--graph", "stencil:2x2", "--iterations", "10"],
+                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"]):
+            try:
+                main(argv)
+            except BaseException:  # noqa: BLE001 - only warming up; the fuzzed runs are checked
+                pass
+
+
+# ----------------------------------------------------------------------------- driver
+def worker(args):
+    seed, count, memory_gib, hang_s = args
+    resource.setrlimit(resource.RLIMIT_AS, (memory_gib << 30, memory_gib << 30))
+
+    def alarm(signum, frame):
+        raise Hang(f"input took more than {hang_s} s")
+    signal.signal(signal.SIGALRM, alarm)
     docs = corpus()
     rng = np.random.default_rng(seed)
-    totals = Counter()
-    slowest = (0.0, "")
-    for _ in range(count):
-        text = mutate(rng, docs)
-        t0 = time.perf_counter()
-        try:
-            totals.update(check(text))
-        except Exception:  # noqa: BLE001  (the point of the fuzzer)
-            return totals, slowest, (text, traceback.format_exc())
-        dt = time.perf_counter() - t0
-        if dt > slowest[0]:
-            slowest = (dt, text[:200])
-        totals["inputs"] += 1
-    return totals, slowest, None
+    totals = {f: Counter() for f in FAMILIES}
+    failures = []
+    slowest = (0.0, "", "")
+    with tempfile.TemporaryDirectory(prefix="ltmfuzz") as d:
+        tmp = pathlib.Path(d)
+        os.chdir(tmp)  # files the command line writes under hostile names stay in the temporary folder
+        _cli_files(tmp)
+        warm_up(tmp)
+        funcs = {"topology": fam_topology, "slurm-yaml": fam_slurm_yaml, "graph": fam_graph, "hosts": fam_hosts,
+                 "cli": fam_cli}
+        for k in range(count):
+            fam = SCHEDULE[int(rng.integers(len(SCHEDULE)))]
+            t0 = time.perf_counter()
+            signal.alarm(hang_s)
+            try:
+                totals[fam].update(funcs[fam](rng, docs, tmp))
+                kind = None
+            except Hang:
+                kind, tb = "hang", traceback.format_exc()
+            except MemoryError:
+                kind, tb = "MemoryError", traceback.format_exc()
+            except BaseException as e:  # noqa: BLE001 - the point of the fuzzer
+                kind, tb = type(e).__name__, traceback.format_exc()
+            finally:
+                signal.alarm(0)
+            dt = time.perf_counter() - t0
+            totals[fam]["inputs"] += 1
+            if kind is not None:
+                totals[fam]["FAILURE " + kind] += 1
+                if len(failures) < 5:
+                    failures.append((fam, kind, repr(LAST["input"])[:600], tb[-2500:]))
+                _cli_files(tmp)
+            if dt > slowest[0]:
+                slowest = (dt, fam, "")
+    return totals, slowest, failures
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-n", type=int, default=100_000, help="number of inputs (default 100000)")
+    ap.add_argument("-n", type=int, default=200_000, help="number of inputs (default 200000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--memory", type=int, default=3, help="address-space limit per worker in GiB (default 3)")
+    ap.add_argument("--hang", type=int, default=60, help="seconds after which an input counts as a hang")
+    ap.add_argument("--out", help="write PREFIX.md and PREFIX.json")
     args = ap.parse_args(argv)
-    chunks = 50
+    chunks = max(50, args.n // 500)
     per = [args.n // chunks + (1 if i < args.n % chunks else 0) for i in range(chunks)]
     t0 = time.perf_counter()
-    totals, slowest, failure = Counter(), (0.0, ""), None
+    totals = {f: Counter() for f in FAMILIES}
+    slowest, failures = (0.0, ""), []
+    n_fail = 0
     with mp.Pool(args.jobs) as pool:
-        for tot, slow, fail in pool.imap_unordered(worker, [(args.seed * 1000 + i, c) for i, c in enumerate(per)]):
-            totals.update(tot)
-            slowest = max(slowest, slow)
-            if fail is not None:
-                failure = fail
-                break
-    wall = time.perf_counter() - t0
-    print(f"inputs: {totals['inputs']} (seed {args.seed}), reads: {totals['ok'] + totals['FormatError']} "
-          f"-> {totals['ok']} topologies, {totals['FormatError']} FormatError, "
-          f"{0 if failure is None else 1} other exceptions; {wall:.0f} s; slowest input {slowest[0] * 1000:.1f} ms")
-    if failure is not None:
-        text, tb = failure
-        print("FAILURE on input:\n" + repr(text[:2000]) + "\n" + tb)
-        return 1
-    return 0
+        jobs = [(args.seed * 100_000 + i, c, args.memory, args.hang) for i, c in enumerate(per)]
+        for done, (tot, slow, fails) in enumerate(pool.imap_unordered(worker, jobs), 1):
+            for f in FAMILIES:
+                totals[f].update(tot[f])
+            slowest = max(slowest, slow[:2])
+            failures += fails
+            # the summary so far, rewritten after every chunk: a run stopped early still reports its counts
+            n_fail = report(args, totals, slowest, failures, time.perf_counter() - t0, done == len(jobs),
+                            quiet=done != len(jobs))
+    return 1 if n_fail else 0
+
+
+def report(args, totals, slowest, failures, wall, finished, *, quiet):
+    """Print (unless ``quiet``) and write (with ``--out``) the counts; returns the number of failures."""
+    n_fail = sum(v for t in totals.values() for k, v in t.items() if k.startswith("FAILURE"))
+    rows = []
+    for f in FAMILIES:
+        t = totals[f]
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(t.items()) if k != "inputs")
+        rows.append((f, t["inputs"], outcomes))
+    lines = ["| family | inputs | outcomes (reads or runs) |", "|---|---:|---|"]
+    lines += [f"| {f} | {n} | {o} |" for f, n, o in rows]
+    total = sum(r[1] for r in rows)
+    state = "finished" if finished else f"stopped early: {total} of {args.n} inputs done"
+    summary = (f"inputs: {total} (seed {args.seed}, {args.jobs} jobs, {args.memory} GiB address space per worker, "
+               f"hang limit {args.hang} s; {state}); failures (raw exceptions, MemoryError, hangs): {n_fail}; "
+               f"{wall:.0f} s wall; slowest input {slowest[0] * 1000:.0f} ms ({slowest[1]})")
+    if not quiet:
+        print("\n".join(lines))
+        print(summary)
+        for fam, kind, what, tb in failures[:8]:
+            print(f"FAILURE in {fam} ({kind}) on input {what}:\n{tb}")
+    else:
+        print(f"... {total} inputs, {n_fail} failures, {wall:.0f} s", file=sys.stderr, flush=True)
+    if args.out:
+        doc = {"inputs": total, "requested": args.n, "finished": finished, "failures": n_fail, "seed": args.seed,
+               "jobs": args.jobs, "memory_limit_gib": args.memory, "hang_limit_s": args.hang, "wall_s": round(wall, 1),
+               "slowest_input_s": round(slowest[0], 3), "slowest_family": slowest[1],
+               "families": {f: dict(totals[f]) for f in FAMILIES},
+               "first_failures": [{"family": f, "kind": k, "input": i, "traceback": tb} for f, k, i, tb in failures[:5]],
+               "machine": f"{platform.node()} {os.cpu_count()} cores, python {platform.python_version()}"}
+        pathlib.Path(args.out + ".json").write_text(json.dumps(doc, indent=1) + "\n")
+        pathlib.Path(args.out + ".md").write_text(
+            "# Fuzz run of every reader and the command line (benchmarks/fuzz_ingest.py)\n\n"
+            f"`python benchmarks/fuzz_ingest.py -n {args.n} --seed {args.seed} --jobs {args.jobs} "
+            f"--memory {args.memory}`\n\n" + "\n".join(lines) + "\n\n" + summary + "\n")
+    return n_fail
 
 
 if __name__ == "__main__":

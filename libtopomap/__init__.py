@@ -92,6 +92,7 @@ _LAZY = {
     "bcast": ".mpi",
     "trace": ".mpi",
     "reorder": ".mpi",
+    "report": ".mpi",
     # errors
     "LibTopoMapError": ".errors",
     "TopologyError": ".errors",

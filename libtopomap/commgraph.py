@@ -127,11 +127,22 @@ class CommGraph:
         for k, e in enumerate(rows):
             if len(e) not in (2, 3):
                 raise CommGraphError(f"edge {k}: expected (src, dst) or (src, dst, weight), got {e!r}")
-        src = [e[0] for e in rows]
-        dst = [e[1] for e in rows]
+        for k, e in enumerate(rows):
+            for x in e[:2]:
+                if isinstance(x, (bool, np.bool_)) or not (
+                        isinstance(x, (int, np.integer))
+                        or (isinstance(x, (float, np.floating)) and float(x).is_integer())):
+                    raise CommGraphError(f"edge {k}: process ids must be integers, got {e[:2]!r}")
+        src = [int(e[0]) for e in rows]
+        dst = [int(e[1]) for e in rows]
         w = [e[2] if len(e) == 3 else 1.0 for e in rows]
         if n is None:
             n = max(max(src, default=-1), max(dst, default=-1)) + 1
+        from .patterns import max_processes
+
+        if n > max_processes():
+            raise CommGraphError(f"{n} processes exceed the limit of {max_processes()} "
+                                 "(set LIBTOPOMAP_MAX_PROCESSES to raise it)")
         return cls(n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(w, dtype=np.float64))
 
     @classmethod
@@ -191,7 +202,8 @@ def as_commgraph(graph, n=None):
         return graph
     if sp.issparse(graph):
         return CommGraph.from_scipy(graph)
-    if isinstance(graph, np.ndarray) and graph.ndim == 2 and graph.shape[0] == graph.shape[1] and graph.shape[0] != 2:
+    if isinstance(graph, np.ndarray) and graph.ndim == 2 and graph.shape[0] == graph.shape[1]:
+        # a square array is a matrix, even 2x2 or 3x3 (pass edges as a list of tuples)
         return CommGraph.from_scipy(sp.coo_matrix(graph))
     nx = sys.modules.get("networkx")  # a networkx graph means networkx is imported already
     if nx is not None and isinstance(graph, nx.Graph):

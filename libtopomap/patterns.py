@@ -32,6 +32,27 @@ from .commgraph import CommGraph
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
 
+#: Default largest number of processes a graph file may define (ids are 0-based, so the largest id
+#: plus one); the environment variable ``LIBTOPOMAP_MAX_PROCESSES`` raises or lowers it.
+MAX_PROCESSES = 1 << 22
+
+
+def max_processes():
+    """The process limit of the graph readers: ``$LIBTOPOMAP_MAX_PROCESSES`` or :data:`MAX_PROCESSES`."""
+    text = os.environ.get("LIBTOPOMAP_MAX_PROCESSES", "")
+    try:
+        return int(text) if text else MAX_PROCESSES
+    except ValueError:
+        raise CommGraphError(f"LIBTOPOMAP_MAX_PROCESSES must be an integer, got {text!r}") from None
+
+
+def _check_size(n, path, line=None):
+    """Raise FormatError before allocating for ``n`` processes beyond :func:`max_processes`."""
+    limit = max_processes()
+    if n > limit:
+        raise FormatError(f"{n} processes exceed the limit of {limit} (set LIBTOPOMAP_MAX_PROCESSES to raise it)",
+                          path=path, line=line)
+
 __all__ = ["load_graph", "stencil", "stencil_dims", "scrambled_torus", "random_graph", "read_edge_list",
            "read_matrix_market", "shift_traffic", "ring_traffic", "bit_transpose_traffic", "bit_reversal_traffic",
            "bit_complement_traffic", "uniform_traffic", "local_global_traffic"]
@@ -407,30 +428,40 @@ def read_edge_list(path):
     if fast is not None:
         return fast
     src, dst, w = [], [], []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            if len(parts) not in (2, 3):
-                raise FormatError(f"expected 'src dst [weight]', got {len(parts)} fields", path=path, line=lineno)
+    limit = max_processes()
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
+                          line=data.count(b"\n", 0, e.start) + 1) from None
+    del data
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) not in (2, 3):
+            raise FormatError(f"expected 'src dst [weight]', got {len(parts)} fields", path=path, line=lineno)
+        try:
+            u, v = int(parts[0]), int(parts[1])
+        except ValueError:
+            raise FormatError(f"process ids must be integers, got {parts[0]!r} {parts[1]!r}",
+                              path=path, line=lineno) from None
+        if u < 0 or v < 0:
+            raise FormatError(f"process ids are 0-based and non-negative, got {u} {v}", path=path, line=lineno)
+        if max(u, v) >= limit:
+            _check_size(max(u, v) + 1, path, lineno)
+        x = 1.0
+        if len(parts) == 3:
             try:
-                u, v = int(parts[0]), int(parts[1])
+                x = float(parts[2])
             except ValueError:
-                raise FormatError(f"process ids must be integers, got {parts[0]!r} {parts[1]!r}",
-                                  path=path, line=lineno) from None
-            if u < 0 or v < 0:
-                raise FormatError(f"process ids are 0-based and non-negative, got {u} {v}", path=path, line=lineno)
-            x = 1.0
-            if len(parts) == 3:
-                try:
-                    x = float(parts[2])
-                except ValueError:
-                    raise FormatError(f"weight must be a number, got {parts[2]!r}", path=path, line=lineno) from None
-                if not np.isfinite(x) or x < 0:
-                    raise FormatError(f"weight must be finite and >= 0, got {parts[2]!r}", path=path, line=lineno)
-            src.append(u), dst.append(v), w.append(x)
+                raise FormatError(f"weight must be a number, got {parts[2]!r}", path=path, line=lineno) from None
+            if not np.isfinite(x) or x < 0:
+                raise FormatError(f"weight must be finite and >= 0, got {parts[2]!r}", path=path, line=lineno)
+        src.append(u), dst.append(v), w.append(x)
     if not src:
         raise FormatError("no edges in the file", path=path)
     n = max(max(src), max(dst)) + 1
@@ -439,6 +470,8 @@ def read_edge_list(path):
 
 def _read_edge_list_fast(path):
     """Bulk parse of a well-formed edge list; ``None`` when the line-by-line reader must decide."""
+    if not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
     with open(path, "rb") as f:
         data = f.read()
     if b"#" in data or not data.strip():
@@ -458,6 +491,8 @@ def _read_edge_list_fast(path):
         return None
     if ids.shape[0] == 0 or w.shape != (ids.shape[0],) or ids.min() < 0 or not np.all(np.isfinite(w) & (w >= 0)):
         return None
+    if ids.max() >= max_processes():
+        return None  # the line reader names the line
     return CommGraph(int(ids.max()) + 1, ids[:, 0], ids[:, 1], w)
 
 
@@ -470,18 +505,102 @@ def read_matrix_market(path):
     FormatError
         Not a readable square Matrix Market file.
     """
-    import scipy.io
-    import scipy.sparse as sp
+    rows, cols, vals, n = _read_mtx(path)
+    keep = (rows != cols) & (vals != 0)
+    return CommGraph(n, cols[keep], rows[keep])
 
+
+_MTX_FIELDS = ("real", "integer", "complex", "pattern", "double")
+_MTX_SYMMETRY = ("general", "symmetric", "skew-symmetric", "hermitian")
+
+
+def _read_mtx(path):
+    """``(rows, cols, values, n)`` (0-based, ``int64`` / ``float64``) of a square Matrix Market file.
+
+    A reader of its own in numpy, not scipy's native one, which crashes the interpreter on some
+    malformed input (a file ending with a lone CR).  Line ends may be LF, CRLF or CR; symmetric
+    matrices are expanded; complex values count by their real and imaginary parts.
+    """
+    if not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
     try:
-        a = scipy.io.mmread(path)
-    except (ValueError, IndexError, TypeError) as e:
-        raise FormatError(f"not a Matrix Market file: {e}", path=path) from None
-    a = sp.coo_matrix(a)
-    if a.shape[0] != a.shape[1]:
-        raise FormatError(f"SpMV pattern needs a square matrix, got {a.shape[0]}x{a.shape[1]}", path=path)
-    keep = (a.row != a.col) & (a.data != 0)
-    return CommGraph(a.shape[0], a.col[keep], a.row[keep])
+        with open(path, encoding="utf-8", newline=None) as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not a Matrix Market file: not UTF-8 text ({e.reason} at byte {e.start})",
+                          path=path) from None
+    if not lines or not lines[0].lower().startswith("%%matrixmarket"):
+        raise FormatError("not a Matrix Market file: the first line must be '%%MatrixMarket matrix ...'",
+                          path=path, line=1)
+    head = lines[0].lower().split()
+    if len(head) != 5 or head[1] != "matrix" or head[2] not in ("coordinate", "array") \
+            or head[3] not in _MTX_FIELDS or head[4] not in _MTX_SYMMETRY:
+        raise FormatError(f"unsupported Matrix Market header {lines[0][:80]!r} (expected '%%MatrixMarket matrix "
+                          "coordinate|array real|integer|complex|pattern general|symmetric|...')", path=path, line=1)
+    _, _, layout, field, symmetry = head
+    body = [(i, ln) for i, ln in enumerate(lines[1:], 2) if ln.strip() and not ln.lstrip().startswith("%")]
+    if not body:
+        raise FormatError("not a Matrix Market file: no size line", path=path)
+    size_line, size_text = body[0]
+    want = 3 if layout == "coordinate" else 2
+    try:
+        dims = [int(x) for x in size_text.split()]
+    except ValueError:
+        dims = []
+    if len(dims) != want or min(dims) < 0:
+        raise FormatError(f"expected {want} non-negative integers on the size line, got {size_text[:80]!r}",
+                          path=path, line=size_line)
+    m, n = dims[0], dims[1]
+    if m != n:
+        raise FormatError(f"SpMV pattern needs a square matrix, got {m}x{n}", path=path, line=size_line)
+    _check_size(n, path, size_line)
+    entries = body[1:]
+    per = {"pattern": 0, "complex": 2}.get(field, 1)
+    if layout == "coordinate":
+        nnz = dims[2]
+        if len(entries) != nnz:
+            raise FormatError(f"the size line announces {nnz} entries, the file has {len(entries)}", path=path,
+                              line=size_line)
+        rows = np.empty(nnz, np.int64)
+        cols = np.empty(nnz, np.int64)
+        vals = np.ones(nnz)
+        for k, (lineno, text) in enumerate(entries):
+            parts = text.split()
+            if len(parts) != 2 + per:
+                raise FormatError(f"expected {2 + per} fields, got {len(parts)}", path=path, line=lineno)
+            try:
+                i, j = int(parts[0]), int(parts[1])
+                x = [float(p) for p in parts[2:]]
+            except ValueError:
+                raise FormatError(f"bad entry {text[:80]!r}", path=path, line=lineno) from None
+            if not (1 <= i <= n and 1 <= j <= n):
+                raise FormatError(f"index ({i}, {j}) outside 1..{n}", path=path, line=lineno)
+            if not all(np.isfinite(x)):
+                raise FormatError(f"value must be finite, got {text[:80]!r}", path=path, line=lineno)
+            rows[k], cols[k] = i - 1, j - 1
+            vals[k] = 1.0 if not x else float(np.hypot(*x) if len(x) == 2 else x[0])
+    else:
+        count = n * n if symmetry == "general" else n * (n + 1) // 2 - (n if symmetry == "skew-symmetric" else 0)
+        values = [text.split() for _, text in entries]
+        if len(values) != count or any(len(v) != max(per, 1) for v in values):
+            raise FormatError(f"expected {count} values of {max(per, 1)} field(s) for a {n}x{n} {symmetry} array",
+                              path=path, line=size_line)
+        try:
+            flat = np.array([float(np.hypot(*map(float, v))) if per == 2 else float(v[0]) for v in values])
+        except ValueError:
+            raise FormatError("bad value in the array", path=path) from None
+        if symmetry == "general":
+            cols, rows = np.divmod(np.arange(n * n, dtype=np.int64), n)  # column-major
+        else:
+            jj, ii = np.triu_indices(n, 1 if symmetry == "skew-symmetric" else 0)
+            order = np.lexsort((jj, ii))  # column-major lower triangle: by column, then row
+            cols, rows = ii[order], jj[order]
+        vals = flat
+    if symmetry != "general":
+        off = rows != cols
+        rows, cols, vals = (np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]]),
+                            np.concatenate([vals, vals[off]]))
+    return rows, cols, vals, n
 
 
 def _int(text, what, spec):

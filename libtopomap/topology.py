@@ -117,12 +117,20 @@ class Topology:
             sl = np.asarray(slots)
             if sl.shape != (n,):
                 raise TopologyError(f"slots must have one entry per vertex ({n}), got shape {sl.shape}")
-            if not np.all(np.isfinite(sl.astype(np.float64))) or np.any(sl != np.round(sl)):
+            try:
+                slf = sl.astype(np.float64)
+            except (TypeError, ValueError, OverflowError):
+                raise TopologyError("slots must be integers") from None
+            if not np.all(np.isfinite(slf)) or np.any(slf != np.round(slf)):
                 raise TopologyError("slots must be integers")
-            neg = np.flatnonzero(sl < 0)
+            neg = np.flatnonzero(slf < 0)
             if neg.size:
                 raise TopologyError(f"vertex {names[neg[0]]!r} has negative slots {sl[neg[0]]}")
-            sl = sl.astype(np.int32)
+            big = np.flatnonzero(slf > np.iinfo(np.int32).max)  # stored as int32: no wrap-around
+            if big.size:
+                raise TopologyError(f"vertex {names[big[0]]!r} has {sl[big[0]]} slots, more than "
+                                    f"{np.iinfo(np.int32).max}")
+            sl = slf.astype(np.int32)
         if kinds is None:
             kinds = [HOST if s > 0 else SWITCH for s in sl]
         if sl.sum() == 0:

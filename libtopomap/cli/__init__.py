@@ -71,6 +71,9 @@ def _command_of(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if any("\x00" in a for a in argv):  # no file name or value can hold one (open() would raise ValueError)
+        print("libtopomap: error: an argument contains a NUL byte", file=sys.stderr)
+        return 2
     command = _command_of(argv)
     parser = build_parser([command] if command else [])
     args = parser.parse_args(argv)

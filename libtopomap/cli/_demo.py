@@ -63,7 +63,7 @@ def _demo(args, stack):
 
     from ..errors import LibTopoMapError
     from ..formats import read
-    from ..mpi import Create_dist_graph_adjacent
+    from ..mpi import Create_dist_graph_adjacent, report as ltm_report
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
     from ..mpi.race import collective_call
 
@@ -102,7 +102,7 @@ def _demo(args, stack):
     # The one-line change of an mpi4py application:
     reordered = Create_dist_graph_adjacent(comm, *lists, reorder=True, topology=topo, seed=args.seed,
                                            fake_names=fake, placement=placement)
-    rep = reordered.report
+    rep = ltm_report(reordered)
     timings = {k: comm.allreduce(v, op=MPI.MAX) for k, v in rep.timings.items()}
     rows = compare(original, reordered, "neighbor_alltoall", sizes, iterations=args.iterations)
     original.Free()

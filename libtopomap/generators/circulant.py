@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .grid import check_vertex_count
+
 from ..errors import TopologyError
 from ..topology import Topology
 
@@ -59,6 +61,7 @@ def circulant(n, jumps=None, *, name=None):
     >>> t.n_links, sorted(set(t.degree.tolist()))
     (56, [7])
     """
+    check_vertex_count(lambda: int(n), f"circulant({n})")
     n = int(n)
     if n < 2:
         raise TopologyError(f"a circulant graph needs n >= 2 vertices, got {n}")

@@ -6,12 +6,39 @@ names are ``n<i>``.  Every vertex is a host with one slot unless concentrated.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 
 __all__ = ["torus", "mesh", "hypercube", "concentrate", "parse_dims", "grid_links"]
+
+
+#: Default largest number of vertices a generator builds; ``$LIBTOPOMAP_MAX_VERTICES`` changes it.
+MAX_VERTICES = 1 << 24
+
+
+def check_vertex_count(n, what):
+    """Raise TopologyError before building ``n`` vertices beyond ``$LIBTOPOMAP_MAX_VERTICES`` (default
+    :data:`MAX_VERTICES`); ``what`` names the generator and its arguments."""
+    import os
+
+    if callable(n):  # the count from arguments not checked yet: the generator's own checks name them
+        try:
+            n = int(n())
+        except (TypeError, ValueError, OverflowError):
+            return None
+    text = os.environ.get("LIBTOPOMAP_MAX_VERTICES", "")
+    try:
+        limit = int(text) if text else MAX_VERTICES
+    except ValueError:
+        raise TopologyError(f"LIBTOPOMAP_MAX_VERTICES must be an integer, got {text!r}") from None
+    if n > limit:
+        raise TopologyError(f"{what} has {n} vertices, above the limit of {limit} "
+                            "(set LIBTOPOMAP_MAX_VERTICES to raise it)")
+    return n
 
 
 def parse_dims(dims):
@@ -26,6 +53,7 @@ def parse_dims(dims):
     dims = tuple(int(d) for d in dims)
     if not dims or any(d < 1 for d in dims):
         raise TopologyError(f"dimensions must be positive integers, got {dims}")
+    check_vertex_count(math.prod(dims), "x".join(map(str, dims)))
     return dims
 
 

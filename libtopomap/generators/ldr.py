@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .grid import check_vertex_count
+
 from ..errors import TopologyError
 from ..topology import Topology
 
@@ -397,6 +399,7 @@ def ldr(n, degree, *, seed=None, trials=100, name=None):
     >>> int(t.degree.min()), int(t.degree.max())
     (6, 6)
     """
+    check_vertex_count(lambda: int(n), f"ldr({n})")
     n, degree, trials = int(n), int(degree), int(trials)
     if degree < 2 or n <= degree:
         raise TopologyError(f"an LDR graph needs degree >= 2 and nodes > degree; got nodes={n}, degree={degree}")

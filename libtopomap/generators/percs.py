@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .grid import check_vertex_count
+
 from ..errors import TopologyError
 from ..topology import Topology
 
@@ -64,6 +66,7 @@ def percs(supernodes, dlinks, *, seed=None, name=None):
     >>> t.n_vertices, sorted(set(t.capacity.tolist()))[:3]
     (128, [5.0, 10.0, 20.0])
     """
+    check_vertex_count(lambda: 40 * int(supernodes), f"percs({supernodes})")
     S, d = int(supernodes), int(dlinks)
     if S < 1:
         raise TopologyError(f"PERCS needs at least one supernode, got {S}")

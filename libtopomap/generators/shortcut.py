@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .grid import check_vertex_count
+
 from ..errors import TopologyError
 from ..topology import Topology
 
@@ -65,6 +67,7 @@ def random_shortcut_ring(n, degree, *, seed=None, name=None):
     >>> sorted(set(t.degree.tolist()))
     [5]
     """
+    check_vertex_count(lambda: int(n), f"random_shortcut_ring({n})")
     n, degree = int(n), int(degree)
     if n < 3:
         raise TopologyError(f"a shortcut ring needs n >= 3 vertices, got {n}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .grid import check_vertex_count
+
 from ..errors import TopologyError
 from ..topology import Topology
 
@@ -57,6 +59,7 @@ def rt(a, *, name=None):
     C. Camarero, C. Martinez, R. Beivide, "Task Mapping in Rectangular Twisted Tori", section 2 and
     Table 1 (seed 004).
     """
+    check_vertex_count(lambda: 2 * int(a) * int(a), f"rt({a})")
     a = _check(a)
     idx, parts = _mesh_links(a)
     if a > 2:
@@ -100,6 +103,7 @@ def rtt(a, *, name=None):
     >>> t.n_vertices, t.n_links
     (32, 64)
     """
+    check_vertex_count(lambda: 2 * int(a) * int(a), f"rtt({a})")
     a = _check(a)
     idx, parts = _mesh_links(a)
     x = np.arange(2 * a)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..commgraph import CommGraph, as_commgraph
-from ..errors import CommGraphError, MappingError
+from ..errors import ArgumentError, ArgumentTypeError, CommGraphError, MappingError
 from ..mapping import Mapping
+from ..topology import SWITCH
 
 __all__ = ["prepare", "finish", "check_slots", "slot_list"]
 
@@ -24,7 +25,22 @@ def check_slots(topology, slots):
     neg = np.flatnonzero(sf < 0)
     if neg.size:
         raise MappingError(f"vertex {topology.names[neg[0]]!r} has negative slots {s[neg[0]]}")
+    switch = np.flatnonzero((sf > 0) & (np.asarray(topology.kinds) == SWITCH))
+    if switch.size:
+        raise MappingError(f"slots put {s[switch[0]]} process(es) on switch {topology.names[switch[0]]!r}; "
+                           "processes run on hosts only")
     return s.astype(np.int64)
+
+
+def check_seed(seed):
+    """``seed`` must be None or a non-negative integer (what :func:`numpy.random.default_rng` takes)."""
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ArgumentTypeError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if seed < 0:
+        raise ArgumentError(f"seed must be a non-negative integer, got {seed}")
+    return int(seed)
 
 
 def prepare(topology, graph, slots, seed):
@@ -53,7 +69,7 @@ def prepare(topology, graph, slots, seed):
     if g.n > total:
         raise MappingError(f"{g.n} processes but only {total} usable slots on topology "
                            f"{topology.name or '<unnamed>'}")
-    return topology, g, s, np.random.default_rng(seed)
+    return topology, g, s, np.random.default_rng(check_seed(seed))
 
 
 def slot_list(slots):

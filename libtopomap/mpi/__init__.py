@@ -22,6 +22,7 @@ _LAZY = {
     "topomap": ".distgraph",
     "TopomapReport": ".distgraph",
     "TopomapDistgraphcomm": ".distgraph",
+    "report": ".distgraph",
     "last_report": ".distgraph",
     "DEFAULT_STRATEGIES": ".distgraph",
     "locate": ".locate",
@@ -43,6 +44,11 @@ __all__ = list(_LAZY)
 
 
 def __getattr__(name):
+    if name == "TopomapDistgraphcomm":
+        import warnings
+
+        warnings.warn("TopomapDistgraphcomm is deprecated: the dist-graph calls return mpi4py's plain "
+                      "Distgraphcomm; read the report with libtopomap.report(comm)", DeprecationWarning, stacklevel=2)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from mpi4py import MPI
 
 from ..commgraph import as_commgraph
 from ..errors import ArgumentError, CommError, CommGraphError
-from .distgraph import Create_dist_graph_adjacent
+from .distgraph import Create_dist_graph_adjacent, report as ltm_report
 from .race import collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
@@ -366,7 +366,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
                                                objective=objective, refine=refine, time_budget=time_budget)
         reorder_s = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
         original = comm.Create_dist_graph_adjacent(*lists, reorder=False)
-        rep = reordered.report
+        rep = ltm_report(reordered)
         try:
             for label, explicit in VARIANTS[coll]:
                 rows = compare(original, reordered, coll, sizes, explicit=explicit, steps=steps,

@@ -22,40 +22,18 @@ from mpi4py import MPI
 
 from ..cartesian import cart_neighbors, check_cart_args
 from ..errors import ArgumentError, ArgumentTypeError, CommError
-from .distgraph import _attach, _check_agreement, _reorder
 from .auto import resolve as resolve_auto
+from .distgraph import _attach, _check_agreement, _check_options, _reorder
 from .locate import locate
-from .race import collective_call, format_failures
+from .race import agree_arguments, collective_call
 
 __all__ = ["Create_cart"]
 
 
 def check_everywhere(comm, fn, *args, what):
-    """Run the local argument check ``fn(*args)`` on every rank and agree on the outcome.
-
-    When every rank raised the same :class:`~libtopomap.ArgumentError` or
-    :class:`~libtopomap.ArgumentTypeError` (the same bad arguments everywhere), that error is
-    raised on every rank (a ``ValueError`` / ``TypeError``, as mpi4py raises for bad arguments);
-    when only some ranks failed, or failed differently, :class:`~libtopomap.CommError` names them.
-    """
-    err = None
-    result = None
-    try:
-        result = fn(*args)
-        msg = None
-    except (ArgumentError, ArgumentTypeError) as e:
-        err, msg = e, (type(e).__name__, str(e))
-    except Exception as e:  # noqa: BLE001 - any other failure is agreed on as well
-        err, msg = e, (type(e).__name__, f"{type(e).__name__}: {e}")
-    msgs = comm.allgather(msg)
-    if all(m is None for m in msgs):
-        return result
-    if all(m == msgs[0] for m in msgs) and isinstance(err, (ArgumentError, ArgumentTypeError)):
-        raise type(err)(str(err)) from err
-    failures = [(r, m[1]) for r, m in enumerate(msgs) if m is not None]
-    e = CommError(format_failures(what, failures, comm.Get_size()))
-    e.failures = failures
-    raise e from err
+    """Run the local argument check ``fn(*args)`` on every rank and agree on the outcome
+    (:func:`libtopomap.mpi.race.agree_arguments` without options)."""
+    return agree_arguments(comm, fn, *args, what=what)
 
 
 def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weights=None, strategies=None,
@@ -127,8 +105,11 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
         return comm.Create_cart(dims, periods, reorder=reorder)
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
-    d, p, w = check_everywhere(comm, check_cart_args, size, dims, periods, weights,
-                               what="checking the Cartesian arguments")
+    def check():
+        _check_options(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                       iterations=iterations, refine=refine, max_memory=max_memory)
+        return check_cart_args(size, dims, periods, weights)
+    d, p, w = check_everywhere(comm, check, what="checking the Cartesian arguments")
     _check_agreement(comm, "options dims, periods and weights", repr((d, p, w)).encode())
     if not d:  # a 0-dimensional grid: nothing to map
         return comm.Create_cart(d, p, reorder=False)

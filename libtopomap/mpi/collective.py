@@ -19,7 +19,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import MappingError
-from .distgraph import _check_agreement, _topology_fingerprint
+from .distgraph import _attach, _check_agreement, _topology_fingerprint
 from .driver import race
 from .auto import resolve as resolve_auto
 from .locate import locate
@@ -235,6 +235,7 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
                     for o in result.outcomes if not o.candidate.baseline],
         skipped=[s.reason for s in result.skipped], plan=result.plan, seconds=time.perf_counter() - t_start)
     newcomm.report = rep
+    _attach(newcomm, rep)
     if report is not _UNSET and report:
         return newcomm, rep.as_dict()
     return newcomm

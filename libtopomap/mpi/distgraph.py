@@ -33,14 +33,14 @@ import numpy as np
 from mpi4py import MPI
 
 from ..commgraph import CommGraph
-from ..errors import CommError, CommGraphError, MappingError
+from ..errors import ArgumentError, ArgumentTypeError, CommError, CommGraphError, MappingError
 from .auto import resolve as resolve_auto
 from .locate import locate
 from .driver import race
-from .race import collective_call, format_failures, wait_quietly
+from .race import agree_arguments, collective_call, format_failures, wait_quietly
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
-           "TopomapDistgraphcomm", "last_report", "DEFAULT_STRATEGIES"]
+           "TopomapDistgraphcomm", "report", "last_report", "DEFAULT_STRATEGIES"]
 
 # The strategies raced by default, in rank order (those installed); the current placement (identity) is
 # always a candidate on top, so it needs no rank of its own.
@@ -142,12 +142,9 @@ class TopomapReport:
 
 
 class TopomapDistgraphcomm(MPI.Distgraphcomm):
-    """A real :class:`mpi4py.MPI.Distgraphcomm` that also carries the :class:`TopomapReport`.
-
-    Attributes
-    ----------
-    report : TopomapReport
-    """
+    """Deprecated: what the dist-graph calls returned before 0.4.  They now return the plain
+    :class:`mpi4py.MPI.Distgraphcomm` (so that ``type(MPI.Comm.fromint(c.toint())) is type(c)``, as
+    mpi4py's own tests require) and the report is read with :func:`report`."""
 
     report: TopomapReport
 
@@ -162,18 +159,31 @@ def _report_keyval():
     return _keyval
 
 
-def last_report(comm):
-    """The :class:`TopomapReport` attached to a communicator by this module, or ``None``.
+def report(comm):
+    """The report of a communicator built (or reordered) by libtopomap, or ``None``.
 
-    Works for the communicator returned by :func:`Create_dist_graph_adjacent` /
-    :func:`Create_dist_graph` and for the input of :func:`topomap`.
+    The dist-graph calls, :func:`libtopomap.Create_cart` and :func:`topomap` attach their
+    :class:`TopomapReport` to the communicator as an MPI attribute (a keyval of this module), and
+    :func:`libtopomap.reorder_for_collective` its :class:`~libtopomap.mpi.CollectiveReport`; the
+    communicators themselves are mpi4py's plain types.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> report(MPI.COMM_SELF) is None
+    True
     """
-    rep = getattr(comm, "report", None)
-    if isinstance(rep, TopomapReport):
-        return rep
-    if _keyval is None:
+    if _keyval is None or comm == MPI.COMM_NULL:
         return None
     return comm.Get_attr(_keyval)
+
+
+def last_report(comm):
+    """The same as :func:`report` (the name before 0.4)."""
+    rep = report(comm)
+    if rep is None:  # a TopomapIntracomm of reorder_for_collective before it attached a keyval
+        rep = getattr(comm, "report", None)
+    return rep
 
 
 def _attach(comm, report):
@@ -191,37 +201,105 @@ def _weights_code(w):
     return _W_LIST, w
 
 
+#: Largest value of an MPI ``int`` (ranks, degrees and weights end up in C ``int`` arrays).
+INT_MAX = 2**31 - 1
+
+
+def _int_array(values, what, *, upper):
+    """``values`` (a sequence of integers, or None for none) as ``int64``, each in ``0..upper``."""
+    if values is None:
+        return np.zeros(0, np.int64)
+    try:
+        a = np.asarray(values if isinstance(values, np.ndarray) else list(values))
+    except TypeError:
+        raise ArgumentTypeError(f"{what} must be a sequence of integers, got {type(values).__name__}") from None
+    a = a.reshape(-1)
+    if a.size == 0:
+        return np.zeros(0, np.int64)
+    if a.dtype == object:  # Python ints beyond 64 bits, or mixed types
+        for i, x in enumerate(a.tolist()):
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                raise ArgumentTypeError(f"{what}[{i}] = {x!r} is not an integer")
+            if not 0 <= x <= upper:
+                raise ArgumentError(f"{what}[{i}] = {x} is out of range 0..{upper}")
+        return a.astype(np.int64)
+    if not np.issubdtype(a.dtype, np.integer):
+        raise ArgumentTypeError(f"{what} must be integers, got {a.dtype}")
+    bad = np.flatnonzero((a < 0) | (a > upper))
+    if bad.size:
+        raise ArgumentError(f"{what}[{bad[0]}] = {a[bad[0]]} is out of range 0..{upper}")
+    return a.astype(np.int64)
+
+
 def _local_lists(size, sources, destinations, sourceweights, destweights):
-    """Validate this rank's lists; return (src int64, dst int64, sw, dw, codes)."""
-    out = []
-    for arr, what in ((sources, "sources"), (destinations, "destinations")):
-        a = np.asarray(list(arr) if not isinstance(arr, np.ndarray) else arr).reshape(-1)
-        if a.size and not np.issubdtype(a.dtype, np.integer):
-            raise CommGraphError(f"{what} must be integers, got {a.dtype}")
-        a = a.astype(np.int64)
-        bad = np.flatnonzero((a < 0) | (a >= size))
-        if bad.size:
-            raise CommGraphError(f"{what}[{bad[0]}] = {a[bad[0]]} is not a rank of a communicator of size {size}")
-        out.append(a)
-    src, dst = out
+    """Validate this rank's adjacent lists (``None`` is an empty list, as in mpi4py); return
+    (src int64, dst int64, sw, dw, codes).  Ranks must be ranks of the communicator and weights fit an
+    MPI ``int``: a value that mpi4py would accept on one rank and MPI reject later must not get that far."""
+    src = _int_array(sources, "sources", upper=size - 1)
+    dst = _int_array(destinations, "destinations", upper=size - 1)
     codes = []
     weights = []
     for w, lst, what in ((sourceweights, src, "sourceweights"), (destweights, dst, "destweights")):
         code, vals = _weights_code(w)
         if code == _W_LIST:
-            a = np.asarray(list(vals) if not isinstance(vals, np.ndarray) else vals).reshape(-1)
+            a = _int_array(vals, what, upper=INT_MAX)
             if a.size != lst.size:
-                raise CommGraphError(f"{what} has {a.size} entries for {lst.size} neighbours")
-            if a.size and (not np.issubdtype(a.dtype, np.integer) or a.min() < 0):
-                raise CommGraphError(f"{what} must be non-negative integers")
-            a = a.astype(np.int64)
+                raise ArgumentError(f"{what} has {a.size} entries for {lst.size} neighbours")
         elif code == _W_EMPTY and lst.size:
-            raise CommGraphError(f"{what} is MPI.WEIGHTS_EMPTY but there are {lst.size} neighbours")
+            raise ArgumentError(f"{what} is MPI.WEIGHTS_EMPTY but there are {lst.size} neighbours")
         else:
             a = np.zeros(0, np.int64)
         codes.append(code)
         weights.append(a)
     return src, dst, weights[0], weights[1], codes
+
+
+def _general_lists(size, sources, degrees, destinations, weights):
+    """Validate this rank's lists of the general form (``Create_dist_graph``); return them as lists
+    ready for MPI (weights keep ``None`` / ``MPI.UNWEIGHTED`` / ``MPI.WEIGHTS_EMPTY``)."""
+    src = _int_array(sources, "sources", upper=size - 1)
+    deg = _int_array(degrees, "degrees", upper=INT_MAX)
+    if deg.size != src.size:
+        raise ArgumentError(f"degrees has {deg.size} entries for {src.size} sources")
+    dst = _int_array(destinations, "destinations", upper=size - 1)
+    if int(deg.sum()) != dst.size:
+        raise ArgumentError(f"the degrees add up to {int(deg.sum())} but there are {dst.size} destinations")
+    code, vals = _weights_code(weights)
+    if code == _W_LIST:
+        w = _int_array(vals, "weights", upper=INT_MAX)
+        if w.size != dst.size:
+            raise ArgumentError(f"weights has {w.size} entries for {dst.size} destinations")
+        weights = w.tolist()
+    elif code == _W_EMPTY and dst.size:
+        raise ArgumentError(f"weights is MPI.WEIGHTS_EMPTY but there are {dst.size} destinations")
+    return src.tolist(), deg.tolist(), dst.tolist(), weights
+
+
+def _check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory):
+    """Local checks of the options that must be equal on every rank (their agreement is separate)."""
+    import math
+    import numbers
+
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise ArgumentTypeError(f"seed must be a non-negative integer, got {seed!r}")
+        if not 0 <= seed < 2**63:
+            raise ArgumentError(f"seed must be in 0..2**63-1, got {seed}")
+    if time_budget is not None:
+        if isinstance(time_budget, bool) or not isinstance(time_budget, numbers.Real):
+            raise ArgumentTypeError(f"time_budget must be a number of seconds, got {time_budget!r}")
+        if not (math.isfinite(time_budget) and time_budget > 0):
+            raise ArgumentError(f"time_budget must be a finite number of seconds > 0, got {time_budget!r}")
+    if iterations is not None:
+        if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
+            raise ArgumentTypeError(f"iterations must be an integer, got {iterations!r}")
+        if not 0 <= iterations < 2**62:
+            raise ArgumentError(f"iterations must be >= 0, got {iterations}")
+
+
+def _options(reorder, topology, **options):
+    """The per-rank arguments that must be equal on every rank, for :func:`agree_arguments`."""
+    return {"reorder": bool(reorder), "topology given": topology is not None, **options}
 
 
 class _GatheredGraph:
@@ -266,8 +344,10 @@ class _GatheredGraph:
         return self.payload[np.repeat(starts, lens) + pos], owner
 
     def commgraph(self):
-        """The process graph (edge ``r -> d`` for every destination ``d`` of ``r``) after checking that
-        every edge is listed by both its ends with the same weight."""
+        """The process graph: edge ``r -> d`` for every destination ``d`` of ``r`` (weighted by ``r``'s
+        destination weight), plus ``s -> r`` for every source ``s`` of ``r`` that ``s`` does not list
+        (weighted by ``r``'s source weight).  MPI implementations accept lists whose two ends do not
+        match, and so do mpi4py's own tests (``Create_dist_graph_adjacent(sources, None)``)."""
         dst, out_owner = self._segments(1)
         src, in_owner = self._segments(0)
         weighted_out = np.isin(self.heads[:, 5], (_W_LIST, _W_EMPTY))
@@ -280,10 +360,11 @@ class _GatheredGraph:
         w_in = np.ones(src.size, dtype=np.int64)
         mask = weighted_in[in_owner]
         w_in[mask] = sw
-        out_edges = np.stack([out_owner, dst, w_out], 1)      # as listed by the source
-        in_edges = np.stack([src, in_owner, w_in], 1)         # as listed by the destination
-        _check_same_edges(out_edges, in_edges)
-        return CommGraph(self.size, out_owner, dst, w_out.astype(np.float64))
+        only_in = ~np.isin(src * self.size + in_owner, out_owner * self.size + dst)
+        u = np.concatenate([out_owner, src[only_in]])
+        v = np.concatenate([dst, in_owner[only_in]])
+        w = np.concatenate([w_out, w_in[only_in]])
+        return CommGraph(self.size, u, v, w.astype(np.float64))
 
 
 def _weights_back(code, vals):
@@ -294,25 +375,6 @@ def _weights_back(code, vals):
     if code == _W_EMPTY:
         return MPI.WEIGHTS_EMPTY
     return vals
-
-
-def _check_same_edges(out_edges, in_edges):
-    """Raise CommGraphError naming the first edge listed by one end but not the other."""
-    a = np.unique(out_edges, axis=0, return_counts=True)
-    b = np.unique(in_edges, axis=0, return_counts=True)
-    if a[0].shape == b[0].shape and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]):
-        return
-    for (rows, counts), (orows, ocounts), lister, other in ((a, b, "destinations", "sources"),
-                                                             (b, a, "sources", "destinations")):
-        lookup = {tuple(r): c for r, c in zip(orows.tolist(), ocounts.tolist())}
-        for r, c in zip(rows.tolist(), counts.tolist()):
-            if lookup.get(tuple(r), 0) < c:
-                u, v, w = r
-                by, at = (u, v) if lister == "destinations" else (v, u)
-                raise CommGraphError(
-                    f"inconsistent graph: edge {u} -> {v} (weight {w}) is listed {c} time(s) in rank {by}'s "
-                    f"{lister} but {lookup.get(tuple(r), 0)} time(s) in rank {at}'s {other}")
-    raise CommGraphError("inconsistent graph: the sources and destinations lists do not match")
 
 
 # ----------------------------------------------------------------------------------- the portfolio
@@ -473,30 +535,36 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     # 3. Portfolio (libtopomap.portfolio, raced by mpi.driver): candidate k + 1 runs strategy k mod S
     # with its own seed and start vertex on the k-th mapping rank.  Rank 0 first compiles (or loads)
     # the numba kernels so the other ranks load them from the cache instead of all compiling at once.
+    # On one host every placement is the same one: the current placement is kept without a race.
+    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
+    job_hosts = np.flatnonzero(job_slots)
+    one_host = job_hosts.size == 1
     t = time.perf_counter()
-    warm_error = _compile_on_rank0(comm, strats, objective, refine) if graph.n_edges else None
+    warm_error = _compile_on_rank0(comm, strats, objective, refine) if graph.n_edges and not one_host else None
     timings["kernels"] = time.perf_counter() - t
     t = time.perf_counter()
     if seed is None:
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
     else:
         base = int(seed)
-    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
-    job_hosts = np.flatnonzero(job_slots)
     problem = collective_call(comm, lambda: MappingProblem(
         topo, graph, slots=job_slots, current=current, objective=objective, time_budget=time_budget,
         iterations=iterations), what="preparing the mapping")
 
     def make(n):
         return make_candidates(strats, seed=base, refine=refine, count=n, starts=job_hosts)
-    result = race(comm, problem, make, max_memory=max_memory, what="mapping")
+    if one_host:
+        result = None
+        before = collective_call(comm, lambda: problem.score(current)[1], what="scoring the current placement")
+    else:
+        result = race(comm, problem, make, max_memory=max_memory, what="mapping")
+        before = dict(result.baseline.metrics)
     timings["strategies"] = time.perf_counter() - t
 
     # 4. Selection is done (every rank holds the winner); check it and derive the new ranks.
     t = time.perf_counter()
-    win = result.winner
-    before = dict(result.baseline.metrics)
-    if not win.candidate.baseline:
+    win = None if one_host else result.winner
+    if win is not None and not win.candidate.baseline:
         chosen = np.asarray(win.payload, dtype=np.int64)
 
         def check_winner():
@@ -516,9 +584,9 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         strategy=strategy, winner_rank=winner_rank, objective=objective, before=before, after=after,
         improved=winner_rank is not None, old_rank=rank, new_rank=int(new_rank_of[rank]),
         new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
-        candidates=_candidate_records(result, objective), timings=timings, seed=base, n_processes=size,
-        topology=getattr(topo, "name", None), extra=extra,
-        skipped=[sk.reason for sk in result.skipped], plan=result.plan)
+        candidates=[] if one_host else _candidate_records(result, objective), timings=timings, seed=base,
+        n_processes=size, topology=getattr(topo, "name", None), extra=extra,
+        skipped=[] if one_host else [sk.reason for sk in result.skipped], plan={} if one_host else result.plan)
     return report, gathered
 
 
@@ -534,14 +602,12 @@ def _build(comm, report, gathered, info):
         dcomm = split.Create_dist_graph_adjacent(s, d, sw, dw, info=info, reorder=False)
     finally:
         split.Free()
-    result = TopomapDistgraphcomm(dcomm)
     build = time.perf_counter() - t
     total = report.timings.pop("total") + build
     report.timings["build"] = build
     report.timings["total"] = total
-    result.report = report
-    _attach(result, report)
-    return result
+    _attach(dcomm, report)
+    return dcomm
 
 
 # ----------------------------------------------------------------------------------- public API
@@ -595,13 +661,22 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
 
     Returns
     -------
-    TopomapDistgraphcomm or mpi4py.MPI.Distgraphcomm
-        A real distributed-graph communicator in which rank ``k`` plays logical vertex ``k``:
-        ``Get_dist_neighbors()`` at new rank ``k`` returns what old rank ``k`` passed.  Its ``report``
-        attribute (also :func:`last_report`) says what happened.  Without reordering, mpi4py's result.
+    mpi4py.MPI.Distgraphcomm
+        mpi4py's plain type, in which rank ``k`` plays logical vertex ``k``: ``Get_dist_neighbors()``
+        at new rank ``k`` returns what old rank ``k`` passed.  ``libtopomap.report(comm)`` returns
+        its :class:`TopomapReport` (an MPI attribute).  Without reordering, mpi4py's result.
 
     Raises
     ------
+    ArgumentError, ArgumentTypeError
+        On every rank, when every rank passed the same bad argument (a ``ValueError`` /
+        ``TypeError``, as mpi4py raises): a rank out of range, a weight that does not fit an MPI
+        ``int``, lists of different lengths, ``MPI.WEIGHTS_EMPTY`` with neighbours, a negative or
+        non-integer ``seed``, a ``time_budget`` that is not finite and > 0...
+    CommError
+        On every rank, before any other collective, when only some ranks passed bad arguments, or
+        the ranks passed different ``reorder``, ``topology`` (given or not), ``strategies``,
+        ``objective``, ``seed``, ``time_budget``, ``iterations``, ``refine`` or ``max_memory``.
     CommError
         On every rank when any rank failed while mapping (bad topology, strategy error, inconsistent
         graph, host missing from the topology...), naming the rank(s) and cause.
@@ -625,13 +700,22 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     >>> import libtopomap as ltm
     >>> c = ltm.Create_dist_graph_adjacent(MPI.COMM_SELF, [], [], topology=ltm.torus("2"),
     ...                                    placement=[0], seed=1)
-    >>> c.Get_dist_neighbors(), c.report.strategy
-    (([], [], None), 'identity')
+    >>> c.Get_dist_neighbors(), report(c).strategy, type(c) is MPI.Distgraphcomm
+    (([], [], None), 'identity', True)
     """
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory)
+
+    def check():
+        _check_options(**opts)
+        src, dst, sw, dw, codes = _local_lists(comm.Get_size(), sources, destinations, sourceweights, destweights)
+        return (src.tolist(), dst.tolist(), sw.tolist() if codes[0] == _W_LIST else sourceweights,
+                dw.tolist() if codes[1] == _W_LIST else destweights)
+    lists = agree_arguments(comm, check, what="checking the arguments of Create_dist_graph_adjacent",
+                            options=_options(reorder, topology, **opts))
     if not reorder or topology is None:
-        return comm.Create_dist_graph_adjacent(sources, destinations, sourceweights, destweights,
-                                               info=info, reorder=reorder)
-    report, gathered = _reorder(comm, topology, (sources, destinations, sourceweights, destweights),
+        return comm.Create_dist_graph_adjacent(*lists, info=info, reorder=reorder)
+    report, gathered = _reorder(comm, topology, lists,
                                 strategies=strategies, objective=objective, seed=seed,
                                 time_budget=time_budget, iterations=iterations, refine=refine,
                                 fake_names=fake_names, placement=placement, max_memory=max_memory)
@@ -658,11 +742,20 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
     The general form (any rank may give any edge) is first built by MPI without reordering; each rank's
     resulting neighbour lists then go through :func:`Create_dist_graph_adjacent`, so new rank ``k``
     sees exactly the lists old rank ``k`` would have seen.  Parameters, return value and errors as in
-    :func:`Create_dist_graph_adjacent`.
+    :func:`Create_dist_graph_adjacent`; every rank's ``sources``, ``degrees``, ``destinations`` and
+    ``weights`` are checked and agreed on before MPI sees them.
     """
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory)
+
+    def check():
+        _check_options(**opts)
+        return _general_lists(comm.Get_size(), sources, degrees, destinations, weights)
+    args = agree_arguments(comm, check, what="checking the arguments of Create_dist_graph",
+                           options=_options(reorder, topology, **opts))
     if not reorder or topology is None:
-        return comm.Create_dist_graph(sources, degrees, destinations, weights, info=info, reorder=reorder)
-    plain = comm.Create_dist_graph(sources, degrees, destinations, weights, info=info, reorder=False)
+        return comm.Create_dist_graph(*args, info=info, reorder=reorder)
+    plain = comm.Create_dist_graph(*args, info=info, reorder=False)
     try:
         lists = _own_lists(plain)
     finally:
@@ -701,6 +794,20 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     ----------
     T. Hoefler and M. Snir, ICS'11, section 4 (LibTopoMap's ``TPM_Topomap``).
     """
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory)
+
+    def check():
+        if not isinstance(distgraph_comm, MPI.Comm) or distgraph_comm == MPI.COMM_NULL:
+            raise ArgumentTypeError(f"topomap needs a distributed-graph communicator, got {distgraph_comm!r}")
+        _check_options(**opts)
+    if isinstance(distgraph_comm, MPI.Intracomm) and distgraph_comm.Get_topology() != MPI.DIST_GRAPH:
+        # the same on every rank (a communicator's topology is collective): no rank is left waiting
+        kind = {MPI.CART: "a Cartesian", MPI.GRAPH: "a graph"}.get(distgraph_comm.Get_topology(), "no")
+        raise ArgumentTypeError(f"topomap needs a communicator with a distributed-graph topology "
+                                f"(from Create_dist_graph[_adjacent]); this one has {kind} topology")
+    agree_arguments(distgraph_comm, check, what="checking the arguments of topomap",
+                    options=_options(True, topology, **opts))
     lists = _own_lists(distgraph_comm)
     report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                          seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,

@@ -56,14 +56,18 @@ def node_layout(comm):
     Ranks sharing memory (``MPI.COMM_TYPE_SHARED``) form a node; its cores are the union of their
     CPU affinities.
     """
+    # The local facts first, agreed on before any collective: a failure on one rank (no affinity, no
+    # memory size) reaches every rank as the same CommError instead of leaving them in the Allgather.
+    affinity, memory = collective_call(comm, lambda: (_affinity(), int(default_max_memory())),
+                                       what="finding the node layout")
     node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
     try:
         leader = node.bcast(comm.Get_rank(), root=0)
-        cpus = node.allgather(_affinity())
+        cpus = node.allgather(affinity)
     finally:
         node.Free()
     cores = len(set().union(*map(set, cpus)))
-    mine = np.array([leader, cores, default_max_memory()], dtype=np.int64)
+    mine = np.array([leader, cores, memory], dtype=np.int64)
     every = np.empty((comm.Get_size(), 3), dtype=np.int64)
     comm.Allgather(mine, every)
     return every[:, 0].copy(), every[:, 1].copy(), every[:, 2].copy()

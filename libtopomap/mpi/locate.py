@@ -76,29 +76,37 @@ def read_fake_names(path, *, n_ranks=None):
     path = os.fspath(path)
     table = {}
     first_line = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            fields = line.split()
-            if len(fields) != 2:
-                raise FormatError(f"expected '<rank> <hostname>', got {line!r}", path=path, line=lineno)
-            rank_text, name = fields
-            try:
-                rank = int(rank_text)
-            except ValueError:
-                raise FormatError(f"rank {rank_text!r} is not an integer", path=path, line=lineno) from None
-            if rank < 0:
-                raise FormatError(f"rank {rank} is negative", path=path, line=lineno)
-            if rank in table:
-                raise FormatError(f"rank {rank} listed twice (first on line {first_line[rank]})",
-                                  path=path, line=lineno)
-            host = host_of(name)
-            if not host:
-                raise FormatError(f"empty hostname {name!r}", path=path, line=lineno)
-            table[rank] = host
-            first_line[rank] = lineno
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
+                          line=data.count(b"\n", 0, e.start) + 1) from None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise FormatError(f"expected '<rank> <hostname>', got {line!r}", path=path, line=lineno)
+        rank_text, name = fields
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            raise FormatError(f"rank {rank_text!r} is not an integer", path=path, line=lineno) from None
+        if rank < 0:
+            raise FormatError(f"rank {rank} is negative", path=path, line=lineno)
+        if rank in table:
+            raise FormatError(f"rank {rank} listed twice (first on line {first_line[rank]})",
+                              path=path, line=lineno)
+        host = host_of(name)
+        if not host:
+            raise FormatError(f"empty hostname {name!r}", path=path, line=lineno)
+        table[rank] = host
+        first_line[rank] = lineno
     if n_ranks is not None:
         missing = [r for r in range(int(n_ranks)) if r not in table]
         if missing:
@@ -175,8 +183,8 @@ def fake_host_names(comm, fake_names):
     ----------
     comm : mpi4py.MPI.Intracomm
     fake_names : str, os.PathLike, dict, sequence of str, or None
-        A fake-names file (read by rank 0), a dict ``{rank: hostname}`` or a list of host names (the
-        first ``comm.Get_size()`` are used); None: the file named by ``LIBTOPOMAP_FAKE_NAMES``.
+        A fake-names file (read by rank 0; its lines are indexed by ``MPI_COMM_WORLD`` rank), a dict
+        ``{rank: hostname}`` or a list of host names (the first ``comm.Get_size()`` are used); None: the file named by ``LIBTOPOMAP_FAKE_NAMES``.
         Names are cut at their first ``'.'`` (:func:`host_of`).
 
     Returns
@@ -200,11 +208,33 @@ def fake_host_names(comm, fake_names):
         if fake_names is None:
             return None, None
     if isinstance(fake_names, (str, os.PathLike)):
+        from mpi4py import MPI
+
         path = os.fspath(fake_names)
         rank = comm.Get_rank()
-        table = collective_call(comm, lambda: read_fake_names(path, n_ranks=size) if rank == 0 else None,
-                                what="reading fake names")
-        return comm.bcast(None if table is None else [table[r] for r in range(size)], root=0), path
+        # The file is indexed by MPI_COMM_WORLD rank (as LibTopoMap's): a Split or COMM_SELF
+        # communicator reads the lines of its processes' world ranks.
+        world = MPI.COMM_WORLD.Get_group()
+        try:
+            group = comm.Get_group()
+            try:
+                world_ranks = MPI.Group.Translate_ranks(group, list(range(size)), world)
+            finally:
+                group.Free()
+        finally:
+            world.Free()
+
+        def read_on_root():
+            if rank != 0:
+                return None
+            table = read_fake_names(path)
+            missing = [w for w in world_ranks if w not in table]
+            if missing:
+                shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+                raise FormatError(f"no line for world rank(s) {shown}", path=path)
+            return [table[w] for w in world_ranks]
+        table = collective_call(comm, read_on_root, what="reading fake names")
+        return comm.bcast(table, root=0), path
 
     def from_table():
         if isinstance(fake_names, dict):
@@ -225,7 +255,7 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     Sources, first match wins:
 
     1. ``placement``: an explicit rank -> vertex list (indices or names), the same on all ranks;
-    2. ``fake_names``: a fake-names file path, a dict ``{rank: hostname}`` or a list of hostnames;
+    2. ``fake_names``: a fake-names file path (lines indexed by ``MPI_COMM_WORLD`` rank), a dict ``{rank: hostname}`` or a list of hostnames;
     3. the file named by the environment variable ``LIBTOPOMAP_FAKE_NAMES`` (read by rank 0);
     4. ``MPI.Get_processor_name()`` cut at the first ``'.'`` on every rank.
 

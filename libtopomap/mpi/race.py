@@ -12,13 +12,14 @@ Two building blocks that every rank calls together:
 from __future__ import annotations
 
 import time
+import zlib
 
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import CommError
+from ..errors import CommError, LibTopoMapError
 
-__all__ = ["collective_call", "select_best", "format_failures", "wait_quietly", "lexmin", "bcast_array"]
+__all__ = ["collective_call", "agree_arguments", "select_best", "format_failures", "wait_quietly", "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
 _POLL = 0.002
@@ -199,6 +200,84 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
         err = CommError(text)
         err.failures = failures
         raise err from local_exc
+    return result
+
+
+def agree_arguments(comm, fn, *args, what, options=None, **kw):
+    """Check this rank's arguments with ``fn(*args, **kw)`` and agree on the outcome and on ``options``
+    in one ``allgather``, before any other collective (the entry of every collective call).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+    fn : callable
+        Local argument check; returns the normalized arguments.
+    what : str
+        What is being checked, for the error message.
+    options : dict, optional
+        ``{name: value}`` of the arguments that must be equal on every rank (compared by the CRC-32
+        of their ``repr``).
+
+    Returns
+    -------
+    object
+        ``fn``'s result on this rank.
+
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError, ...
+        When every rank raised the same library error that is a ``ValueError`` or ``TypeError`` (the
+        same bad arguments everywhere): that error, on every rank, as mpi4py raises it.
+    CommError
+        When only some ranks failed, or failed differently (naming the ranks and messages), or when
+        the ranks passed different ``options`` (naming the options and the odd ranks).
+    BaseException
+        An interruption in ``fn`` is re-raised on its rank, the others raise :class:`CommError`.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> agree_arguments(MPI.COMM_SELF, int, "7", what="parsing", options={"seed": 1})
+    7
+    """
+    err = result = None
+    try:
+        result = fn(*args, **kw)
+        msg = None
+    except BaseException as e:  # noqa: BLE001 - every failure must reach the others before any collective
+        err = e
+        same = isinstance(e, LibTopoMapError) and isinstance(e, (ValueError, TypeError))
+        msg = (type(e).__name__, str(e) if same else _describe(e))
+    names = sorted(options or {})
+    crcs = [zlib.crc32(repr(options[k]).encode()) for k in names]
+    every = comm.allgather((msg, crcs))
+    msgs = [m for m, _ in every]
+    if any(m is not None for m in msgs):
+        if all(m == msgs[0] for m in msgs) and not _is_interrupt(err) and isinstance(err, LibTopoMapError) \
+                and isinstance(err, (ValueError, TypeError)):
+            raise err
+        failures = [(r, m[1] if m[1].startswith(m[0]) else f"{m[0]}: {m[1]}") for r, m in enumerate(msgs)
+                    if m is not None]
+        text = format_failures(what, failures, comm.Get_size())
+        if _is_interrupt(err):
+            err.add_note(text)
+            raise err
+        e = CommError(text)
+        e.failures = failures
+        raise e from err
+    table = np.array([c for _, c in every], dtype=np.int64).reshape(len(every), len(names))
+    differ = [k for j, k in enumerate(names) if np.unique(table[:, j]).size > 1]
+    if differ:
+        rows = [tuple(row) for row in table.tolist()]
+        counts = {}
+        for row in rows:
+            counts[row] = counts.get(row, 0) + 1
+        ref_row = max(counts, key=lambda row: (counts[row], -rows.index(row)))
+        ref = rows.index(ref_row)
+        odd = [r for r, row in enumerate(rows) if row != ref_row]
+        shown = ", ".join(map(str, odd[:_MAX_RANKS])) + (" ..." if len(odd) > _MAX_RANKS else "")
+        raise CommError(f"{what}: the argument(s) {', '.join(differ)} differ between ranks: rank(s) {shown} "
+                        f"disagree with rank {ref}; every rank must pass the same")
     return result
 
 

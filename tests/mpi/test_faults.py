@@ -95,7 +95,7 @@ def test_bad_argument_on_one_rank(where):
     if RANK == bad:
         d = d + [P + 3]
     _check(_outcome(_reorder(destinations=d, sources=s)), bad,
-           f"checking the neighbour lists failed on rank {bad} of {P}", f"destinations[2] = {P + 3}")
+           f"checking the arguments of Create_dist_graph_adjacent failed on rank {bad} of {P}", f"destinations[2] = {P + 3}")
 
 
 @at_ranks
@@ -253,7 +253,7 @@ def test_disagreement_on_one_rank(where):
     bad = WHERE[where]
     other = 1 if bad == 0 else 0
     _check(_outcome(_reorder(seed=2 if RANK == bad else 1)), bad,
-           f"the options (strategies, objective, seed, refine, iterations) differ between ranks: rank(s) {bad} "
+           f"the argument(s) seed differ between ranks: rank(s) {bad} "
            f"disagree with rank {other}")
     placement = list(np.arange(P)[::-1]) if RANK != bad else list(range(P))
     _check(_outcome(_reorder(placement=placement)), bad,

@@ -84,7 +84,7 @@ def test_tiny_max_memory_only_one_rank_per_node_maps():
     s, d, sw, dw = graph_lists(g, RANK)
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=3,
                                         strategies=STRATS, refine="ta", max_memory=peak + peak // 2)
-    rep = dc.report
+    rep = ltm.report(dc)
     ok = rep.plan["mapping_ranks"] == [0] and set(rep.plan["assignment"]) == {0}
     # one rank maps, so the portfolio has one candidate per strategy, all run on rank 0, with every core
     ok &= [c["rank"] for c in rep.candidates] == [0] * len(STRATS)
@@ -104,7 +104,7 @@ def test_strategies_over_the_bound_are_skipped_with_a_reason():
     s, d, sw, dw = graph_lists(g, RANK)
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=1,
                                         strategies=STRATS, max_memory=budget)
-    rep = dc.report
+    rep = ltm.report(dc)
     est = format_bytes(estimate_memory("recursive", topo, g))
     reason = f"recursive skipped: estimated {est} > max_memory {format_bytes(budget)} per node"
     # the bound fits one rcm at a time: one rank maps, so one candidate per strategy
@@ -115,7 +115,7 @@ def test_strategies_over_the_bound_are_skipped_with_a_reason():
     # nothing fits: the current placement is kept, every strategy skipped
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=1,
                                         strategies=STRATS, max_memory=1)
-    rep = dc.report
+    rep = ltm.report(dc)
     ok &= rep.strategy == "identity" and not rep.improved and rep.candidates == [] and dc.Get_rank() == RANK
     ok &= len(rep.skipped) == len(STRATS) and all(x.endswith("> max_memory 1 B per node") for x in rep.skipped)
     dc.Free()
@@ -159,7 +159,7 @@ def test_offline_map_and_mpi_layer_pick_the_same(tmp_path_factory, refine):
     s, d, sw, dw = graph_lists(g, RANK)
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=list(range(P)), seed=7,
                                         strategies=strategies, refine=refine)
-    rep = dc.report
+    rep = ltm.report(dc)
     chosen = next(r for r in recs if r["chosen"])
     mpi_label = "current" if rep.winner_rank is None else rep.strategy
     # at -n 4 both race the same candidates (one per strategy): the same winner and every score
