@@ -6,10 +6,13 @@ level by level from the root (level 0) to the leaves (level ``n - 1``), named ``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
+from .grid import check_vertex_count
 
 __all__ = ["fattree"]
 
@@ -58,8 +61,11 @@ def fattree(k, n, *, capacity=1.0, name=None):
     k, n = int(k), int(n)
     if k < 2 or n < 1:
         raise TopologyError(f"a k-ary n-tree needs k >= 2 and n >= 1, got k={k}, n={n}")
-    if k ** n > 1 << 24:
-        raise TopologyError(f"k**n = {k ** n} hosts is too large")
+    # by logarithms first: k**n itself is a huge integer for a fuzzed n (MemoryError, or a ValueError
+    # when printed)
+    if n * math.log2(k) > 24:
+        raise TopologyError(f"a {k}-ary {n}-tree has k**n > 2**24 hosts: too large")
+    check_vertex_count(k ** n + n * k ** (n - 1), f"fattree({k}, {n})")
     hosts = k ** n
     per_level = k ** (n - 1)
     words = np.arange(per_level, dtype=np.int64)

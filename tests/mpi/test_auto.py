@@ -95,7 +95,7 @@ def test_create_dist_graph_adjacent_on_auto(env):
     new = ltm.Create_dist_graph_adjacent(COMM, nbrs, nbrs, topology="auto", fake_names=HOSTS,
                                          strategies=("greedy", "rcm"), seed=3)
     try:
-        rep = new.report
+        rep = ltm.report(new)
         ok = rep.n_processes == P and rep.after["max_congestion"] <= rep.before["max_congestion"] + 1e-12 \
             and rep.topology == "auto:slurm"
     finally:
