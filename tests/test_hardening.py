@@ -87,6 +87,16 @@ def test_item6_generators_check_their_size_before_allocating(make):
         make()
 
 
+@pytest.mark.parametrize("k, n", [(2, 10**9), (10**6, 10**6), (2, 10**5)])
+def test_item6_fat_tree_of_absurd_depth_fails_before_computing_k_to_the_n(k, n, monkeypatch):
+    # the fuzzer found fattree(2, 10**9): k**n is a huge integer (MemoryError, or ValueError when printed)
+    with pytest.raises(ltm.TopologyError, match=rf"a {k}-ary {n}-tree has k\*\*n > 2\*\*24 hosts"):
+        ltm.fattree(k, n)
+    monkeypatch.setenv("LIBTOPOMAP_MAX_VERTICES", "100")
+    with pytest.raises(ltm.TopologyError, match=r"fattree\(4, 3\) has 112 vertices, above the limit of 100"):
+        ltm.fattree(4, 3)
+
+
 def test_item6_the_generator_limit_can_be_raised_or_lowered(monkeypatch):
     monkeypatch.setenv("LIBTOPOMAP_MAX_VERTICES", "15")
     with pytest.raises(ltm.TopologyError, match="4x4 has 16 vertices, above the limit of 15"):
