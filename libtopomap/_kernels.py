@@ -10,6 +10,7 @@ import heapq
 import numba
 import numpy as np
 from numba import njit
+from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_flows", "bfs_distance_rows",
            "alg3_levels", "hop_distance", "grid3_dims", "grid3_target", "grid3_hops", "hop_distance_search",

@@ -30,6 +30,7 @@ from numba import njit
 from ..errors import MappingError
 from ..mappers.local_search import hop_distance, next_arc
 from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["OBJECTIVES", "total_hops", "contention", "step_model", "evaluate_schedule", "job_distances",
            "next_hop_arcs", "route"]

@@ -31,6 +31,7 @@ from ..errors import MappingError
 from ..mappers.local_search import SwapState, SymGraph, hop_distance, local_search
 from ..vocabulary import OPTIMIZERS
 from .objectives import OBJECTIVES, _dedupe_steps, _flatten
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["OPTIMIZERS", "RankSearch", "ascending_order", "optimize_ranks", "two_opt", "anneal"]
 

@@ -9,6 +9,7 @@ from .grid import check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["ldr", "ldr_graph_edges", "moore_bound", "distance_total"]
 

@@ -19,6 +19,7 @@ from .._kernels import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop
                         new_search_scratch)
 from ._common import finish, prepare
 from .objectives import SymGraph
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["map_greedy"]
 

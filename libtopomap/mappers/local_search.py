@@ -53,6 +53,7 @@ from .. import _kernels
 from .._kernels import ecmp_pair_flows
 from ..commgraph import as_commgraph
 from ..errors import MappingError
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
            "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS", "run_refinement"]

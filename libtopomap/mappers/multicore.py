@@ -11,6 +11,7 @@ from ..errors import MappingError
 from ._common import finish, prepare
 from .objectives import SymGraph
 from .recursive import balance_parts, metis_parts
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["map_multicore", "multicore_slots", "partition_exact", "GROUPS_PER_BLOCK"]
 

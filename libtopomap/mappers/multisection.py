@@ -32,6 +32,7 @@ from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap
 from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["Hierarchy", "topology_hierarchy", "map_multisection", "refine_parts"]
 

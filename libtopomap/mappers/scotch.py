@@ -14,6 +14,7 @@ from .._kernels import _bfs_start, _bfs_visit
 from ..errors import MappingError
 from ..vocabulary import HAVE_SCOTCH
 from ._common import finish, prepare, slot_list
+from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
 
