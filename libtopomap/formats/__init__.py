@@ -138,11 +138,14 @@ def register_format(name, *, reader=None, writer=None, sniff=None, extensions=()
     ----------
     name : str
         Format name used by ``format=`` and the CLI (``ltm``, ``json``, ``ibnetdiscover`` ...).
-    reader : callable(file, *, path, **options) -> Topology, or "module:attr"
-        Reads from an open text stream; ``path`` is only for error messages.
-    writer : callable(topology, file, **options), or "module:attr"
-    sniff : callable(head: str) -> bool, or "module:attr"
-        Given the first few KiB of a file, says whether it is in this format.
+    reader : callable or str
+        ``reader(file, *, path, **options) -> Topology`` (or its ``"module:attr"``): reads from an open
+        text stream; ``path`` is only for error messages.
+    writer : callable or str
+        ``writer(topology, file, **options)`` (or its ``"module:attr"``).
+    sniff : callable or str
+        ``sniff(head) -> bool`` (or its ``"module:attr"``): given the first few KiB of a file as a
+        ``str``, says whether it is in this format.
     extensions : tuple of str
         File name suffixes tried when sniffing fails.
     description : str

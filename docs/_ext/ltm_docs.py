@@ -1,0 +1,143 @@
+"""Sphinx helpers of the libtopomap documentation: one source of truth for what the README says.
+
+* ``.. readme-glossary::`` -- the README's glossary table (section "Glossary") as a Sphinx glossary, so
+  that pages can write ``:term:`mapping```;
+* ``.. readme-code:: HEADING`` -- the code blocks of the README section ``HEADING`` (``:block: N`` picks
+  one, counted from 0), so that the tour shows the README's examples without copying them;
+* on ``builder-inited``, ``docs/gallery/make_gallery.py`` draws the gallery's pictures with
+  ``libtopomap plot`` (skipped when they are newer than the library's plotting code and the script).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+from docutils.statemachine import StringList
+from sphinx.util.nodes import nested_parse_with_titles
+
+_FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def readme_sections(text):
+    """``{heading: [lines]}`` for every Markdown heading of ``text`` (any level, text without ``#``)."""
+    sections, name, lines, fenced = {}, None, [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if m:
+            if name is not None:
+                sections[name] = lines
+            name, lines = m.group(1), []
+        elif name is not None:
+            lines.append(line)
+    if name is not None:
+        sections[name] = lines
+    return sections
+
+
+def code_blocks(lines):
+    """``[(language, [lines])]`` of the fenced code blocks in ``lines``."""
+    out, cur, lang = [], None, ""
+    for line in lines:
+        m = _FENCE.match(line)
+        if cur is None and m:
+            cur, lang = [], m.group(1)
+        elif cur is not None and line.startswith("```"):
+            out.append((lang, cur))
+            cur = None
+        elif cur is not None:
+            cur.append(line)
+    return out
+
+
+def _inline(md):
+    """Markdown inline markup of a table cell -> reStructuredText."""
+    md = md.replace("\\|", "|")
+    md = re.sub(r"\*\*(.+?)\*\*", r"\1", md)
+    md = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"*\1*", md)
+    return re.sub(r"`([^`]+)`", r"``\1``", md)
+
+
+def glossary_entries(text):
+    """``[(term, definition)]`` of the README's glossary table."""
+    rows = []
+    for line in readme_sections(text).get("Glossary", []):
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) != 2 or set(cells[0]) <= set("-: ") or cells[0] == "word":
+            continue
+        rows.append((cells[0].strip("*"), _inline(cells[1])))
+    return rows
+
+
+def _readme(env):
+    path = env.config.ltm_readme
+    env.note_dependency(path)
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class ReadmeGlossary(Directive):
+    """The README's glossary as a ``glossary`` directive."""
+
+    has_content = False
+
+    def run(self):
+        env = self.state.document.settings.env
+        entries = glossary_entries(_readme(env))
+        if not entries:
+            raise self.error(f"{env.config.ltm_readme}: no glossary table under '## Glossary'")
+        rst = [".. glossary::", ""]
+        for term, definition in entries:
+            rst += [f"   {term}", f"      {definition}", ""]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(rst, source=env.config.ltm_readme), node)
+        return node.children
+
+
+class ReadmeCode(Directive):
+    """The code blocks of one README section, as literal blocks."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    option_spec = {"block": directives.nonnegative_int}
+
+    def run(self):
+        env = self.state.document.settings.env
+        heading = self.arguments[0]
+        sections = readme_sections(_readme(env))
+        if heading not in sections:
+            raise self.error(f"{env.config.ltm_readme}: no section '{heading}'")
+        blocks = code_blocks(sections[heading])
+        if "block" in self.options:
+            k = self.options["block"]
+            if k >= len(blocks):
+                raise self.error(f"{env.config.ltm_readme}: section '{heading}' has {len(blocks)} code blocks")
+            blocks = [blocks[k]]
+        out = []
+        for lang, lines in blocks:
+            text = "\n".join(lines)
+            block = nodes.literal_block(text, text)
+            block["language"] = {"bash": "bash", "python": "python", "toml": "toml"}.get(lang, "text")
+            out.append(block)
+        return out
+
+
+def _draw_gallery(app):
+    script = os.path.join(app.srcdir, "gallery", "make_gallery.py")
+    runpy.run_path(script)["make_gallery"](os.path.join(app.srcdir, "gallery", "_generated"))
+
+
+def setup(app):
+    app.add_config_value("ltm_readme", "", "env")
+    app.add_directive("readme-glossary", ReadmeGlossary)
+    app.add_directive("readme-code", ReadmeCode)
+    app.connect("builder-inited", _draw_gallery)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
