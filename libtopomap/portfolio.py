@@ -1010,7 +1010,7 @@ def not_refined(outcome, stop=None):
     return outcome
 
 
-def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outcome=None):
+def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outcome=None, progress=None):
     """Run every candidate here, one after the other, and select the winner.
 
     Mapping problems (those with ``construct`` and ``refine``) run in two phases: every candidate's
@@ -1037,6 +1037,10 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
         Numba threads while running (default: numba's own).
     on_outcome : callable, optional
         Called with each :class:`Outcome` as it completes.
+    progress : callable, optional
+        ``progress(phase, candidate, outcome)``, for progress displays: ``phase`` is ``"construct"``
+        or ``"refine"``; called with ``outcome=None`` when the phase of ``candidate`` starts, and with
+        its :class:`Outcome` when it ends (``libtopomap.cli._progress.Progress.portfolio``).
 
     Returns
     -------
@@ -1066,8 +1070,12 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
                     skipped.append(Skipped(c, f"{c.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left "
                                               f"of the constructions' share of the {problem.total_budget:.3g} s budget"))
                     continue
+            if progress is not None:
+                progress("construct", c, None)
             o = problem.construct(c) if two_phase else problem.evaluate(c)
             outcomes[c.index] = o
+            if progress is not None:
+                progress("construct", c, o)
             if o.at_bound:
                 stop = o
             if on_outcome is not None and not (two_phase and c.refine and not o.at_bound):
@@ -1079,7 +1087,11 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             for k, o in enumerate(todo):
                 i = o.candidate.index
                 share = problem.remaining() / (len(todo) - k) if timed else None
+                if progress is not None:
+                    progress("refine", o.candidate, None)
                 outcomes[i] = problem.refine(o.candidate, o, share=share) if timed else problem.refine(o.candidate, o)
+                if progress is not None:
+                    progress("refine", o.candidate, outcomes[i])
             for i, o in outcomes.items():
                 if o.candidate.refine and not o.at_bound and i not in chosen:
                     outcomes[i] = not_refined(o, stop)

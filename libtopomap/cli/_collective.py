@@ -5,6 +5,7 @@ import json
 from ..errors import ArgumentError
 from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
 from ._options import add_deprecated_alias, non_negative_int, positive_int
+from ._progress import add_quiet, for_command
 
 
 def add_parser(sub):
@@ -37,6 +38,7 @@ def add_parser(sub):
                         "traversals under minimal routing, involved groups and the makespan model (section IV-B)")
     p.add_argument("--no-paths", action="store_true", help="skip contention/step model (they route every message)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet(p)
     return p
 
 
@@ -49,9 +51,11 @@ def run(args):
     topo = read(args.topology, format=args.format)
     if args.algorithm is not None:
         return _run_algorithm(args, topo)
-    res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs, objective=args.objective,
-                               optimizer=args.optimizer, iterations=args.iterations, seed=args.seed,
-                               root=args.root, evaluate_paths=not args.no_paths)
+    with for_command(args, "collective") as progress:
+        progress.stage(f"{args.optimizer} placement of {args.collective}, {args.iterations} swaps")
+        res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs,
+                                   objective=args.objective, optimizer=args.optimizer, iterations=args.iterations,
+                                   seed=args.seed, root=args.root, evaluate_paths=not args.no_paths)
     # "placement": the key's old name, kept for readers of earlier output
     out = {"topology": topo.name, "allocation": args.allocation, "placement": args.allocation, **res.as_dict(),
            "seed": args.seed}

@@ -19,6 +19,7 @@ from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
 from ._options import non_negative_float, non_negative_int, positive_int
+from ._progress import add_quiet, for_command
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
 
@@ -109,6 +110,7 @@ def add_parser(sub):
                    help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
+    add_quiet(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the chosen mapping: 'process vertex-name' lines (FILE.json: JSON with the hosts it "
                         "was computed for, for ltm.apply_mapping), or the --emit format")
@@ -251,8 +253,10 @@ def run(args):
 def _run_serial(args):
     from ..portfolio import run_portfolio
 
-    topo, problem, cands, budget, allocation = _prepare_job(args)
-    result = run_portfolio(problem, cands, max_memory=budget)
+    with for_command(args, "map", objective=args.objective) as progress:
+        progress.stage("reading the inputs")
+        topo, problem, cands, budget, allocation = _prepare_job(args)
+        result = run_portfolio(problem, cands, max_memory=budget, progress=progress.portfolio)
     recs = _records(result, False)
     if args.output:
         _write_output(args, topo, result.winner.payload, allocation, result.winner)

@@ -19,6 +19,7 @@ from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
 from ..vocabulary import COLLECTIVES, ROUTINGS
 from ._options import non_negative_int, positive_int
+from ._progress import add_quiet, for_command
 
 if TYPE_CHECKING:  # numpy is imported when a workload is resolved, not when the parser is built
     import numpy as np
@@ -245,6 +246,7 @@ def add_parser(sub):
     p.add_argument("--jobs", type=positive_int, help="simulations run in parallel (default: CPU count)")
     p.add_argument("--plot", metavar="STEM", help="also draw time vs size to STEM.png and STEM.svg")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet(p)
     return p
 
 
@@ -262,10 +264,13 @@ def run(args):
     sizes = parse_sizes(args.sizes)
     bandwidth = parse_bandwidth(args.bandwidth)
     latency = parse_latency(args.latency)
-    w = resolve_workload(args)
-    res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
-                  latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
-                  jobs=args.jobs)
+    with for_command(args, "simulate") as progress:
+        progress.stage("computing the placements")
+        w = resolve_workload(args)
+        progress.stage(f"SimGrid: {len(sizes)} sizes x 2 placements")
+        res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
+                      latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
+                      jobs=args.jobs)
     a, b = res["original"], res["mapped"]
     if args.plot:
         from ..plot import plot_times, save
