@@ -28,12 +28,29 @@ on the two-level topology, and seconds (noisy on a shared 2-core machine).  Tabl
 Usage::
 
     python benchmarks/bench_two_level.py [--strategy all|greedy|recursive|...] [--quick]
+    mpiexec -n 8 -bind-to core python benchmarks/bench_two_level.py --mpi [--sizes 8,1K,64K] [--iterations 100]
+
+``--mpi`` (under ``mpiexec``, ranks bound to cores; ``-bind-to core`` is MPICH hydra's spelling):
+real timings instead of the model.  For each pattern over the job's ranks (the same scrambled 3D
+stencil and recursive-doubling allreduce graphs), ``Neighbor_alltoall`` on the graph's
+distributed-graph communicator is timed (:func:`libtopomap.mpi.bench.compare`, results checked equal)
+in launch order and reordered by :func:`libtopomap.Create_dist_graph_adjacent` with
+
+* ``network-only``: the job's network alone (its hosts under one switch, each host with as many slots
+  as it has ranks), which is what ``topology="auto"`` finds here without the node's inside;
+* ``two-level``: ``topology="auto"``, the same network with each node's packages, NUMA domains, L3
+  groups and cores below it, and each rank on the core it is bound to.
+
+The table gives the portfolio's winner, the model's congestion before/after on the topology mapped
+onto, and the average (over ranks) of the per-call latency, median of ``--repeat`` runs, in launch
+order and reordered.  JSON in ``benchmarks/results/two_level_mpi.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import time
 
@@ -188,6 +205,72 @@ def mappings(mach, graph, strategy, seed):
     yield "two-level", best_map(mach.topo, graph, strategy, seed), time.perf_counter() - t
 
 
+def network_only(comm):
+    """The job's hosts under one switch, each with as many slots as it runs ranks (no node inside)."""
+    from mpi4py import MPI
+
+    names = comm.allgather(MPI.Get_processor_name().split(".")[0])
+    hosts = sorted(set(names))
+    links = np.array([[0, k + 1] for k in range(len(hosts))], np.int64).reshape(-1, 2)
+    return ltm.Topology(["switch-0"] + hosts, links, slots=[0] + [names.count(h) for h in hosts],
+                        kinds=["switch"] + ["host"] * len(hosts), name="network-only")
+
+
+def mpi_main(args):
+    """``--mpi``: timed ``Neighbor_alltoall`` in launch order and reordered, network-only vs two-level."""
+    from mpi4py import MPI
+
+    from libtopomap.mpi import Create_dist_graph_adjacent, report
+    from libtopomap.mpi.bench import compare, graph_lists, parse_size
+
+    comm = MPI.COMM_WORLD
+    rank, p = comm.Get_rank(), comm.Get_size()
+    sizes = [parse_size(x) for x in args.sizes.split(",")]
+    flat = network_only(comm)
+    binding = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    bindings = comm.gather(binding)
+    rows = []
+    if rank == 0:
+        print(f"{p} ranks under mpiexec on {os.cpu_count()} CPUs (bindings {bindings}); "
+              f"{args.iterations} calls per size, median of {args.repeat} runs; load {os.getloadavg()[0]:.1f}")
+        head = (f"{'pattern':<20} {'mapping':<13} {'winner':<22} {'cong before':>11} {'after':>7} "
+                + "".join(f"{'launch ' + f:>12} {'mapped ' + f:>12}" for f in args.sizes.split(",")))
+        print(head)
+        print("-" * len(head))
+    for pname, graph in patterns(p, args.seed):
+        src, dst, sw, dw = graph_lists(graph, rank)
+        original = comm.Create_dist_graph_adjacent(src, dst, sw, dw, reorder=False)
+        for label, topology in (("network-only", flat), ("two-level", "auto")):
+            mapped = Create_dist_graph_adjacent(comm, src, dst, sw, dw, reorder=True, topology=topology,
+                                                seed=args.seed)
+            rep = report(mapped)
+            runs = [compare(original, mapped, "neighbor_alltoall", sizes, iterations=args.iterations)
+                    for _ in range(args.repeat)]
+            med = {which: [float(np.median([run[k][which]["avg_us"] for run in runs])) for k in range(len(sizes))]
+                   for which in ("original", "reordered")}
+            r = {"pattern": pname, "mapping": label, "winner": rep.strategy,
+                 "congestion_before": rep.before.get("max_congestion"), "congestion_after": rep.after.get("max_congestion"),
+                 "sizes": sizes, "launch_us": med["original"], "mapped_us": med["reordered"]}
+            rows.append(r)
+            if rank == 0:
+                print(f"{pname:<20} {label:<13} {str(rep.strategy):<22} {r['congestion_before']:>11.3g} "
+                      f"{r['congestion_after']:>7.3g} "
+                      + "".join(f"{a:>12.1f} {b:>12.1f}" for a, b in zip(med["original"], med["reordered"])))
+            mapped.Free()
+        original.Free()
+    if rank == 0:
+        out = pathlib.Path(args.json if args.json != DEFAULT_JSON else str(HERE / "results" / "two_level_mpi.json"))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"processes": p, "cpus": os.cpu_count(), "bindings": bindings,
+                                   "iterations": args.iterations, "repeat": args.repeat, "seed": args.seed,
+                                   "loadavg": os.getloadavg(), "rows": rows}, indent=1) + "\n")
+        print(f"JSON: {out}")
+    return 0
+
+
+DEFAULT_JSON = str(HERE / "results" / "two_level.json")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategy", default="all",
@@ -195,8 +278,14 @@ def main(argv=None):
                          "and scotch by (max congestion, hop-bytes) on the topology each approach maps onto")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="the fat tree only")
-    ap.add_argument("--json", default=str(HERE / "results" / "two_level.json"), help="JSON output path")
+    ap.add_argument("--json", default=DEFAULT_JSON, help="JSON output path (with --mpi: two_level_mpi.json)")
+    ap.add_argument("--mpi", action="store_true", help="real timings under mpiexec (see the module docstring)")
+    ap.add_argument("--sizes", default="8,1K,64K", help="--mpi: bytes per neighbour (default 8,1K,64K)")
+    ap.add_argument("--iterations", type=int, default=100, help="--mpi: timed calls per size (default 100)")
+    ap.add_argument("--repeat", type=int, default=5, help="--mpi: runs per size, the median kept (default 5)")
     args = ap.parse_args(argv)
+    if args.mpi:
+        return mpi_main(args)
     node = recorded_node()
     rows = []
     head = (f"{'machine':<20} {'pattern':<20} {'mapping':<18} {'x-socket':>9} {'x-node':>9} {'net.cong':>9} "
