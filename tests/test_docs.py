@@ -53,6 +53,7 @@ def test_tour_names_readme_sections_that_exist():
             assert _EXT["code_blocks"](sections[heading]), heading
 
 
+@pytest.mark.timeout(600)  # a first build on a cold numba cache compiles the plotted strategies' kernels
 def test_sphinx_build_is_warning_free(tmp_path):
     missing = _missing("sphinx", "numpydoc", "sphinxarg", "matplotlib")
     if missing:
@@ -61,7 +62,7 @@ def test_sphinx_build_is_warning_free(tmp_path):
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore::DeprecationWarning")
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                            "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=560)
     assert proc.returncode == 0, proc.stderr[-4000:]
     cli = html.unescape(re.sub(r"<[^>]+>", "", (out / "cli.html").read_text(encoding="utf-8")))
     from libtopomap.cli import COMMANDS

@@ -79,14 +79,15 @@ def test_renderer_writes_nothing_when_not_a_terminal_or_disabled():
 
 
 def test_thread_redraws_while_the_work_runs():
-    tty = FakeTTY()
-    import threading
+    import time
 
+    tty = FakeTTY()
     with Progress("libtopomap collective", stream=tty, delay=0, interval=0.01, width=200) as p:
         p.stage("two-opt")
-        done = threading.Event()
-        # no call into the renderer from here on: only its thread draws
-        done.wait(0.3)
+        # no call into the renderer from here on: only its thread draws (10 s at most on a loaded machine)
+        deadline = time.monotonic() + 10
+        while p.drawn < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert p.drawn >= 3
     assert tty.getvalue().count("\rlibtopomap collective:  two-opt") >= 3
 

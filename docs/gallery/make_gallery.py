@@ -24,7 +24,7 @@ COMMANDS = {
     "adjacency": ["plot", "adjacency", "--topology", "{d}/torus8x8.json", "--graph", "stencil:8x8", "-o",
                   "{d}/adjacency", "--title", "stencil:8x8 on an 8x8 torus, before/after RCM"],
     "loads": ["plot", "loads", "--topology", "{d}/torus8x8.json", "--graph", "torus-scrambled:8x8:1",
-              "--strategy", "greedy+ta", "-o", "{d}/loads"],
+              "--strategy", "greedy", "-o", "{d}/loads"],
     "hops": ["plot", "hops", "--topology", "{d}/rsr256.ltm", "--collective", "alltoall", "--procs", "64",
              "--placement", "random", "--iterations", "20000", "-o", "{d}/hops"],
     "times": ["plot", "times", "--from", "{d}/simulate.json", "-o", "{d}/times"],
