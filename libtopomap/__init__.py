@@ -65,7 +65,7 @@ _LAZY = {
     "properties": ".metrics",
     # routing models
     "Routing": ".routing",
-    "ROUTINGS": ".routing",
+    "ROUTING_MODELS": ".routing",
     "route_traffic": ".routing",
     "route_hops": ".routing",
     "rt_routing_record": ".routing",

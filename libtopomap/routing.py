@@ -68,12 +68,13 @@ from numba import njit
 
 from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from .errors import ArgumentError, TopologyError
+from .vocabulary import ROUTING_MODELS as _MODELS
 
-__all__ = ["ROUTINGS", "DEFAULT_ROUTING", "Routing", "get_routing", "native_routing", "route_traffic",
+__all__ = ["ROUTING_MODELS", "DEFAULT_ROUTING", "Routing", "get_routing", "native_routing", "route_traffic",
            "route_hops", "rt_routing_record", "rtt_routing_record"]
 
-#: Names of the routing models.
-ROUTINGS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant")
+#: Names of the routing models (defined in :mod:`libtopomap.vocabulary` for the command line).
+ROUTING_MODELS = _MODELS
 
 #: The routing of every metric unless told otherwise.
 DEFAULT_ROUTING = "ecmp"
@@ -167,7 +168,7 @@ class Routing:
     Parameters
     ----------
     name : str
-        One of :data:`ROUTINGS`.
+        One of :data:`ROUTING_MODELS`.
 
     Examples
     --------
@@ -181,8 +182,8 @@ class Routing:
     __slots__ = ("name",)
 
     def __init__(self, name):
-        if name not in ROUTINGS:
-            raise ArgumentError(f"routing must be one of {', '.join(ROUTINGS)} (or 'native'), got {name!r}")
+        if name not in ROUTING_MODELS:
+            raise ArgumentError(f"routing must be one of {', '.join(ROUTING_MODELS)} (or 'native'), got {name!r}")
         self.name = name
 
     def __repr__(self):
@@ -224,9 +225,9 @@ def native_routing(topology):
     attrs = getattr(topology, "attrs", None) or {}
     declared = attrs.get("routing")
     if declared is not None:
-        if declared not in ROUTINGS:
+        if declared not in ROUTING_MODELS:
             label = f" {topology.name!r}" if getattr(topology, "name", None) else ""
-            raise TopologyError(f"topology{label} declares routing {declared!r}; known: {', '.join(ROUTINGS)}")
+            raise TopologyError(f"topology{label} declares routing {declared!r}; known: {', '.join(ROUTING_MODELS)}")
         return declared
     return {"rt": "rt", "rtt": "rtt", "dragonfly": "minimal"}.get(attrs.get("generator"), DEFAULT_ROUTING)
 
@@ -248,7 +249,7 @@ def get_routing(routing=None, topology=None):
             raise ArgumentError("routing='native' needs a topology")
         return Routing(native_routing(topology))
     if not isinstance(routing, str):
-        raise ArgumentError(f"routing must be a name ({', '.join(ROUTINGS)}, native), got {routing!r}")
+        raise ArgumentError(f"routing must be a name ({', '.join(ROUTING_MODELS)}, native), got {routing!r}")
     return Routing(routing)
 
 
@@ -340,7 +341,7 @@ def route_traffic(topology, src, dst, weights=None, *, routing=None):
     weights : array_like of float, optional
         Volume of each demand (default 1).
     routing : str or Routing, optional
-        A model of :data:`ROUTINGS`, ``"native"``, or None for :data:`DEFAULT_ROUTING`.
+        A model of :data:`ROUTING_MODELS`, ``"native"``, or None for :data:`DEFAULT_ROUTING`.
 
     Returns
     -------

@@ -2,6 +2,7 @@
 their definitions, RT/RTT routing records against breadth-first search."""
 
 import itertools
+import json
 
 import networkx as nx
 import numpy as np
@@ -11,7 +12,7 @@ import libtopomap as ltm
 from libtopomap import metrics
 from libtopomap.collectives.dragonfly import dragonfly_queries
 from libtopomap.errors import ArgumentError, TopologyError
-from libtopomap.routing import (ROUTINGS, Routing, get_routing, native_routing, route_hops, route_traffic,
+from libtopomap.routing import (ROUTING_MODELS, Routing, get_routing, native_routing, route_hops, route_traffic,
                                 rt_routing_record, rtt_routing_record)
 
 
@@ -343,7 +344,7 @@ def test_models_are_checked_against_the_topology():
         get_routing("shortest")
     with pytest.raises(ValueError):
         metrics.evaluate(ltm.torus("4x4"), ltm.CommGraph(16, [0], [1]), np.arange(16), routing="bogus")
-    assert get_routing(None) == Routing("ecmp") and set(ROUTINGS) >= {"table", "valiant"}
+    assert get_routing(None) == Routing("ecmp") and set(ROUTING_MODELS) >= {"table", "valiant"}
 
 
 def test_native_routing_defaults():
@@ -376,3 +377,70 @@ def test_metrics_follow_the_routing():
     assert c.sum() == pytest.approx(metrics.congestion(topo, g, m).sum())  # same hops, other links
     assert metrics.max_congestion(topo, g, m, routing="oblivious") == pytest.approx(
         route_traffic(topo, src, dst, g.weights, routing="oblivious").max())
+
+
+def _cli_json(argv, capsys):
+    from libtopomap.cli import main
+
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_map_and_collective_take_routing(tmp_path, capsys):
+    from libtopomap.cli import main
+
+    topo = tmp_path / "df.json"
+    assert main(["generate", "dragonfly", "--groups", "9", "--routers", "4", "--terminals", "2", "--global", "2",
+                 "-o", str(topo)]) == 0
+    capsys.readouterr()
+    t = ltm.load(str(topo))
+    assert t.routing == "minimal"  # the generator's attributes survive the file
+    base = ["map", "--topology", str(topo), "--graph", "random:72:4:1", "--strategy", "identity", "--json"]
+    e = _cli_json(base, capsys)
+    m = _cli_json(base + ["--routing", "minimal"], capsys)
+    n = _cli_json(base + ["--routing", "native"], capsys)
+    g = ltm.load_graph("random:72:4:1")
+    rows = [r for r in m if r.get("strategy") == "identity"]
+    ident = np.flatnonzero(t.slots > 0)
+    assert rows[0]["hopbytes"] == metrics.hop_bytes(t, g, ident, routing="minimal")
+    assert [r.get("hopbytes") for r in m] == [r.get("hopbytes") for r in n]
+    assert [r.get("hopbytes") for r in e][0] == metrics.hop_bytes(t, g, ident)
+    coll = ["collective", "--topology", str(topo), "--collective", "allreduce", "--procs", "16", "--optimizer",
+            "none", "--no-paths", "--json"]
+    c0 = _cli_json(coll, capsys)
+    cv = _cli_json(coll + ["--routing", "valiant"], capsys)
+    assert c0["routing"] == "ecmp" and cv["routing"] == "valiant" and cv["hops_before"] > c0["hops_before"]
+    with pytest.raises(SystemExit) as ex:
+        main(base + ["--routing", "shortest"])
+    assert ex.value.code == 2
+    capsys.readouterr()
+    assert main(["collective", "--topology", str(topo), "--procs", "8", "--routing", "table"]
+                + ["--collective", "bcast", "--algorithm", "tree"]) == 2
+
+
+def test_collective_total_hops_under_routing():
+    from libtopomap.collectives.objectives import evaluate_schedule, total_hops
+    from libtopomap.collectives.schedules import schedule
+
+    t = ltm.dragonfly(9, 4, 2, 2)
+    q = dragonfly_queries(t)
+    steps = schedule("allreduce", 16)
+    v = np.flatnonzero(t.slots > 0)[::4][:16]
+    src = np.concatenate([s[:, 0] for s in steps])
+    dst = np.concatenate([s[:, 1] for s in steps])
+    assert total_hops(t, steps, v, routing="minimal") == int(q.hops(v[src], v[dst]).sum())
+    assert total_hops(t, steps, v) == int(t.distances.pairs(v[src], v[dst]).sum())
+    assert evaluate_schedule(t, steps, v, paths=False, routing="valiant")["hops"] == pytest.approx(
+        float(route_hops(t, v[src], v[dst], routing="valiant").sum()))
+
+
+def test_simulate_static_loads_under_routing():
+    from libtopomap.simulate import _static_loads
+
+    t = ltm.torus("4x4")
+    unit = [np.array([[0, 10, 1], [3, 9, 2]])]
+    v = np.arange(16)
+    e, avg = _static_loads(t, unit, v)
+    d, avg2 = _static_loads(t, unit, v, "dimension-order")
+    np.testing.assert_allclose(d, route_traffic(t, [0, 3], [10, 9], [1, 2], routing="dimension-order"))
+    assert avg == avg2 and e.sum() == pytest.approx(d.sum())
