@@ -57,14 +57,16 @@ Hosts on a single link (terminals, concentrated hosts) cross that link whatever 
 charged directly and their demands are handed to the attachment vertex.  ``table`` and ``oblivious``
 run one breadth-first search per distinct destination, stopped at the farthest source, then push the
 flow back to the destination: ``O(n)`` memory per search, no table.  The other models walk each
-demand's path: ``O(hops)`` work per demand (``O(g x hops)`` for ``valiant``), nothing beyond the
-per-arc load array.
+demand's path: ``O(hops)`` work per demand, nothing beyond the per-arc load array; ``valiant`` walks
+``g - 2`` routes per inter-group demand (``O(g x hops)``), in parallel chunks of demands with one load
+array per thread.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from .errors import ArgumentError, TopologyError
@@ -626,7 +628,25 @@ def _dragonfly_walk(indptr, indices, rid, rv, near, far, a, g, valiant, s, t, w,
         hops[i] = total / (g - 2)
 
 
+@njit(cache=True, parallel=True)
+def _dragonfly_chunks(indptr, indices, rid, rv, near, far, a, g, valiant, s, t, w, parts, hops):
+    nchunks = parts.shape[0]
+    for c in prange(nchunks):
+        lo = c * s.size // nchunks
+        hi = (c + 1) * s.size // nchunks
+        _dragonfly_walk(indptr, indices, rid, rv, near, far, a, g, valiant, s[lo:hi], t[lo:hi], w[lo:hi], parts[c],
+                        hops[lo:hi])
+
+
 def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
-    near, far = q._near, q._far
-    _dragonfly_walk(topology.indptr, topology.indices, q._rid, q.router_vertices, near, far, q.routers, q.groups,
-                    valiant, s, t, w, traffic, hops)
+    """Minimal or Valiant walks; Valiant (``O(g)`` routes per demand) in parallel chunks of demands, one load
+    array per thread."""
+    args = (topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups,
+            valiant, s, t, w)
+    nchunks = min(numba.get_num_threads(), s.size // 1024) if valiant and q.groups > 2 else 1
+    if nchunks <= 1:
+        _dragonfly_walk(*args, traffic, hops)
+        return
+    parts = np.zeros((nchunks, traffic.size))
+    _dragonfly_chunks(*args, parts, hops)
+    traffic += parts.sum(axis=0)

@@ -444,3 +444,12 @@ def test_simulate_static_loads_under_routing():
     d, avg2 = _static_loads(t, unit, v, "dimension-order")
     np.testing.assert_allclose(d, route_traffic(t, [0, 3], [10, 9], [1, 2], routing="dimension-order"))
     assert avg == avg2 and e.sum() == pytest.approx(d.sum())
+
+
+def test_valiant_parallel_chunks_equal_the_serial_walk():
+    topo = ltm.dragonfly(9, 4, 2, 2)
+    s, t, w = demands(topo, 4000, 9)  # > 1024 demands per thread: chunked when numba has 2+ threads
+    whole = route_traffic(topo, s, t, w, routing="valiant")
+    parts = sum(route_traffic(topo, s[i:i + 500], t[i:i + 500], w[i:i + 500], routing="valiant")
+                for i in range(0, 4000, 500))
+    np.testing.assert_allclose(whole, parts, rtol=1e-12, atol=1e-9)
