@@ -318,7 +318,8 @@ def properties(topology):
     the topology was found: ``file``, ``slurm``, ``xname``, ``ibnetdiscover``, ``single-switch``) and
     ``node_levels`` (the levels below a host, e.g. ``["package", "numa", "l3", "core"]``, empty when
     unknown; then ``hosts`` counts the compute nodes, not the slot vertices, which are cores): see
-    :mod:`libtopomap.autotopo`.
+    :mod:`libtopomap.autotopo`; ``routing``, the topology's native routing model
+    (:func:`libtopomap.routing.native_routing`; metrics default to ``ecmp`` whatever it is).
     """
     from .autotopo import source_of
 
@@ -340,4 +341,5 @@ def properties(topology):
         "aspl": float(aspl),
         "source": source_of(topology),
         "node_levels": levels,
+        "routing": topology.routing,
     }

@@ -349,6 +349,7 @@ def test_models_are_checked_against_the_topology():
 
 def test_native_routing_defaults():
     assert native_routing(ltm.torus("4x4")) == "ecmp" and native_routing(ltm.fattree(4, 2)) == "ecmp"
+    assert ltm.properties(ltm.rtt(3))["routing"] == "rtt" and ltm.properties(ltm.torus("3x3"))["routing"] == "ecmp"
     assert native_routing(ltm.dragonfly(9, 4, 2, 2)) == "minimal"
     assert native_routing(ltm.concentrate(ltm.rtt(3), 2)) == "rtt"
     t = ltm.Topology(["a", "b"], [(0, 1)], attrs={"routing": "table"})
