@@ -56,7 +56,8 @@ Cost and memory
 Hosts on a single link (terminals, concentrated hosts) cross that link whatever the model; they are
 charged directly and their demands are handed to the attachment vertex.  ``table`` and ``oblivious``
 run one breadth-first search per distinct destination, stopped at the farthest source, then push the
-flow back to the destination: ``O(n)`` memory per search, no table.  The other models walk each
+flow back to the destination: ``O(n)`` memory per search, no table; destinations run in parallel
+chunks, one load array per thread.  The other models walk each
 demand's path: ``O(hops)`` work per demand, nothing beyond the per-arc load array; ``valiant`` walks
 ``g - 2`` routes per inter-group demand (``O(g x hops)``), in parallel chunks of demands with one load
 array per thread.
@@ -372,8 +373,8 @@ def route_traffic(topology, src, dst, weights=None, *, routing=None):
         s, t, w = s[order], t[order], w[order]
         dests, start = np.unique(t, return_index=True)
         ptr = np.append(start, t.size).astype(np.int64)
-        ok = _toward_destinations(topology.indptr, topology.indices, topology.n_vertices, dests.astype(np.int64),
-                                  ptr, s, w, r.name == "oblivious", traffic)
+        ok = _toward_parallel(topology.indptr, topology.indices, topology.n_vertices, dests.astype(np.int64), ptr,
+                              s, w, r.name == "oblivious", traffic)
         if not ok:
             raise TopologyError("a communicating pair of vertices is not connected")
     elif r.name == "dimension-order":
@@ -483,6 +484,29 @@ def _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, tr
             flow[u] = 0.0
             is_src[u] = False
     return True
+
+
+@njit(cache=True, parallel=True)
+def _toward_chunks(indptr, indices, n, dests, ptr, srcs, ws, oblivious, parts, oks):
+    nchunks = parts.shape[0]
+    for c in prange(nchunks):
+        lo = c * dests.size // nchunks
+        hi = (c + 1) * dests.size // nchunks
+        oks[c] = _toward_destinations(indptr, indices, n, dests[lo:hi], ptr[lo:hi + 1], srcs, ws, oblivious,
+                                      parts[c])
+
+
+def _toward_parallel(indptr, indices, n, dests, ptr, srcs, ws, oblivious, traffic):
+    """:func:`_toward_destinations` over chunks of destinations in parallel, one load array per thread
+    (``O(threads x (n + arcs))`` memory)."""
+    nchunks = min(numba.get_num_threads(), dests.size)
+    if nchunks <= 1:
+        return _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, traffic)
+    parts = np.zeros((nchunks, traffic.size))
+    oks = np.zeros(nchunks, np.bool_)
+    _toward_chunks(indptr, indices, n, dests, ptr, srcs, ws, oblivious, parts, oks)
+    traffic += parts.sum(axis=0)
+    return bool(oks.all())
 
 
 @njit(cache=True)
