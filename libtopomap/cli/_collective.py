@@ -52,7 +52,7 @@ def run(args):
         return _run_algorithm(args, topo)
     from ..routing import get_routing
 
-    routing = get_routing(args.routing, topo)
+    routing = get_routing(getattr(args, "routing", "ecmp"), topo)
     routing.check(topo)
     res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs, objective=args.objective,
                                optimizer=args.optimizer, iterations=args.iterations, seed=args.seed,
@@ -92,7 +92,7 @@ def _run_algorithm(args, topo):
     if args.collective != "bcast":
         raise ArgumentError(f"--algorithm {args.algorithm} is a broadcast: it needs --collective bcast, "
                             f"not {args.collective}")
-    if args.routing not in ("ecmp", "native", "minimal"):
+    if getattr(args, "routing", "ecmp") not in ("ecmp", "native", "minimal"):
         raise ArgumentError(f"--algorithm counts links under dragonfly minimal routing (seed 002); "
                             f"--routing {args.routing} does not apply")
     nodes = allocate(topo, args.procs, args.allocation, seed=args.seed)

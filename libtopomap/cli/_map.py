@@ -164,7 +164,7 @@ def _prepare_job(args):
         current = current[:graph.n]
     problem = MappingProblem(topo, graph, current=current, objective=args.objective,
                              time_budget=args.time_budget, iterations=args.iterations)
-    problem.routing = args.routing  # the scores (and so the winner) under --routing
+    problem.routing = getattr(args, "routing", "ecmp")  # the scores (and so the winner) under --routing
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error

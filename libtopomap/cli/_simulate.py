@@ -266,7 +266,7 @@ def run(args):
     w = resolve_workload(args)
     res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
                   latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
-                  jobs=args.jobs, load_routing=args.load_routing)
+                  jobs=args.jobs, load_routing=getattr(args, "load_routing", "ecmp"))
     a, b = res["original"], res["mapped"]
     if args.plot:
         from ..plot import plot_times, save
