@@ -63,6 +63,13 @@ _LAZY = {
     "congestion_estimate": ".metrics",
     "evaluate": ".metrics",
     "properties": ".metrics",
+    # routing models
+    "Routing": ".routing",
+    "ROUTING_MODELS": ".routing",
+    "route_traffic": ".routing",
+    "route_hops": ".routing",
+    "rt_routing_record": ".routing",
+    "rtt_routing_record": ".routing",
     # mapping
     "map_processes": ".mappers",
     "objective_value": ".mappers",

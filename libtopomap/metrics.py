@@ -6,8 +6,9 @@ All functions are pure: they take a :class:`~libtopomap.Topology`, a communicati
 
 Model (Hoefler & Snir, ICS'11, section 2): links are full duplex, so each direction of a link (an
 *arc*) carries its own traffic with the link's capacity.  Under the restricted routing of section
-2.5, traffic from ``u`` to ``v`` is split evenly over all shortest paths; the congestion of an arc is
-its traffic divided by its capacity.
+2.5 (``routing="ecmp"``, the default), traffic from ``u`` to ``v`` is split evenly over all shortest
+paths; the congestion of an arc is its traffic divided by its capacity.  Every function taking
+``routing=`` accepts the models of :mod:`libtopomap.routing` (``"native"``: the topology's own).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from . import _kernels
 from .commgraph import as_commgraph
 from .errors import ArgumentError, MappingError, TopologyError
 from .mapping import Mapping, check_mapping
+from .routing import get_routing, route_hops, route_traffic
 
 __all__ = [
     "dilation",
@@ -31,6 +33,7 @@ __all__ = [
     "evaluate",
     "properties",
     "pair_distances",
+    "ecmp_vertex_traffic",
 ]
 
 def _prepare(topology, graph, mapping):
@@ -55,39 +58,57 @@ def pair_distances(topology, a, b):
     return topology.distances.pairs(a, b)
 
 
-def dilation(topology, graph, mapping):
+def _hops(topology, g, vert, routing):
+    """Hops of each edge: hop distances for shortest-path routings, else the model's own count."""
+    r = get_routing(routing, topology)
+    if r.shortest:
+        r.check(topology)
+        return pair_distances(topology, vert[g.src], vert[g.dst])
+    return route_hops(topology, vert[g.src], vert[g.dst], routing=r)
+
+
+def dilation(topology, graph, mapping, *, routing="ecmp"):
     """Hops of each communication edge under the mapping (CSR edge order of the graph).
+
+    Parameters
+    ----------
+    routing : str or Routing, optional
+        A model of :mod:`libtopomap.routing`.  Shortest-path models give the hop distance; dragonfly
+        ``minimal`` its route's hops; ``valiant`` the expected hops.
 
     Returns
     -------
-    numpy.ndarray of int64, one entry per edge of ``as_commgraph(graph)``.
+    numpy.ndarray of int64 (float64 for ``valiant``), one entry per edge of ``as_commgraph(graph)``.
     """
     g, vert = _prepare(topology, graph, mapping)
-    return pair_distances(topology, vert[g.src], vert[g.dst])
+    return _hops(topology, g, vert, routing)
 
 
-def average_dilation(topology, graph, mapping):
+def average_dilation(topology, graph, mapping, *, routing="ecmp"):
     """Weighted average dilation ``sum(w * hops) / sum(w)`` (0 for an empty graph)."""
     g, vert = _prepare(topology, graph, mapping)
     if g.n_edges == 0:
+        get_routing(routing, topology).check(topology)
         return 0.0
-    h = pair_distances(topology, vert[g.src], vert[g.dst])
+    h = _hops(topology, g, vert, routing)
     return float(np.dot(g.weights, h) / g.weights.sum())
 
 
-def max_dilation(topology, graph, mapping):
-    """Largest number of hops any communication edge travels."""
-    d = dilation(topology, graph, mapping)
-    return int(d.max()) if d.size else 0
+def max_dilation(topology, graph, mapping, *, routing="ecmp"):
+    """Largest number of hops any communication edge travels (a float for ``valiant``: expected hops)."""
+    d = dilation(topology, graph, mapping, routing=routing)
+    if not d.size:
+        return 0
+    return int(d.max()) if d.dtype.kind == "i" else float(d.max())
 
 
-def hop_bytes(topology, graph, mapping):
-    """Sum over edges of ``weight x hops`` (volume times distance)."""
+def hop_bytes(topology, graph, mapping, *, routing="ecmp"):
+    """Sum over edges of ``weight x hops`` (volume times distance) under ``routing``."""
     g, vert = _prepare(topology, graph, mapping)
-    return float(np.dot(g.weights, pair_distances(topology, vert[g.src], vert[g.dst])))
+    return float(np.dot(g.weights, _hops(topology, g, vert, routing)))
 
 
-def _demands(g, vert, oracle):
+def _demands(s, t, w, oracle):
     """Vertex-level demands grouped by the vertex where their shortest paths fan out.
 
     A source on a single link to its attachment vertex sends everything over that link first (all
@@ -96,10 +117,8 @@ def _demands(g, vert, oracle):
     ``(sources, ptr, targets, weights, first_hop)`` with ``first_hop`` the per-arc traffic already
     placed on those single links.
     """
-    s = vert[g.src].astype(np.int64)
-    t = vert[g.dst].astype(np.int64)
     keep = s != t
-    s, t, w = s[keep], t[keep], g.weights[keep]
+    s, t, w = s[keep], t[keep], w[keep]
     att, off = oracle.attachments()
     first_hop = np.zeros(oracle.n_arcs)
     leaf = off[s] == 1
@@ -115,14 +134,12 @@ def _demands(g, vert, oracle):
     return sources.astype(np.int64), ptr, t, w, first_hop
 
 
-def _grid_link_traffic(topology, oracle, g, vert):
+def _grid_link_traffic(topology, oracle, s, t, w):
     """:func:`link_traffic` on a verified grid or hypercube (``oracle.grid_shape`` is not None)."""
     dims, wrap = oracle.grid_shape
     m = int(np.prod(dims))
-    s = vert[g.src].astype(np.int64)
-    t = vert[g.dst].astype(np.int64)
     keep = s != t
-    s, t, w = s[keep], t[keep], g.weights[keep]
+    s, t, w = s[keep], t[keep], w[keep]
     n_arcs = oracle.n_arcs
     att, _ = oracle.attachments()
     traffic = np.zeros(n_arcs)
@@ -143,14 +160,17 @@ def _grid_link_traffic(topology, oracle, g, vert):
     return traffic
 
 
-def link_traffic(topology, graph, mapping):
-    """Traffic on each arc under ECMP routing (equal split over all shortest paths).
+def link_traffic(topology, graph, mapping, *, routing="ecmp"):
+    """Traffic on each arc under ECMP routing (equal split over all shortest paths) or another model.
 
     Parameters
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`as_commgraph` accepts
     mapping : Mapping or array_like of int
+    routing : str or Routing, optional
+        ``"ecmp"`` (default; computed as described below), or any model of :mod:`libtopomap.routing`
+        (:func:`libtopomap.routing.route_traffic`).
 
     Returns
     -------
@@ -185,10 +205,19 @@ def link_traffic(topology, graph, mapping):
     U. Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol. 25(2), 2001.
     """
     g, vert = _prepare(topology, graph, mapping)
+    r = get_routing(routing, topology)
+    if r.name != "ecmp":
+        return route_traffic(topology, vert[g.src], vert[g.dst], g.weights, routing=r)
+    return ecmp_vertex_traffic(topology, vert[g.src].astype(np.int64), vert[g.dst].astype(np.int64), g.weights)
+
+
+def ecmp_vertex_traffic(topology, s, t, w):
+    """Per-arc ECMP load of vertex demands ``s[i] -> t[i]`` of volume ``w[i]`` (``int64``, ``int64``,
+    ``float64`` arrays); the computation of :func:`link_traffic` (see there)."""
     oracle = topology.distances
     if oracle.grid_shape is not None:
-        return _grid_link_traffic(topology, oracle, g, vert)
-    sources, ptr, t, w, first_hop = _demands(g, vert, oracle)
+        return _grid_link_traffic(topology, oracle, s, t, w)
+    sources, ptr, t, w, first_hop = _demands(s, t, w, oracle)
     traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)
     if traffic.size and np.isnan(traffic[0]):
@@ -196,14 +225,14 @@ def link_traffic(topology, graph, mapping):
     return traffic + first_hop
 
 
-def congestion(topology, graph, mapping):
-    """Per-arc congestion ``traffic / capacity`` under ECMP routing (see :func:`link_traffic`)."""
-    return link_traffic(topology, graph, mapping) / topology.arc_capacity
+def congestion(topology, graph, mapping, *, routing="ecmp"):
+    """Per-arc congestion ``traffic / capacity`` under ``routing`` (default ECMP; see :func:`link_traffic`)."""
+    return link_traffic(topology, graph, mapping, routing=routing) / topology.arc_capacity
 
 
-def max_congestion(topology, graph, mapping):
+def max_congestion(topology, graph, mapping, *, routing="ecmp"):
     """Worst-case congestion: ``max_e traffic(e) / c(e)`` (0 when nothing crosses a link)."""
-    c = congestion(topology, graph, mapping)
+    c = congestion(topology, graph, mapping, routing=routing)
     return float(c.max()) if c.size else 0.0
 
 
@@ -248,8 +277,10 @@ def evaluate(topology, graph, mapping, *, routing="ecmp"):
 
     Parameters
     ----------
-    routing : {"ecmp", "alg3"}
-        ECMP equal split (section 2.5) or LibTopoMap's estimate (Algorithm 3).
+    routing : str or Routing
+        ``"ecmp"`` equal split (section 2.5), ``"alg3"`` LibTopoMap's estimate (Algorithm 3; hops are
+        hop distances), ``"native"`` (the topology's own) or any model of :mod:`libtopomap.routing`:
+        congestion and hops both follow it.
 
     Returns
     -------
@@ -257,19 +288,20 @@ def evaluate(topology, graph, mapping, *, routing="ecmp"):
     (weighted), ``max_dilation, hop_bytes``.
     """
     g, vert = _prepare(topology, graph, mapping)
-    if routing == "ecmp":
-        c = congestion(topology, g, vert)
-    elif routing == "alg3":
+    if routing == "alg3":
         c = congestion_estimate(topology, g, vert)
+        h = pair_distances(topology, vert[g.src], vert[g.dst])
     else:
-        raise ArgumentError(f"routing must be 'ecmp' or 'alg3', got {routing!r}")
-    h = pair_distances(topology, vert[g.src], vert[g.dst])
+        if not isinstance(routing, str) and routing is not None and not hasattr(routing, "name"):
+            raise ArgumentError(f"routing must be 'alg3' or a routing model, got {routing!r}")
+        c = congestion(topology, g, vert, routing=routing)
+        h = _hops(topology, g, vert, routing)
     total = g.weights.sum()
     return {
         "max_congestion": float(c.max()) if c.size else 0.0,
         "avg_congestion": float(c.mean()) if c.size else 0.0,
         "avg_dilation": float(np.dot(g.weights, h) / total) if total > 0 else 0.0,
-        "max_dilation": int(h.max()) if h.size else 0,
+        "max_dilation": (int(h.max()) if h.dtype.kind == "i" else float(h.max())) if h.size else 0,
         "hop_bytes": float(np.dot(g.weights, h)),
     }
 
@@ -286,7 +318,8 @@ def properties(topology):
     the topology was found: ``file``, ``slurm``, ``xname``, ``ibnetdiscover``, ``single-switch``) and
     ``node_levels`` (the levels below a host, e.g. ``["package", "numa", "l3", "core"]``, empty when
     unknown; then ``hosts`` counts the compute nodes, not the slot vertices, which are cores): see
-    :mod:`libtopomap.autotopo`.
+    :mod:`libtopomap.autotopo`; ``routing``, the topology's native routing model
+    (:func:`libtopomap.routing.native_routing`; metrics default to ``ecmp`` whatever it is).
     """
     from .autotopo import source_of
 
@@ -308,4 +341,5 @@ def properties(topology):
         "aspl": float(aspl),
         "source": source_of(topology),
         "node_levels": levels,
+        "routing": topology.routing,
     }

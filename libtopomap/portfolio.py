@@ -798,7 +798,7 @@ class MappingProblem:
         from .metrics import evaluate
 
         t0 = time.perf_counter()
-        m = evaluate(self.topology, self.graph, vertices)
+        m = evaluate(self.topology, self.graph, vertices, routing=getattr(self, "routing", "ecmp"))
         self._score_seconds = max(self._score_seconds, time.perf_counter() - t0)
         obj = {"congestion": m["max_congestion"], "dilation": m["avg_dilation"],
                "hopbytes": m["hop_bytes"]}[self.objective]

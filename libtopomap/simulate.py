@@ -450,15 +450,18 @@ class SimulationResult:
         Traffic on each arc (CSR arc order of the topology) on SimGrid's single shortest paths, in
         messages of the simulated size per unit of capacity (size-independent).
     ecmp_load : numpy.ndarray
-        The same under the ECMP model of :func:`libtopomap.metrics.congestion`.
+        The same under the model of :func:`libtopomap.metrics.congestion` with routing
+        ``load_routing`` (ECMP by default; the name is kept for that default).
     max_link_load, max_congestion : float
         Maxima of the two arrays above.
     avg_hops : float
-        Message-weighted average hop count of the placement.
+        Message-weighted average hop count of the placement (under ``load_routing``).
     n_messages : int
     routing, model, simgrid_version : str
     wall_s : float
         Wall-clock seconds spent in the simulations.
+    load_routing : str
+        Routing model (:mod:`libtopomap.routing`) of ``ecmp_load``, ``max_congestion`` and ``avg_hops``.
     """
 
     sizes: list
@@ -475,13 +478,15 @@ class SimulationResult:
     simgrid_version: str
     wall_s: float = 0.0
     placement: np.ndarray = field(default=None, repr=False)
+    load_routing: str = "ecmp"
 
     def to_dict(self, *, arrays=False):
         """JSON-ready dict (per-arc loads only with ``arrays=True``)."""
         d = {"sizes": list(self.sizes), "times": list(self.times), "step_times": self.step_times,
              "max_link_load": self.max_link_load, "max_congestion": self.max_congestion,
              "avg_hops": self.avg_hops, "n_messages": self.n_messages, "routing": self.routing,
-             "model": self.model, "simgrid_version": self.simgrid_version, "wall_s": self.wall_s}
+             "model": self.model, "simgrid_version": self.simgrid_version, "wall_s": self.wall_s,
+             "load_routing": self.load_routing}
         if arrays:
             d["link_load"] = self.link_load.tolist()
             d["ecmp_load"] = self.ecmp_load.tolist()
@@ -489,23 +494,30 @@ class SimulationResult:
         return d
 
 
-def _static_loads(topology, unit_steps, vert):
-    """ECMP per-arc load and average hops of the messages (bytes of the unit-size steps)."""
+def _static_loads(topology, unit_steps, vert, load_routing="ecmp"):
+    """Per-arc load (ECMP or ``load_routing``) and average hops of the messages (bytes of the unit-size steps)."""
     from .metrics import link_traffic, pair_distances
+    from .routing import get_routing, route_hops
 
     allm = np.concatenate(unit_steps) if unit_steps else np.zeros((0, 3), np.int64)
     if len(allm) == 0:
         return np.zeros(topology.n_arcs), 0.0
     g = CommGraph(len(vert), allm[:, 0], allm[:, 1], allm[:, 2].astype(np.float64))
-    ecmp = link_traffic(topology, g, vert) / topology.arc_capacity
-    hops = pair_distances(topology, vert[allm[:, 0]], vert[allm[:, 1]])
+    ecmp = link_traffic(topology, g, vert, routing=load_routing) / topology.arc_capacity
+    a, b = vert[allm[:, 0]], vert[allm[:, 1]]
+    r = get_routing(load_routing, topology)
+    hops = pair_distances(topology, a, b) if r.shortest else route_hops(topology, a, b, routing=r)
     w = allm[:, 2].astype(np.float64)
     avg = float(np.dot(w, hops) / w.sum()) if w.sum() > 0 else float(hops.mean())
     return ecmp, avg
 
 
 def _simulate_many(topology, communication, placements, *, sizes, bandwidth, latency, routing, model, repeat,
-                   root, jobs, timeout, loopback_bandwidth=None, loopback_latency=None):
+                   root, jobs, timeout, loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
+    from .routing import get_routing
+
+    load_routing = get_routing(load_routing, topology).name
+    get_routing(load_routing).check(topology)
     _require_simgrid()
     sizes = parse_sizes(sizes if not isinstance(sizes, (int, np.integer)) else [sizes])
     if int(repeat) < 1:
@@ -535,30 +547,31 @@ def _simulate_many(topology, communication, placements, *, sizes, bandwidth, lat
         sg_load = sg_load / (repeat * topology.arc_capacity)
         if sizes[0] == 0:
             sg_load[:] = np.nan
-        ecmp, avg = _static_loads(topology, unit, v)
+        ecmp, avg = _static_loads(topology, unit, v, load_routing)
         results.append(SimulationResult(
             sizes=list(sizes), times=[o["time"] for _, o in mine], step_times=[o["step_end"] for _, o in mine],
             link_load=sg_load, ecmp_load=ecmp, max_link_load=float(np.nanmax(sg_load)) if sg_load.size else 0.0,
             max_congestion=float(ecmp.max()) if ecmp.size else 0.0, avg_hops=avg,
             n_messages=int(sum(len(u) for u in unit)) * int(repeat), routing=platform.routing, model=platform.model,
             simgrid_version=first["simgrid_version"], wall_s=float(sum(o["wall_s"] for _, o in mine)),
-            placement=v))
+            placement=v, load_routing=load_routing))
     return results
 
 
 def simulate_many(topology, communication, placements, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps",
                   latency="100ns", routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
-                  loopback_bandwidth=None, loopback_latency=None):
+                  loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """:func:`simulate` for several placements of the same communication; all simulations (placements x
     sizes) run in parallel subprocesses.  Returns a list of :class:`SimulationResult`, one per placement."""
     return _simulate_many(topology, communication, list(placements), sizes=sizes, bandwidth=bandwidth,
                           latency=latency, routing=routing, model=model, repeat=repeat, root=root, jobs=jobs,
-                          timeout=timeout, loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency)
+                          timeout=timeout, loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency,
+                          load_routing=load_routing)
 
 
 def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps", latency="100ns",
              routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
-             loopback_bandwidth=None, loopback_latency=None):
+             loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """Simulate ``communication`` with processes placed by ``placement`` and return the times.
 
     Parameters
@@ -574,6 +587,11 @@ def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwid
     bandwidth, latency : float or str
         Per link (see :func:`build_platform`); defaults are Cui 2024 Table 3.3 (100 Gbps, 100 ns).
     routing : {"auto", "dijkstra", "floyd", "explicit"}
+        SimGrid's routing of the simulated messages (see :func:`build_platform`).
+    load_routing : str or Routing
+        Routing model (:mod:`libtopomap.routing`, ``"native"`` for the topology's own) of the static
+        loads and hops reported beside the times (``ecmp_load``, ``max_congestion``, ``avg_hops``);
+        default ``"ecmp"``.
     model : str
         SimGrid network model (``"CM02"``: exact ``latency + size / bandwidth`` for a lone flow).
     repeat : int
@@ -612,12 +630,13 @@ def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwid
     """
     return _simulate_many(topology, communication, [placement], sizes=sizes, bandwidth=bandwidth, latency=latency,
                           routing=routing, model=model, repeat=repeat, root=root, jobs=jobs, timeout=timeout,
-                          loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency)[0]
+                          loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency,
+                          load_routing=load_routing)[0]
 
 
 def compare(topology, communication, original, mapped, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps",
             latency="100ns", routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
-            loopback_bandwidth=None, loopback_latency=None):
+            loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """Simulate the original and the mapped placement (all simulations in parallel subprocesses).
 
     Parameters are those of :func:`simulate`, with two placements.
@@ -630,6 +649,7 @@ def compare(topology, communication, original, mapped, *, sizes=DEFAULT_SIZES, b
     """
     a, b = _simulate_many(topology, communication, [original, mapped], sizes=sizes, bandwidth=bandwidth,
                           latency=latency, routing=routing, model=model, repeat=repeat, root=root, jobs=jobs,
-                          timeout=timeout, loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency)
+                          timeout=timeout, loopback_bandwidth=loopback_bandwidth, loopback_latency=loopback_latency,
+                          load_routing=load_routing)
     speed = [float(x / y) if y > 0 else float("nan") for x, y in zip(a.times, b.times)]
     return {"sizes": list(a.sizes), "original": a, "mapped": b, "speedup": speed}

@@ -420,6 +420,16 @@ class Topology:
             _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, sources, column, out)
         return out
 
+    @property
+    def routing(self):
+        """Name of the routing this network uses (:func:`libtopomap.routing.native_routing`):
+        ``attrs["routing"]`` when set, ``rt``/``rtt``/``minimal`` for the RT, RTT and dragonfly
+        generators, else ``ecmp``.  Metrics use it with ``routing="native"``; their default stays
+        ``"ecmp"``."""
+        from .routing import native_routing
+
+        return native_routing(self)
+
     @cached_property
     def distances(self):
         """The :class:`~libtopomap.distances.DistanceOracle` of this topology (built on first use).

@@ -11,7 +11,7 @@ import importlib.util
 
 __all__ = ["HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES",
            "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
-           "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS"]
+           "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
@@ -39,5 +39,7 @@ OPTIMIZERS = ("none", "two-opt", "greedy", "anneal")
 ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 #: SimGrid routing choices (:mod:`libtopomap.simulate`).
 ROUTINGS = ("auto", "dijkstra", "floyd", "explicit")
+#: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own.
+ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant")
 #: Fabric description formats read by :mod:`libtopomap.adapters`.
 FABRIC_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")

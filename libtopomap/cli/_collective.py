@@ -4,7 +4,7 @@ import json
 
 from ..errors import ArgumentError
 from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
-from ._options import add_deprecated_alias, non_negative_int, positive_int
+from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
 from ._progress import add_quiet, for_command
 
 
@@ -36,6 +36,7 @@ def add_parser(sub):
                    help="with --collective bcast on a dragonfly: run Dorier et al.'s broadcast (tree, llf, glf, "
                         "forest) on the allocation instead of placing ranks; report terminal/local/global link "
                         "traversals under minimal routing, involved groups and the makespan model (section IV-B)")
+    add_routing_option(p)
     p.add_argument("--no-paths", action="store_true", help="skip contention/step model (they route every message)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_quiet(p)
@@ -51,6 +52,10 @@ def run(args):
     topo = read(args.topology, format=args.format)
     if args.algorithm is not None:
         return _run_algorithm(args, topo)
+    from ..routing import get_routing
+
+    routing = get_routing(getattr(args, "routing", "ecmp"), topo)
+    routing.check(topo)
     with for_command(args, "collective") as progress:
         progress.stage(f"{args.optimizer} placement of {args.collective}, {args.iterations} swaps")
         res = collective_placement(topo, args.allocation, args.collective, nprocs=args.procs,
@@ -59,6 +64,14 @@ def run(args):
     # "placement": the key's old name, kept for readers of earlier output
     out = {"topology": topo.name, "allocation": args.allocation, "placement": args.allocation, **res.as_dict(),
            "seed": args.seed}
+    if not routing.shortest:  # hops of the routes the network takes (the search minimised hop distances)
+        from ..collectives.objectives import total_hops
+        from ..collectives.schedules import schedule
+
+        steps = schedule(args.collective, args.procs, root=args.root)
+        out["hops_before"] = total_hops(topo, steps, res.nodes, routing=routing)
+        out["hops_after"] = total_hops(topo, steps, res.vertices, routing=routing)
+    out["routing"] = routing.name
     if args.json:
         print(json.dumps(out))
         return 0
@@ -83,6 +96,9 @@ def _run_algorithm(args, topo):
     if args.collective != "bcast":
         raise ArgumentError(f"--algorithm {args.algorithm} is a broadcast: it needs --collective bcast, "
                             f"not {args.collective}")
+    if getattr(args, "routing", "ecmp") not in ("ecmp", "native", "minimal"):
+        raise ArgumentError(f"--algorithm counts links under dragonfly minimal routing (seed 002); "
+                            f"--routing {args.routing} does not apply")
     nodes = allocate(topo, args.procs, args.allocation, seed=args.seed)
     res = evaluate_bcast(topo, nodes, args.algorithm, root=args.root)
     out = {"topology": topo.name, "collective": "bcast", "allocation": args.allocation, "seed": args.seed, **res}

@@ -18,7 +18,7 @@ import re
 from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
-from ._options import non_negative_float, non_negative_int, positive_int
+from ._options import add_routing_option, non_negative_float, non_negative_int, positive_int
 from ._progress import add_quiet, for_command
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -95,6 +95,7 @@ def add_parser(sub):
                     "mapping put it.")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
+    add_routing_option(p)
     p.add_argument("--strategy", default="greedy", choices=list(STRATEGIES) + ["all"],
                    help="mapping strategy, or 'all' to run every one (default: greedy)")
     p.add_argument("--refine", choices=list(REFINEMENTS),
@@ -165,6 +166,7 @@ def _prepare_job(args):
         current = current[:graph.n]
     problem = MappingProblem(topo, graph, current=current, objective=args.objective,
                              time_budget=args.time_budget, iterations=args.iterations)
+    problem.routing = getattr(args, "routing", "ecmp")  # the scores (and so the winner) under --routing
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error

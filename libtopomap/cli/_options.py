@@ -71,3 +71,21 @@ def add_deprecated_alias(parser, old, new):
     return parser.add_argument(old, dest=new.dest, action=_DeprecatedAlias, replacement=new.option_strings[0],
                                type=new.type, choices=new.choices, metavar=new.metavar, default=argparse.SUPPRESS,
                                help=argparse.SUPPRESS)
+
+
+__all__ += ["add_routing_option"]
+
+
+def add_routing_option(parser, flag="--routing", *, dest="routing"):
+    """Add ``--routing MODEL`` (or ``flag``): the routing model of the loads and hops a command reports.
+
+    Choices are :data:`libtopomap.vocabulary.ROUTING_MODELS` and ``native`` (the topology's own routing,
+    :func:`libtopomap.routing.native_routing`); default ``ecmp``.
+    """
+    from ..vocabulary import ROUTING_MODELS
+
+    return parser.add_argument(flag, dest=dest, choices=ROUTING_MODELS + ("native",), default="ecmp",
+                               metavar="MODEL",
+                               help=f"routing model of the reported congestion and hops: {', '.join(ROUTING_MODELS)}, "
+                                    "or native (the topology's own: rt/rtt/minimal for generated RT/RTT/dragonfly) "
+                                    "(default ecmp)")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import ArgumentError, FormatError, MappingError
 from ..formats import read
 from ..vocabulary import COLLECTIVES, ROUTINGS
-from ._options import non_negative_int, positive_int
+from ._options import add_routing_option, non_negative_int, positive_int
 from ._progress import add_quiet, for_command
 
 if TYPE_CHECKING:  # numpy is imported when a workload is resolved, not when the parser is built
@@ -241,6 +241,7 @@ def add_parser(sub):
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--routing", default="auto", choices=ROUTINGS,
                    help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones")
+    add_routing_option(p, "--load-routing", dest="load_routing")  # --routing is SimGrid's
     p.add_argument("--model", default="CM02", help="SimGrid network model (default CM02)")
     p.add_argument("--repeat", type=positive_int, default=1, help="run the communication this many times (default 1)")
     p.add_argument("--jobs", type=positive_int, help="simulations run in parallel (default: CPU count)")
@@ -270,7 +271,7 @@ def run(args):
         progress.stage(f"SimGrid: {len(sizes)} sizes x 2 placements")
         res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
                       latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
-                      jobs=args.jobs)
+                      jobs=args.jobs, load_routing=getattr(args, "load_routing", "ecmp"))
     a, b = res["original"], res["mapped"]
     if args.plot:
         from ..plot import plot_times, save
@@ -301,7 +302,8 @@ def run(args):
         print(f"{format_bytes(s):>10}  {_fmt_time(x):>12}  {_fmt_time(y):>12}  {sp:>8.3f}x")
     print(f"{'avg hops':>10}  {a.avg_hops:>12.3f}  {b.avg_hops:>12.3f}")
     print(f"{'max load':>10}  {a.max_link_load:>12.4g}  {b.max_link_load:>12.4g}   SimGrid's single shortest paths")
-    print(f"{'max cong.':>10}  {a.max_congestion:>12.4g}  {b.max_congestion:>12.4g}   ECMP model (all shortest paths)")
+    model = "ECMP model (all shortest paths)" if a.load_routing == "ecmp" else f"{a.load_routing} routing model"
+    print(f"{'max cong.':>10}  {a.max_congestion:>12.4g}  {b.max_congestion:>12.4g}   {model}")
     print("(loads in messages of the simulated size per unit of link capacity)")
     if args.plot:
         print("wrote " + ", ".join(files))

@@ -15,7 +15,8 @@ A *placement* is ``vertices[r]``, the topology vertex that runs rank ``r``.  Thr
     the time of a bulk-synchronous schedule in which a link carries one message per time unit.
 
 Routes are deterministic single shortest paths (at every vertex the next hop is the lowest-index
-neighbour one hop closer to the destination, found from the topology's distance oracle), like the Floyd minimal-path routing of the thesis'
+neighbour one hop closer to the destination, found from the topology's distance oracle: the
+``table`` model of :mod:`libtopomap.routing`), like the Floyd minimal-path routing of the thesis'
 SimGrid model (Table 3.3).  Arcs are link directions: full-duplex links, opposite messages do not
 contend.
 """
@@ -184,8 +185,12 @@ def _flatten(steps):
     return pairs[:, 0].copy(), pairs[:, 1].copy(), stepid
 
 
-def total_hops(topology, steps, vertices):
+def total_hops(topology, steps, vertices, *, routing="ecmp"):
     """Sum over all messages of the hop distance between the two ranks' vertices.
+
+    With ``routing`` a model of :mod:`libtopomap.routing` that is not shortest-path (dragonfly
+    ``minimal``; ``valiant``, whose expected hops make the sum a float), the hops of its routes;
+    shortest-path models (the default ``ecmp``, ``table``, ...) give the hop distance.
 
     Examples
     --------
@@ -194,12 +199,19 @@ def total_hops(topology, steps, vertices):
     >>> total_hops(circulant(16), schedule("allreduce", 16), range(16))
     64
     """
+    from ..routing import get_routing, route_hops
+
+    r = get_routing(routing, topology)
+    r.check(topology)
     v = _placement(topology, vertices)
     src, dst, _ = _flatten(steps)
     if src.size == 0:
         return 0
     _check_ranks(src, dst, v.size)
-    return int(topology.distances.pairs(v[src], v[dst]).sum())
+    if r.shortest:
+        return int(topology.distances.pairs(v[src], v[dst]).sum())
+    h = route_hops(topology, v[src], v[dst], routing=r)
+    return int(h.sum()) if h.dtype.kind == "i" else float(h.sum())
 
 
 def _path_eval(topology, steps, v):
@@ -224,11 +236,12 @@ def step_model(topology, steps, vertices):
     return _path_eval(topology, steps, _placement(topology, vertices))[1]
 
 
-def evaluate_schedule(topology, steps, vertices, *, paths=True):
+def evaluate_schedule(topology, steps, vertices, *, paths=True, routing="ecmp"):
     """All objectives of a placement: ``{"hops", "contention", "step"}`` (the last two ``None`` when
-    ``paths`` is false)."""
+    ``paths`` is false).  ``routing`` applies to ``hops`` (:func:`total_hops`); contention and the step
+    model always follow the fixed lowest-index next hop (the ``table`` model)."""
     v = _placement(topology, vertices)
-    out = {"hops": total_hops(topology, steps, v), "contention": None, "step": None}
+    out = {"hops": total_hops(topology, steps, v, routing=routing), "contention": None, "step": None}
     if paths:
         out["contention"], out["step"] = _path_eval(topology, steps, v)
     return out

@@ -4,6 +4,10 @@ Node ``(x, y)`` with ``0 <= x < 2a``, ``0 <= y < a`` is vertex ``y * 2a + x`` (`
 ``n<i>``; every node is a host with one slot.  ``attrs["coords"]`` is not stored; use
 ``divmod(i, 2a)`` -> ``(y, x)``.
 
+Their native routing (``Topology.routing``, used by the metrics with ``routing="native"``) is the
+routing record of Algorithm 1 (RT) or 2 (RTT): :func:`libtopomap.routing.rt_routing_record` and
+:func:`libtopomap.routing.rtt_routing_record`.
+
 Mapping a logical 2D torus onto these networks (identity, diagonal shift, concentrations) and the
 paper's performance model are in :mod:`libtopomap.mappers.twisted_mappings`.
 """
