@@ -6,9 +6,10 @@ joins node ``j`` of every component.
 
 Vertex layout: node ``i`` (vertex ``i``, name ``n<i>``, one slot) is position ``i % D`` of component
 ``i // D``.  Fat tree ``j`` follows, its switches level by level from the root as in
-:func:`~libtopomap.fattree` (level 0 the root, ``n - 1`` the leaves), named ``sw-ft<j>-l<level>-<w>`` (the ``sw`` prefix makes ltm files round-trip):
-vertex ``T + j S + level k**(n-1) + w`` with ``S = n k**(n-1)``.  Its processing node ``c`` is node
-``c D + j`` of the hybrid, linked to leaf switch ``c // k``.
+:func:`~libtopomap.fattree` (level 0 the root, ``n - 1`` the leaves), named ``sw-ft<j>-l<level>-<w>``
+(the ``sw`` prefix makes ltm files round-trip): vertex ``T + j S + level k**(n-1) + w`` with
+``S = n k**(n-1)``.  Its processing node ``c`` is node ``c D + j`` of the hybrid, linked to leaf
+switch ``c // k``.
 """
 
 from __future__ import annotations
