@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TopologyError
 from ..generators.hybrid import component_bfs, fat_tree_path, hybrid_layout
 
-__all__ = ["MulticastTree", "enclosing_subcube", "hypercube_tree", "ldr_tree", "hybrid_tree"]
+__all__ = ["MulticastTree", "enclosing_subcube", "hypercube_tree", "ldr_tree", "hybrid_tree", "cco_order"]
 
 
 @dataclass(frozen=True)
@@ -302,3 +302,54 @@ def hybrid_tree(topology, root, group):
         for v, u in pairs:
             parent_of[base + v] = base + u
     return _tree(int(root), g, parent_of)
+
+
+def cco_order(topology, nodes, *, root=None):
+    """Chain concatenation order (CCO): the job's nodes in breadth-first order from the root.
+
+    The multicast of Cui 2024's reference [97], used there as a rank-placement competitor (section
+    3.4.4, Figure 3.10): "construct a breadth-first search (BFS) tree with a source node as root
+    [...] visit a destination node with an order based on the BFS tree".  Rank ``i`` runs on the
+    ``i``-th node of the returned order, so the binomial-tree Bcast from rank 0 starts at the root.
+
+    Parameters
+    ----------
+    topology : Topology
+    nodes : array_like of int
+        The job's vertices (allocation order); a vertex may repeat (several slots), its copies stay
+        together.
+    root : int, optional
+        The source vertex; default ``nodes[0]`` (rank 0 of the ascending order).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        A permutation of ``nodes`` (positions into it): ``nodes[order]`` are the job's vertices in
+        order of their breadth-first visit (neighbours by increasing index), ties by allocation order.
+
+    Notes
+    -----
+    Neither the thesis nor the brief description fixes how the BFS tree is walked; the plain
+    breadth-first visit order is used (not a depth-first walk of the BFS tree).  One search,
+    ``O(vertices + links)``.
+
+    Examples
+    --------
+    >>> from libtopomap import circulant
+    >>> cco_order(circulant(8), [0, 5, 3, 1]).tolist()  # BFS from 0 visits 0, 1, 2, 4, 6, 7, 3, 5
+    [0, 3, 2, 1]
+    """
+    from scipy.sparse import csgraph
+
+    v = np.asarray(nodes, dtype=np.int64).ravel()
+    if v.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if v.min() < 0 or v.max() >= topology.n_vertices:
+        raise TopologyError(f"cco_order: vertex outside 0..{topology.n_vertices - 1}")
+    r = int(v[0]) if root is None else int(root)
+    if not 0 <= r < topology.n_vertices:
+        raise TopologyError(f"cco_order: root {r} outside 0..{topology.n_vertices - 1}")
+    visit = csgraph.breadth_first_order(topology.adjacency, r, directed=False, return_predecessors=False)
+    rank = np.full(topology.n_vertices, topology.n_vertices, dtype=np.int64)
+    rank[visit] = np.arange(visit.size)
+    return np.lexsort((np.arange(v.size), rank[v]))
