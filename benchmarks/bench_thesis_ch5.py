@@ -31,12 +31,14 @@ Sections (one compute node per switch, degree ``2 log2 N - 1`` everywhere):
 6. **CCO rank order** (section 3.4.4, Figure 3.10's competitor): Bcast hops on a 1,024-node random
    shortcut ring, 512 processes, random / tree / ring allocation, ascending vs CCO
    (:func:`~libtopomap.collectives.multicast.cco_order`) vs two-opt; thesis Table 3.4 gives
-   ascending and two-opt.  Figure 3.10 itself is a SimGrid simulation, run only when ``simgrid``
-   imports (it does not here: say so).
+   ascending and two-opt.
+7. **Figure 3.10** (SimGrid Bcast, same setup, 256 B and 1 MB, ten repetitions) with
+   :func:`libtopomap.simulate.simulate_many`, only when SimGrid imports (else the output says so;
+   ``--no-simgrid`` skips it).
 
 Usage::
 
-    python benchmarks/bench_thesis_ch5.py [--seeds 3] [--max-n 8192] [--iterations 200000]
+    python benchmarks/bench_thesis_ch5.py [--seeds 3] [--max-n 8192] [--iterations 200000] [--no-simgrid]
                                           [--out benchmarks/results/thesis_ch5.json]
 
 Timings are wall-clock, single process, noisy (a shared 2-core machine).
@@ -211,7 +213,25 @@ def section6(seeds, iterations):
     return rows
 
 
-def markdown(r1, r2, p2p, mix, r5, r6, simgrid):
+def section7(seed, iterations, sizes=(256, 1 << 20)):
+    """Figure 3.10 with SimGrid: Bcast, 1,024-node random shortcut, 512 processes, ten repetitions."""
+    from libtopomap.simulate import simulate_many
+
+    t = random_shortcut_ring(1024, 19, seed=seed)
+    steps = schedule("bcast", 512)
+    rows = []
+    for alloc in ("random", "tree", "ring"):
+        nodes = allocate(t, 512, alloc, seed=seed)
+        res = optimize_ranks(t, nodes, steps, optimizer="two-opt", iterations=iterations, seed=seed)
+        orders = {"ascending": nodes, "CCO": nodes[cco_order(t, nodes)], "two-opt": nodes[res.permutation]}
+        sims = simulate_many(t, "bcast", list(orders.values()), sizes=list(sizes), repeat=10, jobs=2)
+        for (label, v), r in zip(orders.items(), sims):
+            rows.append(dict(allocation=alloc, order=label, hops=total_hops(t, steps, v),
+                             sizes=list(sizes), seconds=list(r.times)))
+    return rows
+
+
+def markdown(r1, r2, p2p, mix, r5, r6, simgrid, r7=()):
     L = ["## 5.1 Diameter and ASPL (distinct pairs; random shortcut: mean over seeds)", "",
          "| N | network | degree | diameter | thesis | ASPL |", "|---:|---|---:|---:|---:|---:|"]
     keys = sorted({(r["n"], r["network"]) for r in r1}, key=lambda k: (k[0], k[1]))
@@ -263,6 +283,15 @@ def markdown(r1, r2, p2p, mix, r5, r6, simgrid):
         th = TABLE_34_BCAST[alloc]
         L.append(f"| {alloc} | {a:.0f} | {c:.0f} | {t:.0f} | {th[0]:,} -> {th[1]:,} |")
     L += ["", f"SimGrid Bcast experiment of Figure 3.10: {simgrid}"]
+    if r7:
+        sizes = r7[0]["sizes"]
+        L += ["", "| allocation | order | hops | " + " | ".join(f"{s} B, 10 Bcasts (us)" for s in sizes) + " |",
+              "|---|---|---:|" + "---:|" * len(sizes)]
+        for r in r7:
+            L.append(f"| {r['allocation']} | {r['order']} | {r['hops']} | "
+                     + " | ".join(f"{x * 1e6:.1f}" for x in r["seconds"]) + " |")
+        L += ["", "Thesis (Figure 3.10, read off the plot): two-opt with random mapping usually best; CCO "
+              "usually behind two-opt."]
     return "\n".join(L)
 
 
@@ -280,15 +309,17 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3, help="random shortcut networks per size (default 3)")
     ap.add_argument("--max-n", type=int, default=8192)
     ap.add_argument("--iterations", type=int, default=200_000, help="two-opt iterations (default 200,000)")
+    ap.add_argument("--no-simgrid", action="store_true", help="skip the SimGrid Bcast of Figure 3.10")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "thesis_ch5.json"))
     args = ap.parse_args(argv)
     seeds = list(range(args.seeds))
     sizes = [n for n in CIRCULANT_DIAMETERS if n <= args.max_n]
-    try:
-        import simgrid  # noqa: F401
-        simgrid_note = "simgrid imports, but the experiment is not scripted here"
-    except ImportError:
-        simgrid_note = "not run: `import simgrid` fails in this environment (no SimGrid Python bindings)"
+    from libtopomap.simulate import simgrid_version
+
+    version = simgrid_version()
+    have_simgrid = version is not None
+    simgrid_note = (f"SimGrid {version}" + " (CM02 model, 100 Gbps, 100 ns per hop; seed 0)" if have_simgrid else
+                    "not run: `import simgrid` fails in this environment (see libtopomap.simulate.INSTALL_HINT)")
     tic = time.perf_counter()
     timings = {}
     t0 = time.perf_counter()
@@ -306,7 +337,14 @@ def main(argv=None):
     t0 = time.perf_counter()
     r6 = section6(seeds, args.iterations)
     timings["cco"] = time.perf_counter() - t0
-    text = markdown(r1, r2, p2p, mix, r5, r6, simgrid_note)
+    r7 = []
+    if have_simgrid and not args.no_simgrid:
+        t0 = time.perf_counter()
+        r7 = section7(seeds[0], args.iterations)
+        timings["fig 3.10 simgrid"] = time.perf_counter() - t0
+    elif have_simgrid:
+        simgrid_note = "skipped (--no-simgrid)"
+    text = markdown(r1, r2, p2p, mix, r5, r6, simgrid_note, r7)
     total = time.perf_counter() - tic
     text += ("\n\nSeconds per section (wall clock, one process, noisy): "
              + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()) + f"; {total:.1f} in all.")
@@ -314,7 +352,7 @@ def main(argv=None):
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"diameter_aspl": r1, "collectives_1024": r2, "p2p": p2p, "ratio": mix, "cable": r5, "cco": r6,
-                   "simgrid": simgrid_note, "seeds": seeds, "iterations": args.iterations,
+                   "simgrid_bcast": r7, "simgrid": simgrid_note, "seeds": seeds, "iterations": args.iterations,
                    "python": sys.version.split()[0], "machine": platform.machine(), "seconds": timings},
                   f, indent=1, default=float)
     with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
