@@ -283,22 +283,22 @@ def hybrid_tree(topology, root, group):
             parent_of.setdefault(v, u)
     parent_of[cr * d + jr] = -1
     # step 4: a tree over the marked positions in each member component, rooted at j_r
-    hyper = topology.attrs["component"] == "hypercube"
+    # every component has the same graph: one tree by position, copied into each member component
+    if topology.attrs["component"] == "hypercube":
+        sub = hypercube_tree(d.bit_length() - 1, jr, positions)
+        pairs = list(zip(sub.vertices[1:].tolist(), sub.parents[1:].tolist()))
+    else:
+        par = component_bfs(topology, cr, jr)
+        pairs = []
+        seen = {jr}
+        for m in positions.tolist():
+            v = m
+            while v not in seen:
+                pairs.append((v, int(par[v])))
+                seen.add(v)
+                v = int(par[v])
     for c in comps:
         base = c * d
-        if hyper:
-            sub = hypercube_tree(d.bit_length() - 1, jr, positions)
-            pairs = zip(sub.vertices[1:].tolist(), sub.parents[1:].tolist())
-        else:
-            par = component_bfs(topology, c, jr)
-            pairs = []
-            seen = {jr}
-            for m in positions.tolist():
-                v = m
-                while v not in seen:
-                    pairs.append((v, int(par[v])))
-                    seen.add(v)
-                    v = int(par[v])
         for v, u in pairs:
             parent_of[base + v] = base + u
     return _tree(int(root), g, parent_of)
