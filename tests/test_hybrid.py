@@ -115,3 +115,18 @@ def test_cli_generate_hybrid(tmp_path, capsys):
     assert main(["generate", "hybrid", "--nodes", "64", "--component-size", "16", "--component", "ldr",
                  "--seed", "1", "--trials", "2", "-o", str(out)]) == 0
     assert ltm.load(out).hosts.size == 64
+
+
+@pytest.mark.parametrize("nodes, d, arity", [(32, 8, 2), (32, 8, 4), (256, 16, 4), (128, 8, 2)])
+def test_hypercube_hybrid_distances_match_the_closed_form(nodes, d, arity):
+    # node distance = Hamming(js, jt) + 2 (n - i) across components (i: first differing base-k digit)
+    t = hybrid(nodes, d, arity=arity)
+    p, k, n = nodes // d, t.attrs["arity"], t.attrs["levels"]
+    dim = d.bit_length() - 1
+    hamming_sum = d * d * dim // 2  # over ordered position pairs
+    # ordered component pairs first differing at digit i: p * (k**(n-i) - k**(n-i-1))
+    ft_sum = sum(p * (k ** (n - i) - k ** (n - i - 1)) * 2 * (n - i) for i in range(n))
+    expected = p * p * hamming_sum + d * d * ft_sum
+    rows = t.hop_distances(np.arange(nodes))[:, :nodes]
+    assert int(rows.sum()) == expected
+    assert int(rows.max()) == dim + 2 * n  # diameter
