@@ -41,6 +41,7 @@ _LAZY = {
     "dragonfly": ".generators",
     "percs": ".generators",
     "ldr": ".generators",
+    "hybrid": ".generators",
     "rt": ".generators",
     "rtt": ".generators",
     "random_shortcut_ring": ".generators",

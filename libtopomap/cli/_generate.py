@@ -39,6 +39,8 @@ _OPTIONS = {
     "--trials": ("trials", positive_int, "graphs drawn, best ASPL kept (default 100)"),
     "--a": ("a", positive_int, "side a"),
     "--seed": ("seed", non_negative_int, "random seed"),
+    "--component-size": ("component_size", positive_int, "nodes per direct component D"),
+    "--component": ("component", str, "direct component: hypercube (default) or ldr"),
 }
 
 # kind -> (help, [(option, required)], builder(args) -> Topology)
@@ -62,6 +64,11 @@ _KINDS = {
     "ldr": ("low diameter regular graph (best ASPL of several random draws)",
             [("--nodes", True), ("--degree", True), ("--seed", False), ("--trials", False)],
             lambda a: _gen().ldr(a.nodes, a.degree, seed=a.seed, trials=a.trials if a.trials is not None else 100)),
+    "hybrid": ("hybrid: T/D hypercube or LDR components of D nodes, one fat tree per position (--k arity)",
+               [("--nodes", True), ("--component-size", True), ("--component", False), ("--k", False),
+                ("--degree", False), ("--seed", False), ("--trials", False)],
+               lambda a: _gen().hybrid(a.nodes, a.component_size, component=a.component or "hypercube", arity=a.k,
+                                       degree=a.degree, seed=a.seed, trials=a.trials or 100)),
     "rtt": ("rectangular twisted torus RTT(a) over a 2a x a rectangle", [("--a", True)], lambda a: _gen().rtt(a.a)),
     "rt": ("rectangular torus RT(a), the 2a x a torus", [("--a", True)], lambda a: _gen().rt(a.a)),
 }

@@ -21,6 +21,7 @@ from .rank_placement import OPTIMIZERS, RankSearch, ascending_order, optimize_ra
 from .dorier import (BCAST_ALGORITHMS, bcast_links, bcast_makespan, dragonfly_bcast, dragonfly_link_use,
                      evaluate_bcast)
 from .dragonfly import Dragonfly, dragonfly_queries
+from .multicast import MulticastTree, cco_order, enclosing_subcube, hybrid_tree, hypercube_tree, ldr_tree
 from .schedules import (COLLECTIVES, binomial_bcast, bruck_alltoall, check_schedule, recursive_doubling_allreduce,
                         ring_allgather, schedule, schedule_graph)
 
@@ -29,7 +30,8 @@ __all__ = ["COLLECTIVES", "OBJECTIVES", "OPTIMIZERS", "ALLOCATIONS", "Collective
            "bruck_alltoall", "ring_allgather", "allocate", "total_hops", "contention", "step_model",
            "evaluate_schedule", "optimize_ranks", "ascending_order", "RankSearch", "BCAST_ALGORITHMS",
            "Dragonfly", "dragonfly_queries", "dragonfly_bcast", "bcast_links", "bcast_makespan", "evaluate_bcast",
-           "dragonfly_link_use"]
+           "dragonfly_link_use", "MulticastTree", "enclosing_subcube", "hypercube_tree", "ldr_tree", "hybrid_tree",
+           "cco_order"]
 
 
 @dataclass

@@ -7,6 +7,8 @@ close to it as the degree sequence allows.  Vertices are hosts named ``n<i>``, o
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .grid import check_vertex_count
@@ -14,7 +16,7 @@ from .grid import check_vertex_count
 from ..errors import TopologyError
 from ..topology import Topology
 
-__all__ = ["random_shortcut_ring"]
+__all__ = ["random_shortcut_ring", "cable_lengths"]
 
 # Consecutive failed random picks after which we check whether any valid pair is left at all.
 _MAX_MISSES = 64
@@ -173,3 +175,59 @@ def random_shortcut_ring(n, degree, *, seed=None, name=None):
                     name=name or f"shortcut-{n}-d{degree}",
                     attrs={"generator": "random_shortcut_ring", "n": n, "degree": degree,
                            "seed": seed if isinstance(seed, (int, np.integer)) else None})
+
+
+def cable_lengths(topology, *, switches_per_cabinet=8, cabinet_width=0.6, cabinet_depth=2.1, intra=1.0, inter=2.0):
+    """Cable length of every link under the cabinet layout of Cui 2024, section 5.6 (metres).
+
+    Vertex ``i`` (a switch, in ring order for the shortcut and circulant generators) sits in cabinet
+    ``i // switches_per_cabinet``; the ``C`` cabinets stand on a grid of ``r = ceil(sqrt(C))`` rows and
+    ``c = ceil(C / r)`` columns, row-major.  A link inside a cabinet is ``intra`` long; between
+    cabinets it is ``inter`` plus the Manhattan distance, ``cabinet_width`` per column and
+    ``cabinet_depth`` per row.  Host-switch cables are ignored, as in the thesis.
+
+    Parameters
+    ----------
+    topology : Topology
+    switches_per_cabinet : int
+        8 in the thesis.
+    cabinet_width, cabinet_depth : float
+        0.6 m and 2.1 m.
+    intra, inter : float
+        Cable overheads, 1 m inside a cabinet and 2 m between cabinets.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One length per link, in :attr:`~libtopomap.Topology.link_u` order.
+
+    Notes
+    -----
+    The thesis writes ``r = ceil(sqrt(n))`` and ``c = ceil(n / r)`` without saying whether ``n`` counts
+    switches or cabinets; cabinets are taken (with switches, 1,024 switches would get a 32 x 32 grid
+    of which 128 cabinets fill four rows).  With this reading the average cable at 1,024 switches
+    of degree 19 is 46% shorter on the circulant ``G(1024, 10)`` than on a random shortcut ring, the
+    thesis' figure (``benchmarks/bench_thesis_ch5.py``).
+
+    References
+    ----------
+    K. Cui, PhD thesis, 2024, section 5.6 and Figure 5.19.
+
+    Examples
+    --------
+    >>> from libtopomap import circulant
+    >>> # 2 cabinets on 2 rows x 1 column: 0-1, 0-2, 0-4 inside cabinet 0; 0-8 one row away (2 + 2.1)
+    >>> cable_lengths(circulant(16)).round(1).tolist()[:4]
+    [1.0, 1.0, 1.0, 4.1]
+    """
+    per = int(switches_per_cabinet)
+    if per < 1:
+        raise TopologyError(f"switches_per_cabinet must be >= 1, got {per}")
+    cabinets = -(-topology.n_vertices // per)
+    rows = math.ceil(math.sqrt(cabinets))
+    cols = math.ceil(cabinets / rows)
+    u = topology.link_u.astype(np.int64) // per
+    v = topology.link_v.astype(np.int64) // per
+    manhattan = (np.abs(u % cols - v % cols) * float(cabinet_width)
+                 + np.abs(u // cols - v // cols) * float(cabinet_depth))
+    return np.where(u == v, float(intra), float(inter) + manhattan)
