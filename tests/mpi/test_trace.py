@@ -8,6 +8,7 @@ ranks fail together.
 """
 
 import gc
+import inspect
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from mpi4py import MPI
 import libtopomap as ltm
 from libtopomap.cartesian import cart_graph
 from libtopomap.mpi import collective_call, last_report
-from libtopomap.mpi.trace import _spec_bytes, _vector_bytes, _w_bytes
+from libtopomap.mpi.trace import BUFFER_SENDS, PICKLED_SENDS, _spec_bytes, _vector_bytes, _w_bytes
 
 COMM = MPI.COMM_WORLD
 RANK = COMM.Get_rank()
@@ -49,6 +50,9 @@ def test_buffer_spec_bytes():
     assert _spec_bytes([a, 5, MPI.DOUBLE]) == 40 and _spec_bytes([a, (5, 2), MPI.DOUBLE]) == 40
     assert _spec_bytes([a, 5]) == 40 and _spec_bytes([a, 5, 2, MPI.DOUBLE]) == 40
     assert _spec_bytes(bytearray(7)) == 7 and _spec_bytes([b"abc", MPI.BYTE]) == 3
+    assert _spec_bytes([a, MPI.DOUBLE], 4) == 24 and _spec_bytes((a, 3, MPI.INT)) == 12
+    copy = MPI.Datatype(MPI.DOUBLE)                    # the same type, another object: the general path
+    assert _spec_bytes([a, copy]) == 96 and _spec_bytes([a, 5, copy]) == 40 and _spec_bytes([a, 5, "i"]) == 20
     vec = MPI.DOUBLE.Create_vector(3, 1, 4).Commit()   # 3 doubles over an extent of 9 doubles
     try:
         assert _spec_bytes([np.zeros(18), vec]) == 2 * 24 and _spec_bytes([a, 1, vec]) == 24
@@ -69,6 +73,25 @@ def test_buffer_spec_bytes():
 
 
 # ----------------------------------------------------------------------- the traced communicator
+def test_every_traced_send_keeps_mpi4py_signature():
+    def params(f):
+        return [(p.name, p.default, p.kind) for p in inspect.signature(f).parameters.values()]
+    names = BUFFER_SENDS + PICKLED_SENDS + ("sendrecv",)
+    assert set(BUFFER_SENDS) >= {"Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend",
+                                 "Sendrecv", "Sendrecv_replace"}
+    for name in names:
+        mine, theirs = getattr(ltm.mpi.TracedComm, name), getattr(MPI.Comm, name)
+        assert mine is not theirs and params(mine) == params(theirs), name
+    for name in ("Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv",
+                 "Neighbor_alltoallw", "Ineighbor_allgather", "Ineighbor_allgatherv", "Ineighbor_alltoall",
+                 "Ineighbor_alltoallv", "Ineighbor_alltoallw", "neighbor_allgather", "neighbor_alltoall"):
+        dg = MPI.COMM_SELF.Create_dist_graph_adjacent([], [])
+        with ltm.trace(dg) as t:
+            assert getattr(type(t), name) is not getattr(MPI.Topocomm, name), name
+            assert params(getattr(type(t), name)) == params(getattr(MPI.Topocomm, name)), name
+        dg.Free()
+
+
 def test_same_handle_same_type_nothing_freed_twice():
     dup = ltm.mpi.TopomapIntracomm(COMM.Dup())  # an mpi4py subclass with instance attributes
     dup.note = "kept"
@@ -124,6 +147,10 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
         COMM.Barrier()                                    # the receive is posted before the ready send
         t.Rsend([out, 1, MPI.DOUBLE], nxt, tag=9)
         req.Wait()
+        req = COMM.Irecv([inbox, 2, MPI.DOUBLE], source=prv, tag=10)
+        COMM.Barrier()
+        t.Irsend([out, 2, MPI.DOUBLE], nxt, tag=10).Wait()
+        req.Wait()
         reqs = [t.Isend(out[:2], nx2), t.Issend([out, (4, 1), MPI.DOUBLE], nx2),
                 t.Ibsend([out, 5, "d"], nx2), t.Irecv([inbox, 2, MPI.DOUBLE], source=pr2)]
         for n in (4, 5):
@@ -140,6 +167,7 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
     for r in range(P):
         b = sizes[r] * 8
         expected += [(r, (r + 1) % P, b), (r, (r + 1) % P, 24), (r, (r + 1) % P, b), (r, (r + 1) % P, 8),
+                     (r, (r + 1) % P, 16),
                      (r, (r + 2) % P, 16), (r, (r + 2) % P, 32), (r, (r + 2) % P, 40), (r, (r + 1) % P, 48),
                      (r, (r + 2) % P, 56)]
         if hasattr(MPI.Comm, "Isendrecv"):
@@ -150,7 +178,7 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
     per_pair = {}
     for r in range(P):
         nsr = 2 if hasattr(MPI.Comm, "Isendrecv") else 0
-        for dst, k in (((r + 1) % P, 5 + nsr // 2), ((r + 2) % P, 4 + nsr // 2)):
+        for dst, k in (((r + 1) % P, 6 + nsr // 2), ((r + 2) % P, 4 + nsr // 2)):
             per_pair[(r, dst)] = per_pair.get((r, dst), 0) + k
     ok &= _same(msgs, _graph_from([(a, b, k) for (a, b), k in per_pair.items()]))
     # after the block: calls work and are not counted
@@ -220,6 +248,11 @@ def test_neighbour_collectives():
                              [bytearray(100), [2, 0, 1], [0, 16, 16], [MPI.DOUBLE, MPI.DOUBLE, MPI.BYTE]])
         t.Ineighbor_alltoall(np.ones(3, dtype=np.int32), [recv, 1, MPI.INT]).Wait()
         t.Ineighbor_allgather(np.ones(2, dtype=np.int8), [bytearray(6), 2, MPI.INT8_T]).Wait()
+        t.Ineighbor_allgatherv([np.ones(n), n, MPI.DOUBLE], [recv, rc, MPI.DOUBLE]).Wait()
+        t.Ineighbor_alltoallv([np.ones(6), [3, 2, 1], [0, 3, 5], MPI.DOUBLE],
+                              [recv, [3, 2, 1], [0, 3, 5], MPI.DOUBLE]).Wait()
+        t.Ineighbor_alltoallw([np.ones(6), [1, 1, 0], [0, 8, 16], [MPI.DOUBLE, MPI.INT, MPI.BYTE]],
+                              [bytearray(100), [1, 1, 0], [0, 8, 16], [MPI.DOUBLE, MPI.INT, MPI.BYTE]]).Wait()
         lists = t.neighbor_alltoall([b"a" * (10 * k) for k in (1, 2, 3)])
         same = t.neighbor_allgather(RANK)
     for r in range(P):
@@ -227,11 +260,12 @@ def test_neighbour_collectives():
         for j, d in enumerate(o):
             expected += [(r, d, 8 * (4 + r)), (r, d, 16), (r, d, 16), (r, d, 8 * [1, 2, 3][j]), (r, d, [16, 0, 1][j]),
                          (r, d, 4), (r, d, 2), (r, d, len(MPI.pickle.dumps(b"a" * (10 * (j + 1))))),
-                         (r, d, len(MPI.pickle.dumps(r)))]
+                         (r, d, len(MPI.pickle.dumps(r))), (r, d, 8 * (4 + r)), (r, d, 8 * [3, 2, 1][j]),
+                         (r, d, [8, 4, 0][j])]
     g = t.graph()
     ok = _same(g, _graph_from(expected))
     ok &= [len(x) for x in lists] == [10, 20, 30] and same == [(RANK - k) % P for k in (1, 2, 3)]
-    ok &= all(t.traffic()[d][1] == 9 * outs.count(d) for d in set(outs))
+    ok &= all(t.traffic()[d][1] == 12 * outs.count(d) for d in set(outs))
     dg.Free()
     assert _agree(ok), t.traffic()
 
