@@ -15,17 +15,11 @@ import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+from _helpers import COMM, P, RANK, agree, all_same, fake_names_file, raised, shared_file
 from libtopomap.cartesian import cart_graph
-from libtopomap.mpi import collective_call, last_report
+from libtopomap.mpi import last_report
 from libtopomap.mpi.trace import BUFFER_SENDS, PICKLED_SENDS, _spec_bytes, _vector_bytes, _w_bytes
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
-
-
-def _agree(ok):
-    return all(COMM.allgather(bool(ok)))
 
 
 def _graph_from(edges):
@@ -110,7 +104,7 @@ def test_same_handle_same_type_nothing_freed_twice():
     ok &= dup.allreduce(1) == cart.allreduce(1) == dg.allreduce(1) == P
     for c in (dup, cart, dg):
         c.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_not_an_intracomm():
@@ -184,7 +178,7 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
     # after the block: calls work and are not counted
     t.Sendrecv(out[:1], dest=nxt, recvbuf=[inbox, 1, MPI.DOUBLE], source=prv)
     ok &= _same(t.graph(), g)
-    assert _agree(ok), (g.to_scipy().toarray() if P <= 8 else g)
+    assert agree(ok), (g.to_scipy().toarray() if P <= 8 else g)
 
 
 def test_pickled_bytes_are_what_the_receiver_gets():
@@ -221,7 +215,7 @@ def test_pickled_bytes_are_what_the_receiver_gets():
     ok = counted_by_prev == probed and list(sent) == [nxt] and sent[nxt][1] == 7
     ok &= all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(got, theirs[:6]))
     ok &= back == theirs[6] and waited == [None] * 3
-    assert _agree(ok), (counted_by_prev, probed, sent)
+    assert agree(ok), (counted_by_prev, probed, sent)
 
 
 def _dist_graph(weighted=False):
@@ -267,7 +261,7 @@ def test_neighbour_collectives():
     ok &= [len(x) for x in lists] == [10, 20, 30] and same == [(RANK - k) % P for k in (1, 2, 3)]
     ok &= all(t.traffic()[d][1] == 12 * outs.count(d) for d in set(outs))
     dg.Free()
-    assert _agree(ok), t.traffic()
+    assert agree(ok), t.traffic()
 
 
 def test_cartesian_halo_with_boundaries():
@@ -283,21 +277,12 @@ def test_cartesian_halo_with_boundaries():
     ok = _same(g, _graph_from([(u, v, w * (2 if (abs(u - v) == 1 and min(u, v) % 2 == 0) else 1))
                                for u, v, w in expected]))
     cart.Free()
-    assert _agree(ok), g.to_scipy().toarray()
+    assert agree(ok), g.to_scipy().toarray()
 
 
 # ----------------------------------------------------------------------- reorder
 def _torus():
     return ltm.torus(f"{P // 2}x2")
-
-
-def _shared_file(tmp_path_factory, text, name):
-    def write():
-        if RANK == 0:
-            p = tmp_path_factory.mktemp("trace") / name
-            p.write_text(text)
-            return str(p)
-    return COMM.bcast(collective_call(COMM, write, what="writing a test file"), root=0)
 
 
 def _bad_placement(g, seed=11):
@@ -331,8 +316,7 @@ def test_reorder_on_scrambled_fake_names_lowers_congestion(tmp_path_factory):
         before = _halo_program(t)
     g = t.graph()
     bad = _bad_placement(g)
-    names = _shared_file(tmp_path_factory, "".join(f"{r} {topo.names[v]}.cluster\n" for r, v in enumerate(bad)),
-                         "scrambled.names")
+    names = fake_names_file(tmp_path_factory, [topo.names[v] for v in bad], "scrambled.names", suffix=".cluster")
     new = ltm.reorder(COMM, g, topology=topo, fake_names=names, seed=3)
     rep = last_report(new)
     ok = type(new) is MPI.Intracomm and rep is not None and new.Get_rank() == rep.new_rank
@@ -348,54 +332,35 @@ def test_reorder_on_scrambled_fake_names_lowers_congestion(tmp_path_factory):
     blocks = COMM.bcast(after, root=COMM.allgather(new.Get_rank()).index(0))
     ok &= COMM.bcast(before, root=0) == blocks
     new.Free()
-    assert _agree(ok), (cong_before, cong_after)
+    assert agree(ok), (cong_before, cong_after)
 
 
 def test_reorder_reads_a_graph_file(tmp_path_factory):
     g = ltm.stencil([P // 2, 2])
     text = "".join(f"{u} {v} {w:g}\n" for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.weights.tolist()))
-    path = _shared_file(tmp_path_factory, text, "halo.edges")
+    path = shared_file(tmp_path_factory, text, "halo.edges")
     new = ltm.reorder(COMM, path, topology=_torus(), placement=list(range(P))[::-1], seed=1)
     rep = last_report(new)
     ok = rep.after["objective"] <= rep.before["objective"] and new.Get_size() == P
     new.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 # ----------------------------------------------------------------------- errors
-def _raised(fn):
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
-
-
-def _all_same(got, kind, *needles):
-    msgs = COMM.allgather(got)
-    assert all(m is not None and m == msgs[0] for m in msgs), msgs
-    assert msgs[0][0] == kind, msgs[0]
-    for n in needles:
-        assert n in msgs[0][1], msgs[0]
-    assert COMM.allreduce(1) == P  # nobody is stuck
-
-
 def test_reorder_errors_agree_across_ranks():
     topo = _torus()
-    _all_same(_raised(lambda: ltm.reorder(COMM, ltm.stencil([P + 2]), topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P + 2]), topology=topo, placement=list(range(P)))),
               "ArgumentError", f"{P + 2} processes", f"{P} ranks")
     # one rank passes another graph
     g = ltm.stencil([P]) if RANK != P - 1 else ltm.random_graph(P, 2, seed=1)
-    _all_same(_raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=list(range(P)))),
               "CommError", "communication graph differs between ranks", f"rank(s) {P - 1}")
     # a graph file missing on one rank
     spec = "stencil:%d" % P if RANK else "/nonexistent/graph.edges"
-    _all_same(_raised(lambda: ltm.reorder(COMM, spec, topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, spec, topology=topo, placement=list(range(P)))),
               "CommError", "rank 0", "graph.edges")
     # a bad strategy everywhere: the portfolio's error
-    _all_same(_raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
+    all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
                                           strategies=["nope"])), "CommError", "unknown strategy 'nope'")
     assert issubclass(ltm.ArgumentError, ValueError)
 
@@ -403,8 +368,8 @@ def test_reorder_errors_agree_across_ranks():
 def test_graph_errors_agree_across_ranks():
     with ltm.trace(COMM) as t:
         pass
-    _all_same(_raised(lambda: t.graph(weights="volume")), "ArgumentError", "weights must be one of")
+    all_same(raised(lambda: t.graph(weights="volume")), "ArgumentError", "weights must be one of")
     w = "bytes" if RANK else "messages"
-    _all_same(_raised(lambda: t.graph(weights=w)), "CommError", "differ between ranks")
+    all_same(raised(lambda: t.graph(weights=w)), "CommError", "differ between ranks")
     ok = t.graph().n_edges == 0 and t.graph().n == P
-    assert _agree(ok)
+    assert agree(ok)
