@@ -4,6 +4,9 @@ Usage::
 
     python benchmarks/bench_launch.py                    # both parts, writes benchmarks/results/launch.{md,json}
     python benchmarks/bench_launch.py --skip-large       # only the 8-rank run under mpiexec
+    python benchmarks/bench_launch.py --overhead-only --reference old_trace.py --out benchmarks/results/trace_overhead
+                                                         # only the tracing overhead per call; old_trace.py (e.g.
+                                                         # `git show REV:libtopomap/mpi/trace.py`) timed in the same run
 
 Placements of the example's periodic 2-D grid (``MPI.Compute_dims(P, 2)``, one halo message per face
 neighbour and sweep):
@@ -32,8 +35,16 @@ program to the same checksum at the same speed, and what the reordering calls co
 (slowest rank, median of the repetitions; the variants take turns in every repetition), the exact
 per-block checksum against (a), and the
 tracing overhead: the example's ``Neighbor_alltoall`` sweeps and a ``Sendrecv`` ring, untraced and
-traced, alternated in the same run.  A serial microbenchmark on ``COMM_SELF`` gives the overhead per
-call without scheduling noise.
+traced, alternated in the same run.
+
+Part 3, the tracing overhead per call (also alone with ``--overhead-only``): under ``mpiexec -n 2`` both
+ranks exchange with the other (real peers), for 512 B and 1 MiB, buffer and pickled point-to-point calls
+(``Isend`` + ``Recv``, ``Sendrecv``, ``isend`` + ``recv``, ``sendrecv``) and neighbour collectives
+(``Neighbor_alltoall``, ``neighbor_alltoall``); and serially on ``COMM_SELF`` (a message to itself, the
+cheapest MPI call, so the largest relative overhead; short loops, many rounds: the minimum is the cost
+without scheduling noise).  Untraced and traced rounds alternate; ``--reference`` adds another version of
+``libtopomap/mpi/trace.py`` as a third variant in the same rounds, for a before/after comparison under the
+same conditions.
 """
 
 from __future__ import annotations
@@ -311,52 +322,166 @@ class _Null:
         return False
 
 
-# ----------------------------------------------------------------------------------- serial overhead
-def self_overhead(n=64, calls=20000, rounds=7):
-    """Per-call time of ``Sendrecv`` to itself on ``COMM_SELF`` and of ``send``/``recv`` of a small object,
-    untraced and traced, alternated (median of ``rounds``)."""
-    from mpi4py import MPI
+# ----------------------------------------------------------------------------------- tracing overhead
+def _stats(per_round):
+    v = np.asarray(per_round)
+    return {"min_us": float(v.min()) * 1e6, "median_us": float(np.median(v)) * 1e6}
 
+
+def _tracers(path):
+    """``{label: trace function}``: this tree's ``ltm.trace``, and, given ``path`` (another version of
+    ``libtopomap/mpi/trace.py``, e.g. ``git show REV:libtopomap/mpi/trace.py > old.py``), that one too, loaded
+    inside the package so that both run in the same process, rounds alternated."""
     import libtopomap as ltm
 
+    out = {"traced": ltm.trace}
+    if path:
+        spec = importlib.util.spec_from_file_location("libtopomap.mpi._trace_reference", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        out = {"reference": mod.trace, **out}
+    return out
+
+
+def _overhead_row(name, plain, traced, reference=None, **extra):
+    p, q = _stats(plain), _stats(traced)
+    row = {"call": name, "plain": p, "traced": q,
+            "overhead_ns_min": (q["min_us"] - p["min_us"]) * 1e3,
+            "overhead_pct_min": (q["min_us"] / p["min_us"] - 1) * 100,
+            "overhead_pct_median": (q["median_us"] / p["median_us"] - 1) * 100, **extra}
+    if reference:
+        r = _stats(reference)
+        row["reference"] = r
+        row["reference_overhead_ns_min"] = (r["min_us"] - p["min_us"]) * 1e3
+        row["reference_overhead_pct_min"] = (r["min_us"] / p["min_us"] - 1) * 100
+        row["reference_overhead_pct_median"] = (r["median_us"] / p["median_us"] - 1) * 100
+    return row
+
+
+def self_overhead(calls=1000, rounds=200, reference=None):
+    """Per-call time on ``COMM_SELF`` (a message to itself: the cheapest MPI call there is, so the largest
+    relative overhead), untraced and traced alternated in short loops; the minimum over ``rounds`` is the
+    cost without scheduling noise (the machine is loaded), the median shows the noise."""
+    import contextlib
+    import timeit
+
+    from mpi4py import MPI
+
     comm = MPI.COMM_SELF
-    a, b = np.ones(n), np.empty(n)
-    res = {}
+    a, b = np.ones(64), np.empty(64)
+    spec, obj = [a, MPI.DOUBLE], {"k": list(range(8))}
 
-    def loop_sendrecv(c):
-        t = time.perf_counter()
-        for _ in range(calls):
-            c.Sendrecv(a, dest=0, recvbuf=b, source=0)
-        return (time.perf_counter() - t) / calls
+    def isend_recv(c):
+        r = c.Isend(a, 0)
+        c.Recv(b, 0)
+        r.Wait()
 
-    def loop_isend(c):
-        t = time.perf_counter()
-        for _ in range(calls):
-            r = c.Isend(a, 0)
-            c.Recv(b, 0)
+    def pickled(c):
+        r = c.isend(obj, 0)
+        c.recv(source=0)
+        r.wait()
+    cases = (("Sendrecv 512 B ndarray", lambda c: c.Sendrecv(a, dest=0, recvbuf=b, source=0)),
+             ("Sendrecv 512 B [buf, MPI.DOUBLE]", lambda c: c.Sendrecv(spec, dest=0, recvbuf=b, source=0)),
+             ("Isend+Recv 512 B", isend_recv),
+             ("isend+recv dict", pickled))
+    rows = []
+    tracers = _tracers(reference)
+    for name, fn in cases:
+        times = {"plain": [], **{k: [] for k in tracers}}
+        with contextlib.ExitStack() as stack:
+            comms = {"plain": comm, **{k: stack.enter_context(tr(comm)) for k, tr in tracers.items()}}
+            for _ in range(rounds):
+                for k, c in comms.items():
+                    times[k].append(timeit.timeit(lambda: fn(c), number=calls) / calls)
+        rows.append(_overhead_row(name, times["plain"], times["traced"], times.get("reference"), calls=calls,
+                                  rounds=rounds, where="COMM_SELF"))
+    return rows
+
+
+def pair_worker(args):
+    """Under ``mpiexec -n 2``: both ranks exchange with the other (real peers, shared memory), every call kind
+    untraced and traced in alternating rounds; per round the slowest rank's time per call."""
+    import contextlib
+
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank, peer = comm.Get_rank(), 1 - comm.Get_rank()
+    tracers = _tracers(args.reference)
+    if comm.Get_size() != 2:
+        raise SystemExit("the pair benchmark runs on exactly 2 ranks")
+    dg = comm.Create_dist_graph_adjacent([peer], [peer], reorder=False)
+    rows = []
+    for nbytes in (512, 1 << 20):
+        a, b = np.ones(nbytes // 8), np.empty(nbytes // 8)
+        obj = np.ones(nbytes // 8)  # pickled: its bytes and a small header
+
+        def isend_recv(c):
+            r = c.Isend(a, peer)
+            c.Recv(b, peer)
             r.Wait()
-        return (time.perf_counter() - t) / calls
 
-    def loop_pickled(c):
-        obj = {"k": list(range(8))}
-        t = time.perf_counter()
-        for _ in range(calls):
-            r = c.isend(obj, 0)
-            c.recv(source=0)
+        def isend_recv_obj(c):
+            r = c.isend(obj, peer)
+            c.recv(source=peer)
             r.wait()
-        return (time.perf_counter() - t) / calls
-    for name, fn in (("Sendrecv 512 B", loop_sendrecv), ("Isend+Recv 512 B", loop_isend),
-                     ("isend+recv dict", loop_pickled)):
-        plain, traced = [], []
-        fn(comm)
-        for _ in range(rounds):
-            plain.append(fn(comm))
-            with ltm.trace(comm) as t:
-                traced.append(fn(t))
-        p, q = float(np.median(plain)), float(np.median(traced))
-        res[name] = {"plain_us": p * 1e6, "traced_us": q * 1e6, "overhead_pct": (q / p - 1) * 100, "calls": calls,
-                     "rounds": rounds}
-    return res
+        kinds = (("Isend+Recv", "point-to-point, buffer", comm, isend_recv),
+                 ("Sendrecv", "point-to-point, buffer", comm, lambda c: c.Sendrecv(a, peer, recvbuf=b, source=peer)),
+                 ("isend+recv", "point-to-point, pickle", comm, isend_recv_obj),
+                 ("sendrecv", "point-to-point, pickle", comm, lambda c: c.sendrecv(obj, peer, source=peer)),
+                 ("Neighbor_alltoall", "neighbour collective, buffer", dg, lambda c: c.Neighbor_alltoall(a, b)),
+                 ("neighbor_alltoall", "neighbour collective, pickle", dg, lambda c: c.neighbor_alltoall([obj])))
+        for name, kind, base, fn in kinds:
+            calls = args.pair_calls if nbytes < 4096 else max(1, args.pair_calls // 50)
+            times = {"plain": [], **{k: [] for k in tracers}}
+            with contextlib.ExitStack() as stack:
+                comms = {"plain": base, **{k: stack.enter_context(tr(base)) for k, tr in tracers.items()}}
+                for c in comms.values():  # warm up
+                    for _ in range(calls):
+                        fn(c)
+                for _ in range(args.pair_rounds):
+                    for k, c in comms.items():
+                        base.Barrier()
+                        t = time.perf_counter()
+                        for _ in range(calls):
+                            fn(c)
+                        times[k].append(base.allreduce((time.perf_counter() - t) / calls, op=MPI.MAX))
+            rows.append(_overhead_row(f"{name} {_size(nbytes)}", times["plain"], times["traced"],
+                                      times.get("reference"), kind=kind, calls=calls, rounds=args.pair_rounds,
+                                      where="mpiexec -n 2"))
+    dg.Free()
+    if rank == 0:
+        with open(args.worker_json, "w") as f:
+            json.dump(rows, f)
+
+
+def _size(n):
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} B"
+
+
+def pair_overhead(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        wjson = pathlib.Path(tmp) / "pair.json"
+        mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+        cmd = [str(mpiexec), "-n", "2", sys.executable, __file__, "--pair-worker", "--worker-json", str(wjson),
+               "--pair-calls", str(args.pair_calls), "--pair-rounds", str(args.pair_rounds)]
+        if args.reference:
+            cmd += ["--reference", str(pathlib.Path(args.reference).resolve())]
+        subprocess.run(cmd, check=True, cwd=ROOT, timeout=args.timeout)
+        return json.loads(wjson.read_text())
+
+
+def overhead_markdown(rows, title="Tracing overhead per call"):
+    out = [f"### {title}", "",
+           "Untraced and traced rounds alternated; per round the time per call (slowest rank under mpiexec); "
+           "min over rounds = the cost without scheduling noise, median = with it.", "",
+           "| call | where | untraced us (min / median) | traced us (min / median) | overhead ns (min) | "
+           "overhead % (min) | overhead % (median) | calls x rounds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r['call']} | {r['where']} | {r['plain']['min_us']:.2f} / {r['plain']['median_us']:.2f} | "
+                   f"{r['traced']['min_us']:.2f} / {r['traced']['median_us']:.2f} | {r['overhead_ns_min']:+.0f} | "
+                   f"{r['overhead_pct_min']:+.1f}% | {r['overhead_pct_median']:+.1f}% | {r['calls']} x {r['rounds']} |")
+    return out
 
 
 # ----------------------------------------------------------------------------------- driver
@@ -389,7 +514,9 @@ def _load():
 
 
 def markdown(res):
-    out = ["# Launch-time and in-process reordering of examples/halo_exchange.py", ""]
+    title = ("Tracing overhead of ltm.trace" if not res.get("large") and not res.get("small")
+             else "Launch-time and in-process reordering of examples/halo_exchange.py")
+    out = [f"# {title}", ""]
     if res.get("large"):
         out += ["## Mapping metrics, 32,768 processes (model, no run)", "",
                 "| placement | machine | grid | max congestion | avg congestion | avg dilation | hop-bytes | mapping s |",
@@ -413,9 +540,20 @@ def markdown(res):
         for k, v in s["overhead"].items():
             out.append(f"| {k} ({s['ranks']} ranks) | {v['plain_us']:.1f} | {v['traced_us']:.1f} | "
                        f"{v['overhead_pct']:+.1f}% | {v['samples']} |")
-    for k, v in res.get("self_overhead", {}).items():
-        out.append(f"| {k} (COMM_SELF, {v['calls']} calls x {v['rounds']}) | {v['plain_us']:.2f} | "
-                   f"{v['traced_us']:.2f} | {v['overhead_pct']:+.1f}% | {v['rounds']} |")
+    if res.get("overhead"):
+        out += [""] + overhead_markdown(res["overhead"], "Tracing overhead per call (mpiexec -n 2 and COMM_SELF)")
+    ref_rows = [r for r in res.get("overhead", ()) if "reference" in r]
+    if ref_rows:
+        out += ["", f"### Reference ({res.get('reference', '?')}) and this tree, same run, rounds alternated", "",
+                "| call | where | untraced us (min) | reference traced us (min) | this tree traced us (min) | "
+                "overhead ns reference / this (min) | overhead % reference / this (min) | "
+                "overhead % reference / this (median) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for r in ref_rows:
+            out.append(f"| {r['call']} | {r['where']} | {r['plain']['min_us']:.2f} | {r['reference']['min_us']:.2f} | "
+                       f"{r['traced']['min_us']:.2f} | {r['reference_overhead_ns_min']:+.0f} / "
+                       f"{r['overhead_ns_min']:+.0f} | {r['reference_overhead_pct_min']:+.1f}% / "
+                       f"{r['overhead_pct_min']:+.1f}% | {r['reference_overhead_pct_median']:+.1f}% / "
+                       f"{r['overhead_pct_median']:+.1f}% |")
     out += ["", res["conditions"], ""]
     return "\n".join(out)
 
@@ -436,25 +574,38 @@ def main():
     for opt in ("--topology", "--names-a", "--names-b", "--worker-json"):
         ap.add_argument(opt, help=argparse.SUPPRESS)
     ap.add_argument("--emit-seconds", type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument("--overhead-only", action="store_true",
+                    help="only the tracing overhead per call (mpiexec -n 2 pair and COMM_SELF)")
+    ap.add_argument("--pair-calls", type=int, default=200, help="calls per round of 512 B (1 MiB: 1/50 of it)")
+    ap.add_argument("--pair-rounds", type=int, default=40, help="alternated untraced/traced rounds per call kind")
+    ap.add_argument("--reference", help="another version of libtopomap/mpi/trace.py to time in the same run, "
+                                        "rounds alternated (e.g. git show REV:libtopomap/mpi/trace.py > old.py)")
+    ap.add_argument("--reference-label", default="", help="a word for the --reference version")
+    ap.add_argument("--pair-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args)
+    if args.pair_worker:
+        return pair_worker(args)
     import libtopomap as ltm
 
     load0 = _load()
     res = {}
-    if not args.skip_large:
+    if not args.skip_large and not args.overhead_only:
         print("part 1: 32,768 processes (metrics only)", flush=True)
         res["large"] = large()
-    if not args.skip_small:
+    if not args.skip_small and not args.overhead_only:
         print(f"part 2: mpiexec -n {args.ranks}", flush=True)
         res["small"] = small(args)
-        res["self_overhead"] = self_overhead()
+    print("tracing overhead: mpiexec -n 2, then COMM_SELF", flush=True)
+    res["overhead"] = pair_overhead(args) + self_overhead(reference=args.reference)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     res["conditions"] = (f"{os.cpu_count()} CPUs, load {load0:.2f} at start, {_load():.2f} at end (a loaded machine: "
                          f"other jobs were running; times are noisy); Python {platform.python_version()}, "
                          f"numpy {np.__version__}; libtopomap {ltm.__version__} ({commit}); "
                          f"{time.strftime('%Y-%m-%d %H:%M')}")
+    if args.reference:
+        res["reference"] = args.reference_label or pathlib.Path(args.reference).name
     text = markdown(res)
     print(text)
     pathlib.Path(args.out + ".md").write_text(text)

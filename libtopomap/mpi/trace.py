@@ -26,6 +26,11 @@ from the traced one (``Dup``, ``Split``, ``Create_cart``...: trace those themsel
 dictionaries of the peers actually reached, so memory follows the program's degree, not the
 number of processes.
 
+Cost: every counted method is one Python function over mpi4py's (built by :func:`_traced`,
+:func:`_traced_pickled` and :func:`_traced_neighbor`, with mpi4py's own signatures) that adds the
+message to one integer per peer; predefined datatypes' sizes are looked up, not asked of MPI.  About
+0.3 us per ndarray send (``benchmarks/bench_launch.py --overhead-only``).
+
 :meth:`TracedComm.graph` (collective) gathers the counts into the measured
 :class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a
 communicator whose rank ``k`` plays vertex ``k`` of such a graph, placed by the portfolio of the
@@ -34,7 +39,9 @@ distributed-graph calls (:func:`libtopomap.mpi.distgraph._reorder`).
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import inspect
 import os
 import time
 import zlib
@@ -85,11 +92,18 @@ def _itemsize(data):
 
 
 _TYPES = {}
+#: Predefined datatypes by ``id``: ``(size, extent)``.  They live as long as the module, so no other
+#: object can share their ``id``; any other datatype (derived, or a copy) takes the general path.
+_PREDEFINED = {id(t): (t.Get_size(), t.Get_extent()[1]) for t in vars(MPI).values()
+               if type(t) is MPI.Datatype and t != MPI.DATATYPE_NULL and t.is_predefined and t.Get_size() > 0}
 
 
 def _type_size(datatype, data):
     """``(size, extent)`` in bytes of ``datatype`` (a Datatype, a typecode such as ``"d"``, or None: from
     ``data``)."""
+    got = _PREDEFINED.get(id(datatype))
+    if got is not None:
+        return got
     if datatype is None:
         n = _itemsize(data)
         return n, n
@@ -129,8 +143,18 @@ def _count_of(count):
 
 def _spec_bytes(spec, blocks=1):
     """Bytes that a simple buffer spec sends (to each of ``blocks`` peers for an alltoall-style spec)."""
-    if type(spec) is _ndarray:
+    kind = type(spec)
+    if kind is _ndarray:
         return (spec.size // blocks) * spec.itemsize
+    if kind is list or kind is tuple:  # fast paths: [array, predefined type], [array, int count, predefined type]
+        n = len(spec)
+        if n == 2 or n == 3:
+            got = _PREDEFINED.get(id(spec[-1]))
+            if got is not None:
+                if n == 3 and type(spec[1]) is int:
+                    return spec[1] * got[0]
+                if n == 2 and type(spec[0]) is _ndarray:
+                    return spec[0].nbytes // got[1] // blocks * got[0]
     data, count, datatype = _simple(spec)
     size, extent = _type_size(datatype, data)
     if count is None:
@@ -182,23 +206,84 @@ def _w_bytes(spec):
 
 
 # ----------------------------------------------------------------------------------- the traced types
-_Send, _Ssend, _Bsend, _Rsend = MPI.Comm.Send, MPI.Comm.Ssend, MPI.Comm.Bsend, MPI.Comm.Rsend
-_Isend, _Issend, _Ibsend, _Irsend = MPI.Comm.Isend, MPI.Comm.Issend, MPI.Comm.Ibsend, MPI.Comm.Irsend
-_Sendrecv, _Sendrecv_replace = MPI.Comm.Sendrecv, MPI.Comm.Sendrecv_replace
-_Isendrecv = getattr(MPI.Comm, "Isendrecv", None)
-_Isendrecv_replace = getattr(MPI.Comm, "Isendrecv_replace", None)
-_recv = MPI.Comm.recv
+# Per peer, one Python integer counts both: ``messages * _MESSAGE + bytes``.  A message adds its bytes
+# plus ``_MESSAGE`` in one ``+=`` on a defaultdict (the cheapest update there is in Python); bytes never
+# reach 2**64, so ``divmod(count, _MESSAGE)`` reads them back.  ``MPI.PROC_NULL`` (negative) is counted
+# like any peer and left out when the counts are read.
+_MESSAGE = 1 << 64
+
+_TEMPLATE = """
+def {name}(self, {params}):
+    out = _method(self, {args})
+    live = self._trace_live
+    if live is not None:
+        live[dest] += ({buf}.nbytes if type({buf}) is _ndarray else _spec_bytes({buf})) + _MESSAGE
+    return out
+"""
 
 
-def _count(peers, dest, nbytes):
-    """Add one message of ``nbytes`` to ``dest`` (``peers``: the live counters; ``MPI.PROC_NULL`` is skipped)."""
-    if dest >= 0:
-        c = peers.get(dest)
-        if c is None:
-            peers[dest] = [nbytes, 1]
+def _traced(method):
+    """A traced version of the buffer send ``method`` of ``MPI.Comm`` (``Send``, ``Isend``, ``Sendrecv``...):
+    call it, then count the send buffer's bytes (its first argument) as one message to ``dest`` (its second).
+
+    The wrapper is compiled with ``method``'s own signature (names and defaults), so that it costs one
+    Python call layer and no ``*args``/``**kwargs`` packing (which doubles the overhead of a small call).
+    """
+    params = list(inspect.signature(method).parameters.values())[1:]
+    if len(params) < 2 or params[1].name != "dest" or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+        raise TypeError(f"cannot trace {method.__qualname__}{inspect.signature(method)}")
+    namespace = {"_method": method, "_ndarray": _ndarray, "_spec_bytes": _spec_bytes, "_MESSAGE": _MESSAGE}
+    decl = []
+    for p in params:
+        if p.default is p.empty:
+            decl.append(p.name)
         else:
-            c[0] += nbytes
-            c[1] += 1
+            namespace[f"_default_{p.name}"] = p.default
+            decl.append(f"{p.name}=_default_{p.name}")
+    source = _TEMPLATE.format(name=method.__name__, params=", ".join(decl), buf=params[0].name,
+                              args=", ".join(p.name for p in params))
+    exec(compile(source, f"<traced {method.__qualname__}>", "exec"), namespace)  # noqa: S102 (fixed template)
+    wrapper = namespace[method.__name__]
+    wrapper.__doc__, wrapper.__qualname__ = method.__doc__, f"TracedComm.{method.__name__}"
+    wrapper.__module__ = __name__
+    return wrapper
+
+
+def _traced_pickled(method):
+    """A traced lower-case send (``send``, ``isend``...) on the buffer ``method`` (``Send``, ``Isend``...): the
+    object is pickled once (``MPI.pickle.dumps``, as mpi4py does) and its bytes sent with ``method``, which is
+    what mpi4py itself sends: a plain ``recv`` receives the object."""
+    def wrapper(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        out = method(self, [data, _BYTE], dest, tag)
+        live = self._trace_live
+        if live is not None:
+            live[dest] += len(data) + _MESSAGE
+        return out
+    name = method.__name__.lower()
+    wrapper.__name__, wrapper.__qualname__ = name, f"TracedComm.{name}"
+    wrapper.__doc__ = getattr(MPI.Comm, name).__doc__
+    return wrapper
+
+
+_recv = MPI.Comm.recv
+_Isend = MPI.Comm.Isend
+#: The buffer sends that :class:`TracedComm` counts (``Isendrecv*`` where the MPI library has them).
+BUFFER_SENDS = tuple(name for name in ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend",
+                                       "Sendrecv", "Sendrecv_replace", "Isendrecv", "Isendrecv_replace")
+                     if hasattr(MPI.Comm, name))
+#: The lower-case (pickled) sends that :class:`TracedComm` counts, besides ``sendrecv``.
+PICKLED_SENDS = ("send", "ssend", "bsend", "isend", "issend", "ibsend")
+
+
+def _counts(live):
+    """``{peer: (bytes, messages)}`` of the per-peer counters ``live``, sorted, without ``MPI.PROC_NULL``."""
+    out = {}
+    for p in sorted(live):
+        if p >= 0:
+            messages, nbytes = divmod(live[p], _MESSAGE)
+            out[int(p)] = (nbytes, messages)
+    return out
 
 
 class TracedComm:
@@ -212,132 +297,7 @@ class TracedComm:
     #: The counters while tracing (the same dict as ``_trace_peers``), None after the block.
     _trace_live = None
 
-    # -- point to point, buffers
-    def Send(self, buf, dest, tag=0):
-        _Send(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-
-    def Ssend(self, buf, dest, tag=0):
-        _Ssend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-
-    def Bsend(self, buf, dest, tag=0):
-        _Bsend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-
-    def Rsend(self, buf, dest, tag=0):
-        _Rsend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-
-    def Isend(self, buf, dest, tag=0):
-        req = _Isend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-        return req
-
-    def Issend(self, buf, dest, tag=0):
-        req = _Issend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-        return req
-
-    def Ibsend(self, buf, dest, tag=0):
-        req = _Ibsend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-        return req
-
-    def Irsend(self, buf, dest, tag=0):
-        req = _Irsend(self, buf, dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-        return req
-
-    def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
-                 status=None):
-        _Sendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
-
-    def Sendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG, status=None):
-        _Sendrecv_replace(self, buf, dest, sendtag, source, recvtag, status)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-
-    if _Isendrecv is not None:
-        def Isendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
-            req = _Isendrecv(self, sendbuf, dest, sendtag, recvbuf, source, recvtag)
-            live = self._trace_live
-            if live is not None:
-                _count(live, dest, sendbuf.nbytes if type(sendbuf) is _ndarray else _spec_bytes(sendbuf))
-            return req
-
-        def Isendrecv_replace(self, buf, dest, sendtag=0, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG):
-            req = _Isendrecv_replace(self, buf, dest, sendtag, source, recvtag)
-            live = self._trace_live
-            if live is not None:
-                _count(live, dest, buf.nbytes if type(buf) is _ndarray else _spec_bytes(buf))
-            return req
-
-    # -- point to point, pickled objects: pickled once, the bytes sent as mpi4py sends them
-    def send(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        _Send(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-
-    def ssend(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        _Ssend(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-
-    def bsend(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        _Bsend(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-
-    def isend(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        req = _Isend(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-        return req
-
-    def issend(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        req = _Issend(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-        return req
-
-    def ibsend(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        req = _Ibsend(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            _count(live, dest, len(data))
-        return req
+    # the buffer and pickled sends are added below the class by _traced / _traced_pickled
 
     def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
                  status=None):
@@ -349,13 +309,13 @@ class TracedComm:
             req.Wait()
         live = self._trace_live
         if live is not None:
-            _count(live, dest, len(data))
+            live[dest] += len(data) + _MESSAGE
         return obj
 
     # -- results
     def traffic(self):
         """What this rank sent so far: ``{peer rank: (bytes, messages)}`` (local, not collective)."""
-        return {p: (c[0], c[1]) for p, c in sorted(self._trace_peers.items())}
+        return _counts(self._trace_peers)
 
     def graph(self, *, weights="bytes"):
         """The measured communication graph (collective over the communicator).
@@ -391,8 +351,8 @@ class TracedComm:
         col = check_everywhere(self, check, what="gathering the traced graph")
         _check_agreement(self, "options (weights)", repr(weights).encode())
         size = self.Get_size()
-        items = sorted(self._trace_peers.items())
-        mine = np.array([(p, c[0], c[1]) for p, c in items], dtype=np.int64).reshape(-1, 3)
+        mine = np.array([(p, b, m) for p, (b, m) in _counts(self._trace_peers).items()],
+                        dtype=np.int64).reshape(-1, 3)
         counts = np.empty(size, dtype=np.int64)
         self.Allgather(np.array([mine.size], dtype=np.int64), counts)
         displs = np.zeros(size, dtype=np.int64)
@@ -404,84 +364,69 @@ class TracedComm:
         return CommGraph(size, src, every[:, 0], every[:, 1 + col].astype(np.float64))
 
 
+for _name in BUFFER_SENDS:
+    setattr(TracedComm, _name, _traced(getattr(MPI.Comm, _name)))
+for _name in PICKLED_SENDS:
+    setattr(TracedComm, _name, _traced_pickled(getattr(MPI.Comm, _name.capitalize())))
+
+
+def _traced_neighbor(method, per_peer):
+    """A traced neighbour collective ``method(sendbuf, recvbuf)`` of ``MPI.Topocomm``: call it, then count one
+    message per out-neighbour of ``per_peer(outdegree, sendbuf)`` bytes (a number: the same to every one; or a
+    list in out-neighbour order)."""
+    def wrapper(self, sendbuf, recvbuf):
+        out = method(self, sendbuf, recvbuf)
+        live = self._trace_live
+        if live is not None:
+            outs = self._trace_outs
+            n = per_peer(len(outs) or 1, sendbuf)
+            if type(n) is list:
+                for dest, k in zip(outs, n):
+                    live[dest] += k + _MESSAGE
+            else:
+                n += _MESSAGE
+                for dest in outs:
+                    live[dest] += n
+        return out
+    wrapper.__name__, wrapper.__qualname__ = method.__name__, f"TracedComm.{method.__name__}"
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+def _allgather_bytes(degree, spec):
+    return _spec_bytes(spec)
+
+
 class _NeighborCounting:
     """The neighbour collectives of a topology communicator, counted per out-neighbour."""
 
-    def _outs(self):
-        outs = self.__dict__.get("_trace_outs")
-        if outs is None:
-            outs = self._trace_outs = list(self.outedges)
-        return outs
-
-    def _add_each(self, per_peer):
-        live = self._trace_live
-        if live is not None:
-            for dest, n in zip(self._outs(), per_peer):
-                _count(live, dest, n)
-
-    def _add_all(self, n):
-        live = self._trace_live
-        if live is not None:
-            for dest in self._outs():
-                _count(live, dest, n)
-
-    def Neighbor_allgather(self, sendbuf, recvbuf):
-        super().Neighbor_allgather(sendbuf, recvbuf)
-        self._add_all(_spec_bytes(sendbuf))
-
-    def Neighbor_allgatherv(self, sendbuf, recvbuf):
-        super().Neighbor_allgatherv(sendbuf, recvbuf)
-        self._add_all(_spec_bytes(sendbuf))
-
-    def Neighbor_alltoall(self, sendbuf, recvbuf):
-        super().Neighbor_alltoall(sendbuf, recvbuf)
-        outs = self._outs()
-        self._add_all(_spec_bytes(sendbuf, len(outs) or 1))
-
-    def Neighbor_alltoallv(self, sendbuf, recvbuf):
-        super().Neighbor_alltoallv(sendbuf, recvbuf)
-        self._add_each(_vector_bytes(sendbuf, len(self._outs()) or 1))
-
-    def Neighbor_alltoallw(self, sendbuf, recvbuf):
-        super().Neighbor_alltoallw(sendbuf, recvbuf)
-        self._add_each(_w_bytes(sendbuf))
-
-    def Ineighbor_allgather(self, sendbuf, recvbuf):
-        req = super().Ineighbor_allgather(sendbuf, recvbuf)
-        self._add_all(_spec_bytes(sendbuf))
-        return req
-
-    def Ineighbor_allgatherv(self, sendbuf, recvbuf):
-        req = super().Ineighbor_allgatherv(sendbuf, recvbuf)
-        self._add_all(_spec_bytes(sendbuf))
-        return req
-
-    def Ineighbor_alltoall(self, sendbuf, recvbuf):
-        req = super().Ineighbor_alltoall(sendbuf, recvbuf)
-        self._add_all(_spec_bytes(sendbuf, len(self._outs()) or 1))
-        return req
-
-    def Ineighbor_alltoallv(self, sendbuf, recvbuf):
-        req = super().Ineighbor_alltoallv(sendbuf, recvbuf)
-        self._add_each(_vector_bytes(sendbuf, len(self._outs()) or 1))
-        return req
-
-    def Ineighbor_alltoallw(self, sendbuf, recvbuf):
-        req = super().Ineighbor_alltoallw(sendbuf, recvbuf)
-        self._add_each(_w_bytes(sendbuf))
-        return req
+    #: The out-neighbours in MPI's order (``MPI.PROC_NULL`` included), set by :func:`trace`.
+    _trace_outs = ()
 
     def neighbor_allgather(self, sendobj):
-        out = super().neighbor_allgather(sendobj)
-        if self._trace_live is not None:
-            self._add_all(len(_dumps(sendobj)))
+        out = MPI.Topocomm.neighbor_allgather(self, sendobj)
+        live = self._trace_live
+        if live is not None:
+            n = len(_dumps(sendobj)) + _MESSAGE
+            for dest in self._trace_outs:
+                live[dest] += n
         return out
 
     def neighbor_alltoall(self, sendobj):
-        out = super().neighbor_alltoall(sendobj)
-        if self._trace_live is not None:
-            self._add_each([len(_dumps(x)) for x in sendobj])
+        out = MPI.Topocomm.neighbor_alltoall(self, sendobj)
+        live = self._trace_live
+        if live is not None:
+            for dest, x in zip(self._trace_outs, sendobj):
+                live[dest] += len(_dumps(x)) + _MESSAGE
         return out
+
+
+for _prefix in ("Neighbor_", "Ineighbor_"):
+    for _name, _per_peer in (("allgather", _allgather_bytes), ("allgatherv", _allgather_bytes),
+                             ("alltoall", lambda degree, spec: _spec_bytes(spec, degree)),
+                             ("alltoallv", lambda degree, spec: _vector_bytes(spec, degree)),
+                             ("alltoallw", lambda degree, spec: _w_bytes(spec))):
+        setattr(_NeighborCounting, _prefix + _name, _traced_neighbor(getattr(MPI.Topocomm, _prefix + _name), _per_peer))
 
 
 def _make(base, *mixins):
@@ -540,7 +485,9 @@ def trace(comm):
     extra = getattr(comm, "__dict__", None)
     if extra:
         tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
-    tcomm._trace_peers = tcomm._trace_live = {}
+    if isinstance(comm, MPI.Topocomm):
+        tcomm._trace_outs = tuple(comm.outedges)
+    tcomm._trace_peers = tcomm._trace_live = collections.defaultdict(int)
     try:
         yield tcomm
     finally:

@@ -9,26 +9,15 @@ import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+from _helpers import COMM, P, RANK, agree, raised, shared_dir
 from libtopomap.cli import main
 from libtopomap.mpi import collective_call
-
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
-
-
-def _agree(ok):
-    return all(COMM.allgather(bool(ok)))
 
 
 def _topo():
     """P/2 hosts with 2 slots each on a ring (torus P/2)."""
     t = ltm.torus(str(P // 2))
     return ltm.Topology(t.names, np.stack([t.link_u, t.link_v], 1), slots=np.full(t.n_vertices, 2), name="ring2")
-
-
-def _shared_dir(tmp_path_factory):
-    return COMM.bcast(str(tmp_path_factory.mktemp("apply")) if RANK == 0 else None, root=0)
 
 
 def _save(path, vertices):
@@ -38,21 +27,11 @@ def _save(path, vertices):
     collective_call(COMM, write, what="writing the mapping")
 
 
-def _raised(fn):
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
-
-
 def test_apply_puts_rank_k_on_the_host_of_process_k(tmp_path_factory):
     topo = _topo()
     rng = np.random.default_rng(5)
     vertices = np.repeat(np.arange(P // 2), 2)[rng.permutation(P)]  # the mapping: process k -> host
-    path = _shared_dir(tmp_path_factory) + "/m.json"
+    path = shared_dir(tmp_path_factory, "apply") + "/m.json"
     _save(path, vertices)
     # the job runs 2 processes per host in another order (host names with a domain, cut at '.')
     job = {r: f"{topo.names[r % (P // 2)]}.site" for r in range(P)}
@@ -62,11 +41,11 @@ def test_apply_puts_rank_k_on_the_host_of_process_k(tmp_path_factory):
     # processes already on their host keep their rank
     ok &= vertices[RANK] != RANK % (P // 2) or new.Get_rank() == RANK
     new.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_cli_map_output_then_apply(tmp_path_factory):
-    d = _shared_dir(tmp_path_factory)
+    d = shared_dir(tmp_path_factory, "apply")
 
     def write_topo():
         if RANK == 0:
@@ -82,12 +61,12 @@ def test_cli_map_output_then_apply(tmp_path_factory):
     new = ltm.apply_mapping(COMM, d + "/m.json", placement=hosts)
     ok &= new.allgather(hosts[RANK]) == saved.hosts
     new.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 @pytest.mark.parametrize("case", ["other-host", "other-count-per-host", "other-size"])
 def test_refused_on_other_hosts_or_size(tmp_path_factory, case):
-    path = _shared_dir(tmp_path_factory) + "/m.json"
+    path = shared_dir(tmp_path_factory, "apply") + "/m.json"
     topo = _topo()
     _save(path, np.repeat(np.arange(P // 2), 2))
     hosts = [topo.names[r // 2] for r in range(P)]
@@ -102,7 +81,7 @@ def test_refused_on_other_hosts_or_size(tmp_path_factory, case):
     if comm == MPI.COMM_NULL:
         got = ("skip", "")
     else:
-        got = _raised(lambda: ltm.apply_mapping(comm, path, placement=hosts))
+        got = raised(lambda: ltm.apply_mapping(comm, path, placement=hosts))
     msgs = [m for m in COMM.allgather(got) if m != ("skip", "")]
     assert all(m is not None and m == msgs[0] for m in msgs), msgs
     name, text = msgs[0]
@@ -117,14 +96,14 @@ def test_refused_on_other_hosts_or_size(tmp_path_factory, case):
 
 
 def test_unreadable_file_is_a_comm_error_everywhere(tmp_path_factory):
-    path = _shared_dir(tmp_path_factory) + "/bad.json"
+    path = shared_dir(tmp_path_factory, "apply") + "/bad.json"
 
     def write():
         if RANK == 0:
             with open(path, "w") as f:
                 f.write('{"format": "libtopomap-mapping",\n "version": 1, "hosts": [1, 2}\n')
     collective_call(COMM, write, what="writing a file")
-    msgs = COMM.allgather(_raised(lambda: ltm.apply_mapping(COMM, path, placement=["n0"] * P)))
+    msgs = COMM.allgather(raised(lambda: ltm.apply_mapping(COMM, path, placement=["n0"] * P)))
     assert all(m is not None and m == msgs[0] and m[0] == "CommError" for m in msgs), msgs
     assert f"{path}:2:" in msgs[0][1]
     assert COMM.allreduce(1) == P

@@ -17,16 +17,9 @@ import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+from _helpers import COMM, P, RANK, agree, fake_names_file, raised, shared_dir
 from libtopomap.cartesian import cart_graph
 from libtopomap.mpi import collective_call, last_report
-
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
-
-
-def _agree(ok):
-    return all(COMM.allgather(bool(ok)))
 
 
 def _torus():
@@ -132,7 +125,7 @@ def test_mpi4py_cartcomm(kind, how):
     finally:
         if kind.endswith("dup"):
             comm.Free()
-    assert _agree(not fails), fails
+    assert agree(not fails), fails
 
 
 # ----------------------------------------------------------------------- reordering
@@ -152,7 +145,7 @@ def test_reordered_rank_holds_its_coordinates_and_sits_where_mapped():
     before = ltm.max_congestion(_torus(), g, np.asarray(placement))
     ok &= after < before and abs(after - rep.after["max_congestion"]) < 1e-9
     cart.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_same_as_mpi4py_without_reorder_and_on_one_host():
@@ -165,7 +158,7 @@ def test_same_as_mpi4py_without_reorder_and_on_one_host():
     ok &= MPI.Comm.Compare(ref, a) == MPI.Comm.Compare(ref, b) == MPI.CONGRUENT
     for c in (ref, a, b):
         c.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_fewer_grid_points_than_processes():
@@ -176,16 +169,12 @@ def test_fewer_grid_points_than_processes():
     if inside:
         ok &= cart.Get_size() == P // 2 and cart.coords == [cart.Get_rank()]
         cart.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_weights_and_topology_path(tmp_path_factory):
-    def write():
-        if RANK == 0:
-            path = str(tmp_path_factory.mktemp("topo") / "t.topo")
-            ltm.save(path, _torus())
-            return path
-    path = COMM.bcast(collective_call(COMM, write, what="writing the topology"), root=0)
+    path = shared_dir(tmp_path_factory, "topo") + "/t.topo"
+    collective_call(COMM, lambda: RANK == 0 and ltm.save(path, _torus()), what="writing the topology")
     dims = [P // 2, 2]
     cart = ltm.Create_cart(COMM, dims, True, topology=path, weights=[1, 9],
                            placement=_bad_placement(dims, [True, True]), seed=4)
@@ -194,7 +183,7 @@ def test_weights_and_topology_path(tmp_path_factory):
     ok = abs(ltm.max_congestion(_torus(), g, rep.vertices_after) - rep.after["max_congestion"]) < 1e-9
     ok &= rep.after["objective"] <= rep.before["objective"]
     cart.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 # ----------------------------------------------------------------------- halo exchange, fake names
@@ -232,13 +221,7 @@ def test_halo_exchange_on_scrambled_fake_names(tmp_path_factory):
     topo = _torus()
     dims, periods = [P // 2, 2], [True, True]
     bad = _bad_placement(dims, periods, seed=11)
-
-    def write():
-        if RANK == 0:
-            p = tmp_path_factory.mktemp("names") / "scrambled.names"
-            p.write_text("".join(f"{r} {topo.names[v]}.cluster\n" for r, v in enumerate(bad)))
-            return str(p)
-    names = COMM.bcast(collective_call(COMM, write, what="writing fake names"), root=0)
+    names = fake_names_file(tmp_path_factory, [topo.names[v] for v in bad], "scrambled.names", suffix=".cluster")
     plain = COMM.Create_cart(dims, periods)
     cart = ltm.Create_cart(COMM, dims, periods, topology=topo, fake_names=names, seed=3)
     g = cart_graph(dims, periods)
@@ -253,18 +236,10 @@ def test_halo_exchange_on_scrambled_fake_names(tmp_path_factory):
     blocks_cart = COMM.bcast(b, root=COMM.allgather(cart.Get_rank()).index(0))
     ok &= blocks_plain == blocks_cart and len(blocks_plain) == P
     plain.Free(), cart.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 # ----------------------------------------------------------------------- errors
-def _raised(fn):
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
 
 
 @pytest.mark.parametrize("dims, periods, weights, err, base", [
@@ -275,7 +250,7 @@ def _raised(fn):
     (["a"], None, None, "ArgumentTypeError", TypeError),
 ])
 def test_bad_arguments_raise_the_same_error_everywhere(dims, periods, weights, err, base):
-    got = _raised(lambda: ltm.Create_cart(COMM, dims, periods, topology=_torus(), weights=weights,
+    got = raised(lambda: ltm.Create_cart(COMM, dims, periods, topology=_torus(), weights=weights,
                                           placement=list(range(P))))
     msgs = COMM.allgather(got)
     assert all(m is not None and m == msgs[0] for m in msgs), msgs
@@ -286,12 +261,12 @@ def test_bad_arguments_raise_the_same_error_everywhere(dims, periods, weights, e
 
 def test_disagreeing_arguments():
     dims = [P] if RANK else [P // 2, 2]
-    got = _raised(lambda: ltm.Create_cart(COMM, dims, True, topology=_torus(), placement=list(range(P))))
+    got = raised(lambda: ltm.Create_cart(COMM, dims, True, topology=_torus(), placement=list(range(P))))
     msgs = COMM.allgather(got)
     assert all(m is not None and m == msgs[0] and m[0] == "CommError" for m in msgs), msgs
     assert "differ between ranks" in msgs[0][1]
     bad = [0, 2] if RANK == 0 else [P]
-    got = _raised(lambda: ltm.Create_cart(COMM, bad, True, topology=_torus(), placement=list(range(P))))
+    got = raised(lambda: ltm.Create_cart(COMM, bad, True, topology=_torus(), placement=list(range(P))))
     msgs = COMM.allgather(got)
     assert all(m is not None and m == msgs[0] and m[0] == "CommError" for m in msgs), msgs
     assert "rank 0" in msgs[0][1] and "dims[0] = 0" in msgs[0][1]
@@ -308,5 +283,5 @@ def test_compute_dims_is_the_running_mpi():
             if math.prod(mine) != n or (mpich and mine != theirs) or (
                     not mpich and mine[0] - mine[-1] > theirs[0] - theirs[-1]):
                 bad.append((n, k, mine, theirs))
-    assert _agree(not bad), bad[:5]
+    assert agree(not bad), bad[:5]
     assert ltm.Compute_dims(P, [0, 2] if P % 2 == 0 else [0, 1]) == MPI.Compute_dims(P, [0, 2] if P % 2 == 0 else [0, 1])

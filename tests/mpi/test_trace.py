@@ -8,23 +8,18 @@ ranks fail together.
 """
 
 import gc
+import inspect
 
 import numpy as np
 import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+from _helpers import COMM, P, RANK, agree, all_same, fake_names_file, raised, shared_file
 from libtopomap.cartesian import cart_graph
-from libtopomap.mpi import collective_call, last_report
-from libtopomap.mpi.trace import _spec_bytes, _vector_bytes, _w_bytes
+from libtopomap.mpi import last_report
+from libtopomap.mpi.trace import BUFFER_SENDS, PICKLED_SENDS, _spec_bytes, _vector_bytes, _w_bytes
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
-
-
-def _agree(ok):
-    return all(COMM.allgather(bool(ok)))
 
 
 def _graph_from(edges):
@@ -49,6 +44,9 @@ def test_buffer_spec_bytes():
     assert _spec_bytes([a, 5, MPI.DOUBLE]) == 40 and _spec_bytes([a, (5, 2), MPI.DOUBLE]) == 40
     assert _spec_bytes([a, 5]) == 40 and _spec_bytes([a, 5, 2, MPI.DOUBLE]) == 40
     assert _spec_bytes(bytearray(7)) == 7 and _spec_bytes([b"abc", MPI.BYTE]) == 3
+    assert _spec_bytes([a, MPI.DOUBLE], 4) == 24 and _spec_bytes((a, 3, MPI.INT)) == 12
+    copy = MPI.Datatype(MPI.DOUBLE)                    # the same type, another object: the general path
+    assert _spec_bytes([a, copy]) == 96 and _spec_bytes([a, 5, copy]) == 40 and _spec_bytes([a, 5, "i"]) == 20
     vec = MPI.DOUBLE.Create_vector(3, 1, 4).Commit()   # 3 doubles over an extent of 9 doubles
     try:
         assert _spec_bytes([np.zeros(18), vec]) == 2 * 24 and _spec_bytes([a, 1, vec]) == 24
@@ -69,6 +67,25 @@ def test_buffer_spec_bytes():
 
 
 # ----------------------------------------------------------------------- the traced communicator
+def test_every_traced_send_keeps_mpi4py_signature():
+    def params(f):
+        return [(p.name, p.default, p.kind) for p in inspect.signature(f).parameters.values()]
+    names = BUFFER_SENDS + PICKLED_SENDS + ("sendrecv",)
+    assert set(BUFFER_SENDS) >= {"Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend",
+                                 "Sendrecv", "Sendrecv_replace"}
+    for name in names:
+        mine, theirs = getattr(ltm.mpi.TracedComm, name), getattr(MPI.Comm, name)
+        assert mine is not theirs and params(mine) == params(theirs), name
+    for name in ("Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv",
+                 "Neighbor_alltoallw", "Ineighbor_allgather", "Ineighbor_allgatherv", "Ineighbor_alltoall",
+                 "Ineighbor_alltoallv", "Ineighbor_alltoallw", "neighbor_allgather", "neighbor_alltoall"):
+        dg = MPI.COMM_SELF.Create_dist_graph_adjacent([], [])
+        with ltm.trace(dg) as t:
+            assert getattr(type(t), name) is not getattr(MPI.Topocomm, name), name
+            assert params(getattr(type(t), name)) == params(getattr(MPI.Topocomm, name)), name
+        dg.Free()
+
+
 def test_same_handle_same_type_nothing_freed_twice():
     dup = ltm.mpi.TopomapIntracomm(COMM.Dup())  # an mpi4py subclass with instance attributes
     dup.note = "kept"
@@ -87,7 +104,7 @@ def test_same_handle_same_type_nothing_freed_twice():
     ok &= dup.allreduce(1) == cart.allreduce(1) == dg.allreduce(1) == P
     for c in (dup, cart, dg):
         c.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 def test_not_an_intracomm():
@@ -124,6 +141,10 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
         COMM.Barrier()                                    # the receive is posted before the ready send
         t.Rsend([out, 1, MPI.DOUBLE], nxt, tag=9)
         req.Wait()
+        req = COMM.Irecv([inbox, 2, MPI.DOUBLE], source=prv, tag=10)
+        COMM.Barrier()
+        t.Irsend([out, 2, MPI.DOUBLE], nxt, tag=10).Wait()
+        req.Wait()
         reqs = [t.Isend(out[:2], nx2), t.Issend([out, (4, 1), MPI.DOUBLE], nx2),
                 t.Ibsend([out, 5, "d"], nx2), t.Irecv([inbox, 2, MPI.DOUBLE], source=pr2)]
         for n in (4, 5):
@@ -140,6 +161,7 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
     for r in range(P):
         b = sizes[r] * 8
         expected += [(r, (r + 1) % P, b), (r, (r + 1) % P, 24), (r, (r + 1) % P, b), (r, (r + 1) % P, 8),
+                     (r, (r + 1) % P, 16),
                      (r, (r + 2) % P, 16), (r, (r + 2) % P, 32), (r, (r + 2) % P, 40), (r, (r + 1) % P, 48),
                      (r, (r + 2) % P, 56)]
         if hasattr(MPI.Comm, "Isendrecv"):
@@ -150,13 +172,13 @@ def test_known_point_to_point_traffic_gives_exactly_that_graph():
     per_pair = {}
     for r in range(P):
         nsr = 2 if hasattr(MPI.Comm, "Isendrecv") else 0
-        for dst, k in (((r + 1) % P, 5 + nsr // 2), ((r + 2) % P, 4 + nsr // 2)):
+        for dst, k in (((r + 1) % P, 6 + nsr // 2), ((r + 2) % P, 4 + nsr // 2)):
             per_pair[(r, dst)] = per_pair.get((r, dst), 0) + k
     ok &= _same(msgs, _graph_from([(a, b, k) for (a, b), k in per_pair.items()]))
     # after the block: calls work and are not counted
     t.Sendrecv(out[:1], dest=nxt, recvbuf=[inbox, 1, MPI.DOUBLE], source=prv)
     ok &= _same(t.graph(), g)
-    assert _agree(ok), (g.to_scipy().toarray() if P <= 8 else g)
+    assert agree(ok), (g.to_scipy().toarray() if P <= 8 else g)
 
 
 def test_pickled_bytes_are_what_the_receiver_gets():
@@ -193,7 +215,7 @@ def test_pickled_bytes_are_what_the_receiver_gets():
     ok = counted_by_prev == probed and list(sent) == [nxt] and sent[nxt][1] == 7
     ok &= all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(got, theirs[:6]))
     ok &= back == theirs[6] and waited == [None] * 3
-    assert _agree(ok), (counted_by_prev, probed, sent)
+    assert agree(ok), (counted_by_prev, probed, sent)
 
 
 def _dist_graph(weighted=False):
@@ -220,6 +242,11 @@ def test_neighbour_collectives():
                              [bytearray(100), [2, 0, 1], [0, 16, 16], [MPI.DOUBLE, MPI.DOUBLE, MPI.BYTE]])
         t.Ineighbor_alltoall(np.ones(3, dtype=np.int32), [recv, 1, MPI.INT]).Wait()
         t.Ineighbor_allgather(np.ones(2, dtype=np.int8), [bytearray(6), 2, MPI.INT8_T]).Wait()
+        t.Ineighbor_allgatherv([np.ones(n), n, MPI.DOUBLE], [recv, rc, MPI.DOUBLE]).Wait()
+        t.Ineighbor_alltoallv([np.ones(6), [3, 2, 1], [0, 3, 5], MPI.DOUBLE],
+                              [recv, [3, 2, 1], [0, 3, 5], MPI.DOUBLE]).Wait()
+        t.Ineighbor_alltoallw([np.ones(6), [1, 1, 0], [0, 8, 16], [MPI.DOUBLE, MPI.INT, MPI.BYTE]],
+                              [bytearray(100), [1, 1, 0], [0, 8, 16], [MPI.DOUBLE, MPI.INT, MPI.BYTE]]).Wait()
         lists = t.neighbor_alltoall([b"a" * (10 * k) for k in (1, 2, 3)])
         same = t.neighbor_allgather(RANK)
     for r in range(P):
@@ -227,13 +254,14 @@ def test_neighbour_collectives():
         for j, d in enumerate(o):
             expected += [(r, d, 8 * (4 + r)), (r, d, 16), (r, d, 16), (r, d, 8 * [1, 2, 3][j]), (r, d, [16, 0, 1][j]),
                          (r, d, 4), (r, d, 2), (r, d, len(MPI.pickle.dumps(b"a" * (10 * (j + 1))))),
-                         (r, d, len(MPI.pickle.dumps(r)))]
+                         (r, d, len(MPI.pickle.dumps(r))), (r, d, 8 * (4 + r)), (r, d, 8 * [3, 2, 1][j]),
+                         (r, d, [8, 4, 0][j])]
     g = t.graph()
     ok = _same(g, _graph_from(expected))
     ok &= [len(x) for x in lists] == [10, 20, 30] and same == [(RANK - k) % P for k in (1, 2, 3)]
-    ok &= all(t.traffic()[d][1] == 9 * outs.count(d) for d in set(outs))
+    ok &= all(t.traffic()[d][1] == 12 * outs.count(d) for d in set(outs))
     dg.Free()
-    assert _agree(ok), t.traffic()
+    assert agree(ok), t.traffic()
 
 
 def test_cartesian_halo_with_boundaries():
@@ -249,21 +277,12 @@ def test_cartesian_halo_with_boundaries():
     ok = _same(g, _graph_from([(u, v, w * (2 if (abs(u - v) == 1 and min(u, v) % 2 == 0) else 1))
                                for u, v, w in expected]))
     cart.Free()
-    assert _agree(ok), g.to_scipy().toarray()
+    assert agree(ok), g.to_scipy().toarray()
 
 
 # ----------------------------------------------------------------------- reorder
 def _torus():
     return ltm.torus(f"{P // 2}x2")
-
-
-def _shared_file(tmp_path_factory, text, name):
-    def write():
-        if RANK == 0:
-            p = tmp_path_factory.mktemp("trace") / name
-            p.write_text(text)
-            return str(p)
-    return COMM.bcast(collective_call(COMM, write, what="writing a test file"), root=0)
 
 
 def _bad_placement(g, seed=11):
@@ -297,8 +316,7 @@ def test_reorder_on_scrambled_fake_names_lowers_congestion(tmp_path_factory):
         before = _halo_program(t)
     g = t.graph()
     bad = _bad_placement(g)
-    names = _shared_file(tmp_path_factory, "".join(f"{r} {topo.names[v]}.cluster\n" for r, v in enumerate(bad)),
-                         "scrambled.names")
+    names = fake_names_file(tmp_path_factory, [topo.names[v] for v in bad], "scrambled.names", suffix=".cluster")
     new = ltm.reorder(COMM, g, topology=topo, fake_names=names, seed=3)
     rep = last_report(new)
     ok = type(new) is MPI.Intracomm and rep is not None and new.Get_rank() == rep.new_rank
@@ -314,54 +332,35 @@ def test_reorder_on_scrambled_fake_names_lowers_congestion(tmp_path_factory):
     blocks = COMM.bcast(after, root=COMM.allgather(new.Get_rank()).index(0))
     ok &= COMM.bcast(before, root=0) == blocks
     new.Free()
-    assert _agree(ok), (cong_before, cong_after)
+    assert agree(ok), (cong_before, cong_after)
 
 
 def test_reorder_reads_a_graph_file(tmp_path_factory):
     g = ltm.stencil([P // 2, 2])
     text = "".join(f"{u} {v} {w:g}\n" for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.weights.tolist()))
-    path = _shared_file(tmp_path_factory, text, "halo.edges")
+    path = shared_file(tmp_path_factory, text, "halo.edges")
     new = ltm.reorder(COMM, path, topology=_torus(), placement=list(range(P))[::-1], seed=1)
     rep = last_report(new)
     ok = rep.after["objective"] <= rep.before["objective"] and new.Get_size() == P
     new.Free()
-    assert _agree(ok)
+    assert agree(ok)
 
 
 # ----------------------------------------------------------------------- errors
-def _raised(fn):
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
-
-
-def _all_same(got, kind, *needles):
-    msgs = COMM.allgather(got)
-    assert all(m is not None and m == msgs[0] for m in msgs), msgs
-    assert msgs[0][0] == kind, msgs[0]
-    for n in needles:
-        assert n in msgs[0][1], msgs[0]
-    assert COMM.allreduce(1) == P  # nobody is stuck
-
-
 def test_reorder_errors_agree_across_ranks():
     topo = _torus()
-    _all_same(_raised(lambda: ltm.reorder(COMM, ltm.stencil([P + 2]), topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P + 2]), topology=topo, placement=list(range(P)))),
               "ArgumentError", f"{P + 2} processes", f"{P} ranks")
     # one rank passes another graph
     g = ltm.stencil([P]) if RANK != P - 1 else ltm.random_graph(P, 2, seed=1)
-    _all_same(_raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=list(range(P)))),
               "CommError", "communication graph differs between ranks", f"rank(s) {P - 1}")
     # a graph file missing on one rank
     spec = "stencil:%d" % P if RANK else "/nonexistent/graph.edges"
-    _all_same(_raised(lambda: ltm.reorder(COMM, spec, topology=topo, placement=list(range(P)))),
+    all_same(raised(lambda: ltm.reorder(COMM, spec, topology=topo, placement=list(range(P)))),
               "CommError", "rank 0", "graph.edges")
     # a bad strategy everywhere: the portfolio's error
-    _all_same(_raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
+    all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
                                           strategies=["nope"])), "CommError", "unknown strategy 'nope'")
     assert issubclass(ltm.ArgumentError, ValueError)
 
@@ -369,8 +368,8 @@ def test_reorder_errors_agree_across_ranks():
 def test_graph_errors_agree_across_ranks():
     with ltm.trace(COMM) as t:
         pass
-    _all_same(_raised(lambda: t.graph(weights="volume")), "ArgumentError", "weights must be one of")
+    all_same(raised(lambda: t.graph(weights="volume")), "ArgumentError", "weights must be one of")
     w = "bytes" if RANK else "messages"
-    _all_same(_raised(lambda: t.graph(weights=w)), "CommError", "differ between ranks")
+    all_same(raised(lambda: t.graph(weights=w)), "CommError", "differ between ranks")
     ok = t.graph().n_edges == 0 and t.graph().n == P
-    assert _agree(ok)
+    assert agree(ok)
