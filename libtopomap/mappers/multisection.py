@@ -58,6 +58,11 @@ EFFORT_MAX = 8192
 #: Pairs of adjacent parts re-split per pass, per part of the split.
 PAIRS_PER_PART = 8
 
+#: Largest communication graph whose pairing (hosts of two slots, :func:`_pair_parts`) is an exact
+#: maximum-weight matching (networkx's blossom algorithm, ``O(n^3)`` in pure Python: 0.6 s at 1,024
+#: processes, 8 s at 4,096); larger ones get a greedy heavy-edge matching.
+PAIR_EXACT_MAX = 1024
+
 #: Rounds of the exact-balance swap refinement per split.
 REFINE_ROUNDS = 8
 
@@ -542,10 +547,13 @@ def _cut(ptr, idx, val, parts):
     return float(val[parts[row] != parts[idx]].sum())
 
 
-def _split(ptr, idx, val, targets, seed, tries):
+def _split(ptr, idx, val, targets, seed, tries, hosts=False):
     """Parts of exactly ``targets[i]`` vertices with a small cut: METIS recursive bisection with
     target weights (``tries`` seeds, one above :data:`EFFORT_MAX` vertices), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
-    then :func:`_swap_refine`; the smallest cut wins (ties: the first try)."""
+    then :func:`_swap_refine`; the smallest cut wins (ties: the first try).  A split onto ``hosts``
+    into parts of two is a heavy matching instead (:func:`_pair_parts`, exact up to
+    :data:`PAIR_EXACT_MAX` processes): a host whose two processes do not communicate sends all their
+    traffic over its links."""
     n = ptr.size - 1
     k = targets.size
     if n > EFFORT_MAX:
@@ -554,6 +562,8 @@ def _split(ptr, idx, val, targets, seed, tries):
         return np.zeros(n, np.int64)
     if ptr[-1] == 0 or n == k:
         return np.repeat(np.arange(k, dtype=np.int64), targets)
+    if hosts and np.all(targets == 2):
+        return _pair_parts(ptr, idx, val)
     frac = targets / n
     best, best_cut = None, np.inf
     for t in range(tries):
@@ -570,6 +580,66 @@ def _split(ptr, idx, val, targets, seed, tries):
             if not _pairwise(ptr, idx, val, best, k, seed + 31 * p):
                 break
     return best
+
+
+@njit(cache=True)
+def _greedy_matching(ptr, idx, val, order):
+    """Heavy-edge matching: in ``order``, every unmatched process takes its heaviest unmatched
+    partner (ties: the first in its row).  Returns ``mate`` (-1: unmatched)."""
+    n = ptr.size - 1
+    mate = np.full(n, -1, np.int64)
+    for u in order:
+        if mate[u] >= 0:
+            continue
+        best, bw = -1, 0.0
+        for a in range(ptr[u], ptr[u + 1]):
+            v = idx[a]
+            if v != u and mate[v] < 0 and val[a] > bw:
+                best, bw = v, val[a]
+        if best >= 0:
+            mate[u] = best
+            mate[best] = u
+    return mate
+
+
+def _matching(ptr, idx, val):
+    """A heavy matching of a symmetric CSR graph, ``mate`` (-1: unmatched).
+
+    Exact (maximum weight, Edmonds' blossom algorithm, :func:`networkx.max_weight_matching`) up to
+    :data:`PAIR_EXACT_MAX` processes; above, the heavy-edge matching of :func:`_greedy_matching`
+    with the processes of fewest partners first (Karp and Sipser's rule: a process with one
+    partner loses nothing by taking it), ``O(E log E)``."""
+    n = ptr.size - 1
+    if n > PAIR_EXACT_MAX:
+        deg = np.diff(ptr)
+        return _greedy_matching(ptr, idx, val, np.argsort(deg, kind="stable").astype(np.int64))
+    import networkx as nx
+
+    a = sp.csr_matrix((val, idx, ptr), shape=(n, n))
+    u = sp.triu(a + a.T, k=1).tocoo()  # both directions and parallel entries add up
+    gx = nx.Graph()
+    gx.add_nodes_from(range(n))
+    gx.add_weighted_edges_from((x, y, z) for x, y, z in zip(u.row.tolist(), u.col.tolist(), u.data.tolist())
+                               if z > 0)
+    mate = np.full(n, -1, np.int64)
+    for x, y in nx.max_weight_matching(gx):
+        mate[x], mate[y] = y, x
+    return mate
+
+
+def _pair_parts(ptr, idx, val):
+    """Parts of exactly two processes with a small cut: pairs of a heavy matching.
+
+    The cut of a split into pairs is the total weight minus the weight inside the pairs, so a
+    maximum-weight matching (:func:`_matching`, exact up to :data:`PAIR_EXACT_MAX` processes) gives
+    the smallest cut; processes left unmatched are paired in index order.  ``n`` must be even.
+    Returns the part of every process (``0 .. n/2 - 1``, numbered by the smaller process of each pair)."""
+    n = ptr.size - 1
+    mate = _matching(ptr, idx, val)
+    left = np.flatnonzero(mate < 0)
+    mate[left[0::2]], mate[left[1::2]] = left[1::2], left[0::2]
+    first = np.minimum(np.arange(n), mate)
+    return np.unique(first, return_inverse=True)[1].astype(np.int64)
 
 
 def _pairwise(ptr, idx, val, parts, k, seed):
@@ -652,6 +722,48 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     return assign
 
 
+def _descend(topology, h, cap, sym, base_seed, tries):
+    """The top-down multisection of :func:`map_multisection`: the vertex of every process of
+    ``sym`` (a :class:`~libtopomap.mappers.objectives.SymGraph`) under the usable slots ``cap`` of
+    every node of ``h``."""
+    g_ptr, g_idx, g_val = sym.indptr, sym.indices, sym.wsum
+    n = sym.n
+    gpos = np.full(n, -1, np.int64)
+    gamma = np.full(n, -1, np.int64)
+    loc = np.full(n, h.rep[h.root], np.int64)
+    inside = np.zeros(n, bool)
+    stack = [(h.root, np.arange(n, dtype=np.int64))]
+    while stack:
+        x, procs = stack.pop()
+        if procs.size == 0:
+            continue
+        if h.vertex[x] >= 0:
+            gamma[procs] = h.vertex[x]
+            loc[procs] = h.vertex[x]
+            continue
+        kids = h.children(x)
+        kids = kids[cap[kids] > 0]
+        targets = _fill(cap[kids], procs.size)
+        kids, targets = kids[targets > 0], targets[targets > 0]
+        if kids.size == 1:
+            stack.append((kids[0], procs))
+            continue
+        sp_, si, sv = _subgraph(g_ptr, g_idx, g_val, procs, gpos)
+        parts = _split(sp_, si, sv, targets, base_seed + x % 64, max(int(tries), 1),
+                       hosts=bool(np.all(h.vertex[kids] >= 0)))
+        assign = np.arange(kids.size)
+        if not h.flat[x]:
+            inside[procs] = True
+            assign = _order(topology, h, kids, targets, parts, procs, loc, sym, inside)
+            inside[procs] = False
+        child_of = assign[parts]
+        for c in range(kids.size - 1, -1, -1):
+            sub = procs[child_of == c]
+            loc[sub] = h.rep[kids[c]]
+            stack.append((kids[c], sub))
+    return gamma
+
+
 def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None):
     """Hierarchical multisection mapping: split the communication graph along the machine's tree.
 
@@ -730,38 +842,7 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         if x >= H:
             cap[x] = cap[h.children(x)].sum()
     base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
-    gpos = np.full(g.n, -1, np.int64)
-    gamma = np.full(g.n, -1, np.int64)
-    loc = np.full(g.n, h.rep[h.root], np.int64)
-    inside = np.zeros(g.n, bool)
-    stack = [(h.root, np.arange(g.n, dtype=np.int64))]
-    while stack:
-        x, procs = stack.pop()
-        if procs.size == 0:
-            continue
-        if h.vertex[x] >= 0:
-            gamma[procs] = h.vertex[x]
-            loc[procs] = h.vertex[x]
-            continue
-        kids = h.children(x)
-        kids = kids[cap[kids] > 0]
-        targets = _fill(cap[kids], procs.size)
-        kids, targets = kids[targets > 0], targets[targets > 0]
-        if kids.size == 1:
-            stack.append((kids[0], procs))
-            continue
-        sp_, si, sv = _subgraph(g_ptr, g_idx, g_val, procs, gpos)
-        parts = _split(sp_, si, sv, targets, base_seed + x % 64, max(int(tries), 1))
-        assign = np.arange(kids.size)
-        if not h.flat[x]:
-            inside[procs] = True
-            assign = _order(topology, h, kids, targets, parts, procs, loc, sym, inside)
-            inside[procs] = False
-        child_of = assign[parts]
-        for c in range(kids.size - 1, -1, -1):
-            sub = procs[child_of == c]
-            loc[sub] = h.rep[kids[c]]
-            stack.append((kids[c], sub))
+    gamma = _descend(topology, h, cap, sym, base_seed, tries)
     if rounds is not None:
         warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
                       DeprecationWarning, stacklevel=2)
