@@ -267,16 +267,20 @@ def test_pair_parts_is_the_smallest_cut_over_all_pairings(seed):
     assert _cut(ptr, idx, val, parts) == best
 
 
-def test_greedy_pairing_above_the_exact_limit(monkeypatch):
+def test_split_onto_hosts_of_two_slots_repairs_a_lonely_pair(monkeypatch):
     import libtopomap.mappers.multisection as ms
 
-    # a path: the fewest-partners-first heavy-edge matching pairs it perfectly from its ends
-    n = 10
-    ptr, idx, val = _csr(n, [(i, i + 1, 1.0) for i in range(n - 1)])
-    monkeypatch.setattr(ms, "PAIR_EXACT_MAX", 0)
-    parts = ms._pair_parts(ptr, idx, val)
-    assert np.array_equal(np.bincount(parts), np.full(n // 2, 2))
-    assert ms._cut(ptr, idx, val, parts) == 2 * 4  # 4 path edges cut, stored both ways
+    # a 6-cycle split into pairs; the METIS split is replaced by one that leaves a pair with no
+    # edge inside: the exact pairing takes over (cut 2 edges, both ways) on hosts only
+    n = 6
+    ptr, idx, val = _csr(n, [(i, (i + 1) % n, 1.0) for i in range(n)])
+    bad = np.array([0, 1, 2, 0, 1, 2])  # pairs {0,3}, {1,4}, {2,5}: nothing inside
+    monkeypatch.setattr(ms, "_metis_csr", lambda *a, **k: bad.copy())
+    monkeypatch.setattr(ms, "_swap_refine", lambda *a, **k: 0.0)
+    monkeypatch.setattr(ms, "PAIR_MIN_SIZE", 10**9)
+    targets = np.full(3, 2, np.int64)
+    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=False)) == 12
+    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=True)) == 6
 
 
 def test_two_slots_per_host_exact_by_brute_force():

@@ -58,10 +58,11 @@ EFFORT_MAX = 8192
 #: Pairs of adjacent parts re-split per pass, per part of the split.
 PAIRS_PER_PART = 8
 
-#: Largest communication graph whose pairing (hosts of two slots, :func:`_pair_parts`) is an exact
-#: maximum-weight matching (networkx's blossom algorithm, ``O(n^3)`` in pure Python: 0.6 s at 1,024
-#: processes, 8 s at 4,096); larger ones get a greedy heavy-edge matching.
-PAIR_EXACT_MAX = 1024
+#: Largest split onto hosts of two slots that gets the exact pairing (:func:`_pair_parts`, a
+#: maximum-weight matching by networkx's blossom algorithm, ``O(n^3)`` in pure Python: 10 ms for
+#: the 16 processes under a leaf switch of an 8-ary fat tree, 0.1 s for 256) when the METIS split
+#: leaves a pair that does not communicate.
+PAIR_EXACT_MAX = 256
 
 #: Rounds of the exact-balance swap refinement per split.
 REFINE_ROUNDS = 8
@@ -551,9 +552,9 @@ def _split(ptr, idx, val, targets, seed, tries, hosts=False):
     """Parts of exactly ``targets[i]`` vertices with a small cut: METIS recursive bisection with
     target weights (``tries`` seeds, one above :data:`EFFORT_MAX` vertices), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
     then :func:`_swap_refine`; the smallest cut wins (ties: the first try).  A split onto ``hosts``
-    into parts of two is a heavy matching instead (:func:`_pair_parts`, exact up to
-    :data:`PAIR_EXACT_MAX` processes): a host whose two processes do not communicate sends all their
-    traffic over its links."""
+    into parts of two that leaves a pair without traffic inside (a host whose link carries all of
+    both processes' traffic) is replaced by the exact pairing (:func:`_pair_parts`, up to
+    :data:`PAIR_EXACT_MAX` processes) when that cuts less."""
     n = ptr.size - 1
     k = targets.size
     if n > EFFORT_MAX:
@@ -562,8 +563,6 @@ def _split(ptr, idx, val, targets, seed, tries, hosts=False):
         return np.zeros(n, np.int64)
     if ptr[-1] == 0 or n == k:
         return np.repeat(np.arange(k, dtype=np.int64), targets)
-    if hosts and np.all(targets == 2):
-        return _pair_parts(ptr, idx, val)
     frac = targets / n
     best, best_cut = None, np.inf
     for t in range(tries):
@@ -579,42 +578,24 @@ def _split(ptr, idx, val, targets, seed, tries, hosts=False):
         for p in range(PAIR_PASSES):
             if not _pairwise(ptr, idx, val, best, k, seed + 31 * p):
                 break
+    if hosts and n <= PAIR_EXACT_MAX and np.all(targets == 2) and _lonely_pair(ptr, idx, val, best):
+        pairs = _pair_parts(ptr, idx, val)
+        if _cut(ptr, idx, val, pairs) < _cut(ptr, idx, val, best):
+            best = pairs
     return best
 
 
-@njit(cache=True)
-def _greedy_matching(ptr, idx, val, order):
-    """Heavy-edge matching: in ``order``, every unmatched process takes its heaviest unmatched
-    partner (ties: the first in its row).  Returns ``mate`` (-1: unmatched)."""
-    n = ptr.size - 1
-    mate = np.full(n, -1, np.int64)
-    for u in order:
-        if mate[u] >= 0:
-            continue
-        best, bw = -1, 0.0
-        for a in range(ptr[u], ptr[u + 1]):
-            v = idx[a]
-            if v != u and mate[v] < 0 and val[a] > bw:
-                best, bw = v, val[a]
-        if best >= 0:
-            mate[u] = best
-            mate[best] = u
-    return mate
+def _pair_parts(ptr, idx, val):
+    """Parts of exactly two processes with the smallest cut: the pairs of a maximum-weight matching.
 
-
-def _matching(ptr, idx, val):
-    """A heavy matching of a symmetric CSR graph, ``mate`` (-1: unmatched).
-
-    Exact (maximum weight, Edmonds' blossom algorithm, :func:`networkx.max_weight_matching`) up to
-    :data:`PAIR_EXACT_MAX` processes; above, the heavy-edge matching of :func:`_greedy_matching`
-    with the processes of fewest partners first (Karp and Sipser's rule: a process with one
-    partner loses nothing by taking it), ``O(E log E)``."""
-    n = ptr.size - 1
-    if n > PAIR_EXACT_MAX:
-        deg = np.diff(ptr)
-        return _greedy_matching(ptr, idx, val, np.argsort(deg, kind="stable").astype(np.int64))
+    The cut of a split into pairs is the total weight minus the weight inside the pairs, so the
+    pairs of a maximum-weight matching (Edmonds' blossom algorithm,
+    :func:`networkx.max_weight_matching`, ``O(n^3)``) give the smallest cut; processes left
+    unmatched are paired in index order.  ``n`` must be even.  Returns the part of every process
+    (``0 .. n/2 - 1``, numbered by the smaller process of each pair)."""
     import networkx as nx
 
+    n = ptr.size - 1
     a = sp.csr_matrix((val, idx, ptr), shape=(n, n))
     u = sp.triu(a + a.T, k=1).tocoo()  # both directions and parallel entries add up
     gx = nx.Graph()
@@ -624,22 +605,19 @@ def _matching(ptr, idx, val):
     mate = np.full(n, -1, np.int64)
     for x, y in nx.max_weight_matching(gx):
         mate[x], mate[y] = y, x
-    return mate
-
-
-def _pair_parts(ptr, idx, val):
-    """Parts of exactly two processes with a small cut: pairs of a heavy matching.
-
-    The cut of a split into pairs is the total weight minus the weight inside the pairs, so a
-    maximum-weight matching (:func:`_matching`, exact up to :data:`PAIR_EXACT_MAX` processes) gives
-    the smallest cut; processes left unmatched are paired in index order.  ``n`` must be even.
-    Returns the part of every process (``0 .. n/2 - 1``, numbered by the smaller process of each pair)."""
-    n = ptr.size - 1
-    mate = _matching(ptr, idx, val)
     left = np.flatnonzero(mate < 0)
     mate[left[0::2]], mate[left[1::2]] = left[1::2], left[0::2]
     first = np.minimum(np.arange(n), mate)
     return np.unique(first, return_inverse=True)[1].astype(np.int64)
+
+
+def _lonely_pair(ptr, idx, val, parts):
+    """Whether some part of two processes carries no weight inside (its host link carries all of
+    both processes' traffic)."""
+    n = ptr.size - 1
+    row = np.repeat(np.arange(n), np.diff(ptr))
+    inside = np.bincount(parts[row], weights=np.where(parts[row] == parts[idx], val, 0.0), minlength=n // 2)
+    return bool(np.any(inside <= 0))
 
 
 def _pairwise(ptr, idx, val, parts, k, seed):
