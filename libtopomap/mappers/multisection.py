@@ -12,8 +12,8 @@ This is the hierarchical multisection of SharedMap (Schulz & Woydt 2025) and the
 initial mapping of KaHIP's integrated process mapping (Faraj et al. 2020), with the hierarchy
 derived from the network instead of given as ``a_1:a_2:...``, exact part sizes (slots, partial
 allocations, several slots per host), several METIS tries per split, an exact-balance swap
-refinement of every split, and a final hop-bytes swap search over the whole mapping (the engine's
-:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
+refinement of every split, exact pairing on hosts of two slots, and a final hop-bytes swap search
+over the whole mapping (the engine's :func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
 """
 
 from __future__ import annotations
@@ -754,7 +754,9 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     re-bisection for splits of more than :data:`EFFORT_MAX` processes).  Where the children are
     not all at the same distance, the parts are assigned to equal-sized children so that their
     traffic to processes outside the subtree travels the fewest hops.  A host takes every process
-    that reaches it (several slots per host are one more level).  Last, processes close in the
+    that reaches it (several slots per host are one more level); on hosts of two slots, a split
+    that leaves two processes without traffic between them on one host is replaced by the pairs
+    of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most
     :data:`SWAP_MOVES` moves.
 
@@ -811,7 +813,6 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     h = topology_hierarchy(topology)
     sym = SymGraph(g)
-    g_ptr, g_idx, g_val = sym.indptr, sym.indices, sym.wsum
     H = topology.hosts.size
     # usable slots under every node
     cap = np.zeros(h.n_nodes, np.int64)
