@@ -223,3 +223,98 @@ def test_splits_above_effort_max_get_one_metis_run(monkeypatch):
     # the root gets one run instead of 3 and no pairwise re-bisection (too small for it anyway)
     assert full == 3 * 5 and len(calls) == 1 + 3 * 4
     assert sorted(np.asarray(capped.vertices)) == sorted(np.asarray(base.vertices))
+
+
+# ----------------------------------------------------------------------- pairs on hosts of two slots
+def _pairings(items):
+    """Every split of ``items`` (even length) into unordered pairs."""
+    if not items:
+        yield []
+        return
+    a = items[0]
+    for i in range(1, len(items)):
+        rest = items[1:i] + items[i + 1:]
+        for p in _pairings(rest):
+            yield [(a, items[i])] + p
+
+
+def _csr(n, edges):
+    rows = [u for u, v, w in edges] + [v for u, v, w in edges]
+    cols = [v for u, v, w in edges] + [u for u, v, w in edges]
+    vals = [w for u, v, w in edges] * 2
+    a = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    a.sum_duplicates()
+    a.sort_indices()
+    return a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data.astype(np.float64)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_parts_is_the_smallest_cut_over_all_pairings(seed):
+    from libtopomap.mappers.multisection import _cut, _pair_parts
+
+    rng = np.random.default_rng(seed)
+    n = 8 if seed % 2 else 6
+    edges = [(u, v, float(rng.integers(1, 9))) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.45]
+    ptr, idx, val = _csr(n, edges)
+    parts = _pair_parts(ptr, idx, val)
+    assert np.array_equal(np.bincount(parts), np.full(n // 2, 2))
+    best = np.inf
+    for pairing in _pairings(list(range(n))):
+        lab = np.empty(n, np.int64)
+        for k, (a, b) in enumerate(pairing):
+            lab[[a, b]] = k
+        best = min(best, _cut(ptr, idx, val, lab))
+    assert _cut(ptr, idx, val, parts) == best
+
+
+def test_split_onto_hosts_of_two_slots_repairs_a_lonely_pair(monkeypatch):
+    import libtopomap.mappers.multisection as ms
+
+    # a 6-cycle split into pairs; the METIS split is replaced by one that leaves a pair with no
+    # edge inside: the exact pairing takes over (cut 2 edges, both ways) on hosts only
+    n = 6
+    ptr, idx, val = _csr(n, [(i, (i + 1) % n, 1.0) for i in range(n)])
+    bad = np.array([0, 1, 2, 0, 1, 2])  # pairs {0,3}, {1,4}, {2,5}: nothing inside
+    monkeypatch.setattr(ms, "_metis_csr", lambda *a, **k: bad.copy())
+    monkeypatch.setattr(ms, "_swap_refine", lambda *a, **k: 0.0)
+    monkeypatch.setattr(ms, "PAIR_MIN_SIZE", 10**9)
+    targets = np.full(3, 2, np.int64)
+    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=False)) == 12
+    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=True)) == 6
+
+
+def test_two_slots_per_host_exact_by_brute_force():
+    # 4 hosts of two slots under two leaf switches; a weighted graph whose heavy edges are not the
+    # ones a ring order would pair
+    t = two_leaf_tree(hosts_per_leaf=2, slots=2)
+    rng = np.random.default_rng(5)
+    edges = [(u, v, float(rng.integers(1, 6))) for u in range(8) for v in range(u + 1, 8) if rng.random() < 0.5]
+    g = CommGraph.from_edges(edges + [(v, u, w) for u, v, w in edges], n=8)
+    m = map_multisection(t, g, seed=0)
+    got = ltm.evaluate(t, g, m)["hop_bytes"]
+    hosts = t.hosts.astype(np.int64)
+    slot_host = np.repeat(hosts, 2)
+    d = np.array([[t.distance(a, b) for b in hosts] for a in hosts])
+    hi = {int(h): i for i, h in enumerate(hosts)}
+    best = np.inf
+    for perm in itertools.permutations(range(8)):
+        v = slot_host[list(perm)]
+        hv = np.array([hi[int(x)] for x in v])
+        best = min(best, float(np.dot(g.weights, d[hv[g.src], hv[g.indices]])))
+    assert got == best
+    assert np.array_equal(map_multisection(t, g, seed=0).vertices, m.vertices)
+
+
+def test_two_slots_per_host_every_host_gets_a_communicating_pair():
+    # 16 processes of a 4x4 stencil on a 2-ary 2-tree of hosts with two slots: 8 hosts under 4
+    # leaves; every 4-process part of a 4x4 grid split by METIS has a perfect matching here
+    names = [f"h{i}" for i in range(8)] + [f"l{i}" for i in range(4)] + ["r0", "r1"]
+    links = [(i, 8 + i // 2) for i in range(8)] + [(8 + j, 12 + k) for j in range(4) for k in range(2)]
+    t = Topology(names, links, slots=[2] * 8 + [0] * 6)
+    g = stencil("4x4")
+    m = map_multisection(t, g, seed=1)
+    v = np.asarray(m.vertices)
+    s = g.symmetric()
+    for h in np.unique(v):
+        a, b = np.flatnonzero(v == h)
+        assert s[a, b] > 0
