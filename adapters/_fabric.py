@@ -28,6 +28,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .._limits import check_vertex_count, max_vertices
 from ..errors import FormatError, TopologyError
 from ..topology import HOST, SWITCH, Topology
 
@@ -274,12 +275,16 @@ class Fabric:
         self.lids: dict[int, tuple] = {}
         self.excluded: list = []
         self._rate_cache: dict = {}
+        self._limit = max_vertices()  # nodes (each a vertex of the topology) before check_vertex_count
 
     # ------------------------------------------------------------------ input
     def node(self, key, kind, guid, *, desc=None, line=None, sysimg=None, define=True):
         """Create or update a node; ``define=False`` only makes a placeholder (far end of a link)."""
         n = self.nodes.get(key)
         if n is None:
+            if len(self.nodes) >= self._limit:
+                check_vertex_count(len(self.nodes) + 1, "this fabric, up to here,", path=self.diag.path, line=line,
+                                   unit="nodes")
             n = _Node(key, kind, guid, desc, line, sysimg, define)
             self.nodes[key] = n
             return n

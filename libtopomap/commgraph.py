@@ -138,11 +138,9 @@ class CommGraph:
         w = [e[2] if len(e) == 3 else 1.0 for e in rows]
         if n is None:
             n = max(max(src, default=-1), max(dst, default=-1)) + 1
-        from .patterns import max_processes
+        from ._limits import check_vertex_count
 
-        if n > max_processes():
-            raise CommGraphError(f"{n} processes exceed the limit of {max_processes()} "
-                                 "(set LIBTOPOMAP_MAX_PROCESSES to raise it)")
+        check_vertex_count(n, "the edge list", error=CommGraphError, unit="processes")
         return cls(n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(w, dtype=np.float64))
 
     @classmethod

@@ -16,7 +16,9 @@ import argparse
 import importlib
 import sys
 
+from .._limits import vertex_limit
 from ..errors import ArgumentError, LibTopoMapError
+from ._options import add_max_vertices
 
 __all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
@@ -33,6 +35,8 @@ COMMAND_HELP = {
     "plot": "draw adjacency matrices, link loads, hop histograms or simulated times",
 }
 COMMANDS = list(COMMAND_HELP)
+#: Commands that read topologies or graphs: they get ``--max-vertices`` (``generate`` adds it to each kind).
+_SIZE_LIMITED = ("info", "ingest", "map", "collective", "bench", "simulate", "plot")
 
 
 def build_parser(commands=None):
@@ -53,6 +57,8 @@ def build_parser(commands=None):
             mod = importlib.import_module(f"{__name__}._{name}")
             p = mod.add_parser(sub)
             p.set_defaults(_run=mod.run)
+            if name in _SIZE_LIMITED:
+                add_max_vertices(p)
         else:
             sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     return parser
@@ -78,7 +84,8 @@ def main(argv=None):
     parser = build_parser([command] if command else [])
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        with vertex_limit(getattr(args, "max_vertices", None)):
+            return int(args._run(args) or 0)
     except ArgumentError as e:
         # a bad option value found after parsing: a usage error, like argparse's own (exit 2)
         print(f"libtopomap {args.command}: error: {e}", file=sys.stderr)

@@ -208,6 +208,9 @@ def sniff(head, path=None):
 
 
 def _open_text(path):
+    # a device never ends (/dev/zero) and a FIFO blocks until a writer comes: only regular files
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
     try:
         return open(path, encoding="utf-8", errors="replace", newline=None)
     except OSError as e:
