@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .._limits import check_vertex_count, max_vertices
-from ..errors import FormatError, TopologyError
+from ..errors import FormatError, LibTopoMapWarning, TopologyError
 from ..topology import HOST, SWITCH, Topology
 
 __all__ = [
@@ -190,6 +191,10 @@ def read_text(file):
     return _split_lines(file.read())
 
 
+#: Diagnostics of one read that are also issued as :class:`~libtopomap.LibTopoMapWarning`.
+_WARN_FIRST = 10
+
+
 class Diagnostics:
     """Collects ``file:line: message`` warnings; in strict mode the first one raises FormatError."""
 
@@ -201,7 +206,13 @@ class Diagnostics:
     def warn(self, line, message):
         if self.strict:
             raise FormatError("strict mode: " + message, path=self.path, line=line)
-        self.warnings.append(str(FormatError(message, path=self.path, line=line)))
+        text = str(FormatError(message, path=self.path, line=line))
+        self.warnings.append(text)
+        # the first few as Python warnings too (the command line prints each on one line); all of them
+        # are in the ingest report
+        if len(self.warnings) <= _WARN_FIRST:
+            warnings.warn(text if len(self.warnings) < _WARN_FIRST else text + " (further warnings: see the ingest "
+                          "report, ingest_report(topology).warnings)", LibTopoMapWarning, stacklevel=3)
 
     def child(self, path):
         return Diagnostics(path, self.strict)

@@ -103,6 +103,7 @@ _LAZY = {
     "ArgumentError": ".errors",
     "ArgumentTypeError": ".errors",
     "SimulationError": ".errors",
+    "LibTopoMapWarning": ".errors",
     "SimGridUnavailable": ".errors",
 }
 

@@ -210,3 +210,16 @@ def as_commgraph(graph, n=None):
         return CommGraph.from_edges(graph, n=n)
     except TypeError:
         raise CommGraphError(f"cannot make a communication graph from {type(graph).__name__}") from None
+
+
+def warn_self_loops(path, line, process, count):
+    """Issue a :class:`~libtopomap.LibTopoMapWarning` for ``count`` self loops read from a graph file:
+    accepted (they cost nothing on the network) but usually a mistake.  ``line`` is the first one's."""
+    import warnings
+
+    from .errors import FormatError, LibTopoMapWarning
+
+    more = f" ({count} in all)" if count > 1 else ""
+    warnings.warn(str(FormatError(f"process {process} sends to itself: a self loop{more}, which costs nothing on "
+                                  "the network", path=path, line=line)), LibTopoMapWarning, stacklevel=3)
+

@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from ._limits import MAX_VERTICES, check_vertex_count
-from .commgraph import CommGraph
+from .commgraph import CommGraph, warn_self_loops
 from .errors import ArgumentError, FormatError
 
 __all__ = ["read_ompi_monitoring", "monitoring_files", "read_comm_matrix", "MONITORING_MESSAGES",
@@ -144,6 +144,8 @@ def read_ompi_monitoring(spec, *, messages="external"):
                 if kind not in ("E", "I"):
                     continue  # comments, headers and the one-sided / collective sections
                 u, v, b = _monitoring_line(line, path, lineno, rank, n)
+                if u == v:
+                    warn_self_loops(path, lineno, u, 1)
                 if kind in kinds:
                     src.append(u), dst.append(v), vol.append(b)
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(vol, np.float64))
@@ -201,6 +203,7 @@ def read_comm_matrix(path):
     size = os.path.getsize(path)
     n = None
     rows, cols, vals = [], [], []
+    loops = []  # (line, process) of the non-zero diagonal entries
     row = 0
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
@@ -233,11 +236,15 @@ def read_comm_matrix(path):
                                   path=path, line=lineno)
             nz = np.flatnonzero(values)
             rows.append(np.full(nz.size, row, np.int64)), cols.append(nz), vals.append(values[nz])
+            if values[row] != 0:
+                loops.append((lineno, row))
             row += 1
     if n is None:
         raise FormatError("empty matrix file", path=path)
     if row != n:
         raise FormatError(f"{row} rows, expected {n} (the first row has {n} entries)", path=path)
+    if loops:
+        warn_self_loops(path, loops[0][0], loops[0][1], len(loops))
     return CommGraph(n, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
 
 

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from ._limits import MAX_VERTICES, check_vertex_count, max_vertices
-from .commgraph import CommGraph
+from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
 
@@ -425,6 +425,7 @@ def read_edge_list(path):
     if fast is not None:
         return fast
     src, dst, w = [], [], []
+    loops = []  # (line, process) of the self loops: a warning
     limit = max_processes()
     with open(path, "rb") as f:
         data = f.read()
@@ -459,8 +460,12 @@ def read_edge_list(path):
             if not np.isfinite(x) or x < 0:
                 raise FormatError(f"weight must be finite and >= 0, got {parts[2]!r}", path=path, line=lineno)
         src.append(u), dst.append(v), w.append(x)
+        if u == v:
+            loops.append((lineno, u))
     if not src:
         raise FormatError("no edges in the file", path=path)
+    if loops:
+        warn_self_loops(path, loops[0][0], loops[0][1], len(loops))
     n = max(max(src), max(dst)) + 1
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(w))
 
@@ -488,8 +493,8 @@ def _read_edge_list_fast(path):
         return None
     if ids.shape[0] == 0 or w.shape != (ids.shape[0],) or ids.min() < 0 or not np.all(np.isfinite(w) & (w >= 0)):
         return None
-    if ids.max() >= max_processes():
-        return None  # the line reader names the line
+    if ids.max() >= max_processes() or np.any(ids[:, 0] == ids[:, 1]):
+        return None  # the line reader names the line (of an error, or of the self loop it warns about)
     return CommGraph(int(ids.max()) + 1, ids[:, 0], ids[:, 1], w)
 
 
@@ -666,6 +671,8 @@ def load_graph(spec, *, messages="external"):
         what = "directory without monitoring files" if os.path.isdir(s) else "no such file"
         raise FileNotFoundError(2, f"{what} (and not a pattern such as stencil:8x8x8, nor the prefix of "
                                    "Open MPI monitoring files PREFIX.<rank>.prof)", s)
+    if not os.path.isfile(s):  # a FIFO would block here, a device never ends
+        raise FormatError("not a regular file", path=s)
     with open(s, "rb") as f:
         first = f.read(14)
     if first.startswith(b"%%MatrixMarket") or s.endswith(".mtx"):

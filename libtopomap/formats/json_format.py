@@ -47,8 +47,8 @@ def read_json(file, *, path="<stream>"):
         raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
     except RecursionError:
         raise FormatError("invalid JSON: nested too deeply", path=path) from None
-    except ValueError as e:  # _no_constant
-        raise FormatError(f"invalid JSON: {e}", path=path) from None
+    except FormatError as e:  # _no_constant
+        raise FormatError(f"invalid JSON: {e.reason}", path=path) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_TAG:
         raise FormatError(f"not a libtopomap topology: expected \"format\": \"{FORMAT_TAG}\"", path=path)
     if doc.get("version") != VERSION:
@@ -102,7 +102,7 @@ def _is_int(x):
 
 
 def _no_constant(text):
-    raise ValueError(f"{text} is not a JSON number")
+    raise FormatError(f"{text} is not a JSON number")
 
 
 def write_json(topology, file):
