@@ -64,10 +64,10 @@ def parse_size(text):
 MAX_BUFFER_BYTES = 1 << 30
 
 
-def _check_buffers(sizes, collectives, p, graph):
-    """Raise ArgumentError (the same on every rank: it depends on agreed arguments only) before any
-    buffer is allocated when the largest size needs more than the per-rank limit: alltoall holds
-    four ``p x size`` arrays, neighbor_alltoall three ``degree x size`` arrays."""
+def _check_buffers(sizes, collectives, p, graph, *, comm=None):
+    """Raise ArgumentError before any buffer is allocated when the largest size needs more than the
+    per-rank limit: alltoall holds four ``p x size`` arrays, neighbor_alltoall three ``degree x size``
+    arrays.  With ``comm``, the need is the largest over its ranks, so every rank raises or none does."""
     import os
 
     text = os.environ.get("LIBTOPOMAP_BENCH_MAX_BYTES", "").strip()
@@ -76,6 +76,8 @@ def _check_buffers(sizes, collectives, p, graph):
                      np.bincount(graph.dst, minlength=p).max(initial=0))) if graph.src.size else 0
     blocks = {"bcast": 3, "allreduce": 4, "alltoall": 4 * p, "neighbor_alltoall": 3 * max(degree, 1)}
     need = max(sizes, default=0) * max((blocks[c] for c in collectives), default=0)
+    if comm is not None:
+        need = comm.allreduce(need, op=MPI.MAX)
     if need > limit:
         raise ArgumentError(f"--sizes {format_size(max(sizes))} needs about {format_size(need)} bytes of buffers per "
                             f"rank ({', '.join(collectives)} on {p} ranks), above the limit of {format_size(limit)} "
@@ -379,7 +381,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     if graph.n != p:
         raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
     sizes = [int(s) for s in sizes]
-    _check_buffers(sizes, collectives, p, graph)
+    _check_buffers(sizes, collectives, p, graph, comm=comm)
     results = []
     for coll in collectives:
         steps, g = _graph_for(coll, p, graph)
