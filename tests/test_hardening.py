@@ -526,6 +526,12 @@ def test_item16_dubious_fabric_input_warns(tmp_path, capsys):
     assert topo.hosts.size == 2
     messages = [str(w.message) for w in caught]
     assert any(m.startswith(f"{tmp_path}/topology.conf:2: switch 's' defined again") for m in messages), messages
+    assert any(m.startswith(f"{tmp_path}/topology.conf:1: self-loop cable s[") for m in messages), messages
+    # one hostname under two switches
+    (tmp_path / "two.conf").write_text("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\nSwitchName=r Switches=a,b\n")
+    with pytest.warns(ltm.LibTopoMapWarning, match=r"two.conf:2: node 'n2' is listed by switch 'b' and by switch 'a' "
+                                                   r"\(line 1\): a duplicate hostname\?"):
+        assert ltm.load(tmp_path / "two.conf").hosts.size == 2
     assert cli_main(["info", str(tmp_path / "topology.conf")]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err and all(e.startswith("libtopomap info: warning: ") for e in err), err
