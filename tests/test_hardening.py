@@ -360,6 +360,13 @@ def test_item6_devices_and_fifos_are_not_read(tmp_path):
         assert p.stderr.strip().endswith(f"error: {argv[-1] if argv[0] == 'info' else argv[2]}: not a regular file") \
             or "not a regular file" in p.stderr, (argv, p.stderr)
         assert "Traceback" not in p.stderr
+    # found by the fuzzer: ingest sniffed the FIFO with its own open(); -o FIFO blocked in open() for writing
+    for argv, needle in ((["ingest", "fifo", "-o", "o.ltm"], "fifo: not a regular file"),
+                         (["generate", "circulant", "--n", "8", "-o", "fifo"],
+                          "fifo: a FIFO that no process reads: writing would block")):
+        p = subprocess.run([sys.executable, "-m", "libtopomap", *argv], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60)
+        assert p.returncode == 1 and p.stderr.strip().endswith(needle), (argv, p.stderr)
     with pytest.raises(ltm.FormatError, match="fifo: not a regular file"):
         ltm.load_graph(str(tmp_path / "fifo"))
     from libtopomap.graphfiles import read_comm_matrix
