@@ -552,3 +552,13 @@ def test_item16_at_most_ten_fabric_warnings_are_issued(tmp_path):
     from libtopomap.adapters import ingest_report
 
     assert len(ingest_report(topo).warnings) > 30
+
+
+def test_item7_mapping_file_with_an_infinite_vertex_is_one_line(tmp_path, capsys):
+    # found by the fuzzer: int(1e999) raised OverflowError in read_mapping_file
+    t = str(tmp_path / "t.ltm")
+    ltm.save(t, ltm.torus("2x2"))
+    (tmp_path / "m.json").write_text('["n0", "n1", 2e99999, 2]\n')
+    line = _one_line_error(capsys, ["plot", "hops", "--topology", t, "--graph", "stencil:2x2", "--mapping",
+                                    str(tmp_path / "m.json"), "-o", str(tmp_path / "p")])
+    assert line.endswith("m.json: unknown vertex inf"), line

@@ -134,7 +134,7 @@ def read_mapping_file(path, topology, nprocs=None):
         else:
             try:
                 idx = int(v)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON number such as 1e999
                 raise FormatError(f"unknown vertex {v!r}", path=path, line=lineno) from None
             if not 0 <= idx < topology.n_vertices:
                 raise FormatError(f"vertex index {idx} outside 0..{topology.n_vertices - 1}", path=path, line=lineno)
