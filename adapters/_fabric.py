@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -28,7 +29,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ..errors import FormatError, TopologyError
+from .._limits import check_vertex_count, max_vertices
+from ..errors import FormatError, LibTopoMapWarning, TopologyError
 from ..topology import HOST, SWITCH, Topology
 
 __all__ = [
@@ -189,6 +191,10 @@ def read_text(file):
     return _split_lines(file.read())
 
 
+#: Diagnostics of one read that are also issued as :class:`~libtopomap.LibTopoMapWarning`.
+_WARN_FIRST = 10
+
+
 class Diagnostics:
     """Collects ``file:line: message`` warnings; in strict mode the first one raises FormatError."""
 
@@ -200,7 +206,13 @@ class Diagnostics:
     def warn(self, line, message):
         if self.strict:
             raise FormatError("strict mode: " + message, path=self.path, line=line)
-        self.warnings.append(str(FormatError(message, path=self.path, line=line)))
+        text = str(FormatError(message, path=self.path, line=line))
+        self.warnings.append(text)
+        # the first few as Python warnings too (the command line prints each on one line); all of them
+        # are in the ingest report
+        if len(self.warnings) <= _WARN_FIRST:
+            warnings.warn(text if len(self.warnings) < _WARN_FIRST else text + " (further warnings: see the ingest "
+                          "report, ingest_report(topology).warnings)", LibTopoMapWarning, stacklevel=3)
 
     def child(self, path):
         return Diagnostics(path, self.strict)
@@ -274,12 +286,16 @@ class Fabric:
         self.lids: dict[int, tuple] = {}
         self.excluded: list = []
         self._rate_cache: dict = {}
+        self._limit = max_vertices()  # nodes (each a vertex of the topology) before check_vertex_count
 
     # ------------------------------------------------------------------ input
     def node(self, key, kind, guid, *, desc=None, line=None, sysimg=None, define=True):
         """Create or update a node; ``define=False`` only makes a placeholder (far end of a link)."""
         n = self.nodes.get(key)
         if n is None:
+            if len(self.nodes) >= self._limit:
+                check_vertex_count(len(self.nodes) + 1, "this fabric, up to here,", path=self.diag.path, line=line,
+                                   unit="nodes")
             n = _Node(key, kind, guid, desc, line, sysimg, define)
             self.nodes[key] = n
             return n

@@ -20,28 +20,31 @@ from __future__ import annotations
 
 import re
 
+from .._limits import MAX_VERTICES, check_vertex_count
 from ..errors import FormatError
 
 from ._fabric import Diagnostics, Fabric, read_text
 
-__all__ = ["read_slurm", "sniff_slurm", "expand_hostlist", "build_switches", "MAX_HOSTLIST"]
+__all__ = ["read_slurm", "sniff_slurm", "expand_hostlist", "hostlist_size", "build_switches", "MAX_HOSTLIST"]
 
-#: Largest number of names one hostlist expression may expand to (guards against ``n[0-999999999]``).
-MAX_HOSTLIST = 1_000_000
+#: Kept for compatibility: a hostlist may expand to at most :func:`~libtopomap._limits.max_vertices`
+#: names (``--max-vertices``, ``$LIBTOPOMAP_MAX_VERTICES``); this is that limit's default.
+MAX_HOSTLIST = MAX_VERTICES
 _KEYS = {"switchname": "switch", "blockname": "switch", "switches": "switches", "nodes": "nodes",
          "linkspeed": None, "blocksizes": None}
 _NAME_OK = re.compile(r"^[^\s\[\],=]+$")
 
 
-def expand_hostlist(expr, limit=MAX_HOSTLIST):
+def expand_hostlist(expr, limit=None):
     """Expand a Slurm hostlist expression.
 
     Parameters
     ----------
     expr : str
         ``"node[01-03],login1"``, ``"n[1-3,5]"``, ``"r[1-2]-n[1-2]"``.
-    limit : int
-        Maximum number of names.
+    limit : int, optional
+        Maximum number of names (default: the vertex limit, ``--max-vertices``); checked with
+        :func:`hostlist_size` before any name is made.
 
     Returns
     -------
@@ -57,28 +60,75 @@ def expand_hostlist(expr, limit=MAX_HOSTLIST):
     >>> expand_hostlist("node[01-03],n[7,9]")
     ['node01', 'node02', 'node03', 'n7', 'n9']
     """
+    parts = _parse(expr)
+    count = _count(parts)
+    if limit is None:
+        check_vertex_count(count, f"the hostlist {expr[:40]!r}", error=FormatError, unit="names")
+    elif count > limit:
+        raise FormatError(f"{expr[:40]!r} expands to {count} names, more than the limit of {limit}")
     out = []
+    for segments in parts:
+        names = [""]
+        for seg in segments:
+            if isinstance(seg, str):
+                names = [n + seg for n in names]
+            else:
+                names = [n + it for n in names for it in _items(seg)]
+        out.extend(names)
+    return out
+
+
+def hostlist_size(expr):
+    """The number of names :func:`expand_hostlist` makes of ``expr``, without making them.
+
+    Raises
+    ------
+    FormatError
+        A malformed expression (as :func:`expand_hostlist`).
+
+    Examples
+    --------
+    >>> hostlist_size("n[0-149999],login[1-2]")
+    150002
+    """
+    return _count(_parse(expr))
+
+
+def _parse(expr):
+    """Parts of ``expr``, each a list of segments: a literal string or a list of ``(lo, hi)`` digit
+    strings (a bracketed range list)."""
+    parts = []
     for part in _split_top(expr):
         if not part:
-            raise FormatError(f"empty name in {expr!r}")
-        names = [""]
+            raise FormatError(f"empty name in {expr[:60]!r}")
+        segments = []
         pos = 0
         for m in re.finditer(r"\[([^\[\]]*)\]", part):
             prefix = part[pos:m.start()]
             if "[" in prefix or "]" in prefix:
-                raise FormatError(f"unbalanced brackets in {part!r}")
-            items = _expand_range(m.group(1), part)
-            if len(names) * len(items) + len(out) > limit:
-                raise FormatError(f"{expr[:40]!r} expands to more than {limit} names")
-            names = [n + prefix + it for n in names for it in items]
+                raise FormatError(f"unbalanced brackets in {part[:60]!r}")
+            if prefix:
+                segments.append(prefix)
+            segments.append(_ranges(m.group(1), part))
             pos = m.end()
         tail = part[pos:]
         if "[" in tail or "]" in tail:
-            raise FormatError(f"unbalanced brackets in {part!r}")
-        out.extend(n + tail for n in names)
-        if len(out) > limit:
-            raise FormatError(f"{expr[:40]!r} expands to more than {limit} names")
-    return out
+            raise FormatError(f"unbalanced brackets in {part[:60]!r}")
+        if tail:
+            segments.append(tail)
+        parts.append(segments)
+    return parts
+
+
+def _count(parts):
+    total = 0
+    for segments in parts:
+        k = 1
+        for seg in segments:
+            if not isinstance(seg, str):
+                k *= sum(int(hi) - int(lo) + 1 for lo, hi in seg)
+        total += k
+    return total
 
 
 def _split_top(expr):
@@ -89,37 +139,41 @@ def _split_top(expr):
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise FormatError(f"unbalanced brackets in {expr!r}")
+                raise FormatError(f"unbalanced brackets in {expr[:60]!r}")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth != 0:
-        raise FormatError(f"unbalanced brackets in {expr!r}")
+        raise FormatError(f"unbalanced brackets in {expr[:60]!r}")
     parts.append("".join(cur))
     return parts
 
 
-def _expand_range(body, part):
-    items = []
+def _ranges(body, part):
+    ranges = []
     for r in body.split(","):
         r = r.strip()
-        if re.fullmatch(r"\d+", r):
-            items.append(r)
-            continue
-        m = re.fullmatch(r"(\d+)-(\d+)", r)
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", r)
         if not m:
-            raise FormatError(f"bad range {r!r} in {part!r}")
-        lo_s, hi_s = m.groups()
-        lo, hi = int(lo_s), int(hi_s)
-        if hi < lo:
-            raise FormatError(f"empty range {r!r} in {part!r}")
-        if hi - lo + 1 > MAX_HOSTLIST:
-            raise FormatError(f"range {r!r} has more than {MAX_HOSTLIST} names")
+            raise FormatError(f"bad range {r[:40]!r} in {part[:60]!r}")
+        lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
+        if len(lo_s) > 30 or len(hi_s) > 30:
+            raise FormatError(f"range {r[:40]!r} in {part[:60]!r}: numbers of more than 30 digits")
+        if int(hi_s) < int(lo_s):
+            raise FormatError(f"empty range {r[:40]!r} in {part[:60]!r}")
+        ranges.append((lo_s, hi_s))
+    return ranges
+
+
+def _items(ranges):
+    for lo_s, hi_s in ranges:
+        if lo_s == hi_s:
+            yield lo_s
+            continue
         width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
-        items.extend(f"{i:0{width}d}" for i in range(lo, hi + 1))
-    return items
+        yield from (f"{i:0{width}d}" for i in range(int(lo_s), int(hi_s) + 1))
 
 
 def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ignored):
@@ -173,6 +227,7 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
 
     switch_lines = {}
     edges = []  # (switch, other, is_switch, line)
+    listed = 0  # names in the Switches= and Nodes= lists so far
     for lineno, text in logical:
         params = {}
         for tok in text.split():
@@ -201,10 +256,13 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
             if what not in params:
                 continue
             try:
-                names = expand_hostlist(params[what]) if params[what] else []
+                size = hostlist_size(params[what]) if params[what] else 0
             except FormatError as e:
                 diag.warn(lineno, f"bad {what} list: {e}")
                 continue
+            listed += size  # checked before the names are made: `Nodes=n[0-999999999]` is 31 bytes
+            check_vertex_count(listed, "this file, up to here,", path=path, line=lineno, unit="host and switch names")
+            names = expand_hostlist(params[what], limit=size) if size else []
             for nm in names:
                 edges.append((sw, nm, what == "switches", lineno))
     if not switch_lines:
@@ -245,7 +303,11 @@ def build_switches(diag, fab, switch_lines, edges, *, name, path, fmt):
                 continue
             if other not in fab.nodes:
                 fab.node(other, "ca", None, desc=other, line=ln, define=False).host = other
-            node_of[other] = ln
+            elif other in node_of and node_of[other][0] != sw:
+                first_sw, first_ln = node_of[other]
+                diag.warn(ln, f"node {other!r} is listed by switch {sw!r} and by switch {first_sw!r} (line {first_ln}): "
+                              "a duplicate hostname? it hangs off both")
+            node_of.setdefault(other, (sw, ln))
         pair = (sw, other) if sw <= other else (other, sw)
         if pair in seen:
             continue  # listed from both ends, or twice: one link

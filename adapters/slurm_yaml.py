@@ -41,7 +41,8 @@ import re
 
 from ..errors import FormatError
 from ._fabric import Diagnostics, Fabric, read_text
-from .slurm import build_switches, expand_hostlist
+from .._limits import check_vertex_count
+from .slurm import build_switches, expand_hostlist, hostlist_size
 
 __all__ = ["read_slurm_yaml", "sniff_slurm_yaml", "parse_yaml_subset"]
 
@@ -285,9 +286,13 @@ def _names(value, what, line, diag, path):
     if not isinstance(value, str):
         raise FormatError(f"{what} must be a hostlist", path=path, line=line)
     try:
-        return expand_hostlist(value) if value else []
+        size = hostlist_size(value) if value else 0
     except FormatError as e:
         raise FormatError(f"bad {what} list: {e}", path=path, line=line) from None
+    # the names of every list so far, checked before they are made (`nodes: n[0-999999999]`)
+    diag.listed = getattr(diag, "listed", 0) + size
+    check_vertex_count(diag.listed, "this file, up to here,", path=path, line=line, unit="host and switch names")
+    return expand_hostlist(value, limit=size) if size else []
 
 
 def _entries(body, key, body_line, path):

@@ -15,9 +15,18 @@ Each input goes to one family, in turn:
   the reader of their kind;
 * ``hosts``: mutated hostfiles and Slurm hostlists (:func:`libtopomap.rankfiles.read_allocation`)
   and fake-names files (:func:`libtopomap.mpi.locate.read_fake_names`);
-* ``cli``: the argument paths of ``libtopomap generate / info / ingest / map / collective`` with
-  option values replaced by hostile ones (sizes, NaN, huge dimensions, binary files, ``/dev/zero``),
-  run in-process by :func:`libtopomap.cli.main`.
+* ``misc``: the other readers, each on a mutated sample: GUID -> hostname maps
+  (:func:`~libtopomap.adapters.read_hostmap`), saved mappings (:func:`libtopomap.mapping.read_saved_mapping`),
+  ``--mapping`` files (:func:`libtopomap.cli._simulate.read_mapping_file`), hwloc XML
+  (:func:`libtopomap.nodeinside.parse_hwloc_xml`), ``scontrol show topology`` output
+  (:func:`libtopomap.autotopo.parse_scontrol`), CPU lists and ``plot times --from`` JSON;
+* ``cli``: the argument paths of ``libtopomap generate / info / ingest / map / collective / simulate /
+  plot`` (``--max-vertices`` included) with option values replaced by hostile ones (sizes, NaN, huge
+  dimensions, binary files, ``/dev/zero``, a FIFO, a folder that does not exist), run in-process by
+  :func:`libtopomap.cli.main`.
+
+Every :class:`~libtopomap.LibTopoMapWarning` an input raises is counted (``warnings``); on the command
+line each must be one line on stderr.
 
 A reader may only return or raise a :class:`~libtopomap.LibTopoMapError` (or ``OSError`` for a
 missing file named on the command line); the command line may only return or exit with a code
@@ -42,50 +51,39 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections import Counter
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ADAPTERS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
-FAMILIES = ("topology", "slurm-yaml", "graph", "hosts", "cli")
+FAMILIES = ("topology", "slurm-yaml", "graph", "hosts", "misc", "cli")
 # Inputs per family in every 100 (the expensive ones less often): the order in which they come.
-SCHEDULE = [f for f, k in (("topology", 20), ("slurm-yaml", 30), ("graph", 17), ("hosts", 30), ("cli", 3))
-            for _ in range(k)]
+SCHEDULE = [f for f, k in (("topology", 18), ("slurm-yaml", 25), ("graph", 15), ("hosts", 25), ("misc", 14),
+                           ("cli", 3)) for _ in range(k)]
 # The input being read, for the failure report.
 LAST = {"input": ""}
 _PROFS = {}
-SLURM_YAML = """\
-- topology: topo1
-  cluster_default: True
-  tree:
-    switches:
-    - switch: sw_root
-      children: s[1-2]
-    - switch: s1
-      nodes: node[01-04]
-    - switch: s2
-      nodes: "node[05-07],node10"   # quoted, with a comment
-- topology: topo2
-  cluster_default: false
-  block:
-    block_sizes:
-      - 2
-      - 4
-    blocks:
-    - block: b1
-      nodes: node[01-02]
-    - block: b2
-      nodes: [node03, node04]
-- topology: topo3
-  flat: true
-"""
+_MISC = {}
+# the topology.yaml sample of the tests (tests/test_slurm_yaml.py reads the same file)
+SLURM_YAML = (ROOT / "tests" / "data" / "slurm" / "topology.yaml").read_text()
 HOSTS = ["node[01-04]\n", "n1 slots=4\nn2 slots=4\n", "a:2\nb:2\n# c\n", "x\nx\ny\n", "nid[0001-0004,0010]",
          "0 n0\n1 n1\n2 n2\n3 n3\n"]
 HOSTILE = ["", "-1", "0", "1", "1G", "1e308", "nan", "inf", "-inf", "99999999999999999999", "x", "\x00", "4x4",
            "100000x100000", "1000000000", "2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
            "1.5", "--", "-", "/dev/zero", "/nonexistent/file", "@BIN", "@DIR", "@TOPO", "@GRAPH", "0x0",
-           "3x-3", "65536x65536x65536", "\u00e9\u00e9"]
+           "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648"]
+MISC = {
+    "hostmap": "# GUID map\nH-0002c90300a1b2c3 node01\n0x0002c90300a1b2c4 node02\n0x0002c90300a1b2c5 \"node03 HCA-1\"\n",
+    "mapping-lines": "0 n0\n1 n1\n2 n3\n3 n2\n",
+    "mapping-json": '["n0", "n1", 3, 2]\n',
+    "scontrol": "SwitchName=s1 Level=0 LinkSpeed=1 Nodes=tux[0-3]\nSwitchName=s2 Level=0 LinkSpeed=1 Nodes=tux[4-7]\n"
+                "SwitchName=s0 Level=1 LinkSpeed=1 Switches=s[1-2] Nodes=tux[0-7]\n",
+    "cpulist": "0-3,8,10-11\n",
+    "times": '{"sizes": [1024, 65536], "original": {"times": [1.0, 2.0]}, "mapped": {"times": [0.5, 1.5]}, '
+             '"placements": {"original": "block", "mapped": "greedy"}, "communication": "x", "topology": "t"}\n',
+}
 
 
 class Hang(Exception):
@@ -242,6 +240,51 @@ def fam_hosts(rng, docs, tmp):
     return out
 
 
+def fam_misc(rng, docs, tmp):
+    from libtopomap import load
+    from libtopomap.adapters import read_hostmap
+    from libtopomap.autotopo import parse_scontrol
+    from libtopomap.cli._plot import _read_times
+    from libtopomap.cli._simulate import read_mapping_file
+    from libtopomap.mapping import read_saved_mapping
+    from libtopomap.nodeinside import parse_cpulist, parse_hwloc_xml
+
+    samples = _misc_samples()
+    kind = list(samples)[int(rng.integers(len(samples)))]
+    LAST["input"] = text = mutate_text(rng, samples[kind], window=400)
+    path = write(tmp / f"misc.{kind}", text, rng)
+    out = Counter()
+    if kind == "hostmap":
+        _read(out, read_hostmap, str(path))
+    elif kind == "saved-mapping":
+        _read(out, read_saved_mapping, str(path))
+    elif kind.startswith("mapping"):
+        _read(out, read_mapping_file, str(path), load(str(tmp / "t.ltm")), nprocs=int(rng.integers(1, 6)))
+    elif kind.startswith("hwloc"):
+        _read(out, parse_hwloc_xml, text, path="hwloc.xml")
+    elif kind == "scontrol":
+        _read(out, parse_scontrol, text)
+    elif kind == "cpulist":
+        _read(out, parse_cpulist, text.strip())
+    else:
+        _read(out, _read_times, str(path))
+    return out
+
+
+def _misc_samples():
+    if "saved-mapping" not in _MISC:
+        import libtopomap as ltm
+
+        _MISC.update(MISC)
+        for p in sorted((ROOT / "tests" / "data" / "auto").glob("*.xml")):
+            _MISC["hwloc-" + p.stem] = p.read_text(errors="replace")
+        with tempfile.TemporaryDirectory() as d:
+            m = ltm.map_processes(ltm.torus("2x2"), ltm.load_graph("stencil:2x2"), strategy="greedy", seed=1)
+            m.save(os.path.join(d, "m.json"))
+            _MISC["saved-mapping"] = pathlib.Path(d, "m.json").read_text()
+    return _MISC
+
+
 CLI = [
     ["generate", "torus", "--dims", "4x4", "-o", "@OUT"],
     ["generate", "mesh", "--dims", "3x3", "-o", "@OUT", "--format", "json"],
@@ -253,6 +296,13 @@ CLI = [
     ["map", "--topology", "@TOPO", "--graph", "@GRAPH", "--strategy", "greedy", "--seed", "1"],
     ["map", "--topology", "@TOPO", "--graph", "stencil:2x2", "--time-budget", "0.1", "--iterations", "10"],
     ["collective", "--topology", "@TOPO", "--collective", "allreduce", "--iterations", "10"],
+    ["info", "@TOPO", "--max-vertices", "100"],
+    ["generate", "torus", "--dims", "4x4", "-o", "@OUT", "--max-vertices", "16"],
+    ["map", "--topology", "@TOPO", "--graph", "@GRAPH", "--max-vertices", "8", "--strategy", "greedy"],
+    ["simulate", "--topology", "@TOPO", "--graph", "@GRAPH", "--sizes", "1K"],
+    ["plot", "adjacency", "--topology", "@TOPO", "--graph", "@GRAPH", "-o", "@PLOT"],
+    ["plot", "hops", "--topology", "@TOPO", "--graph", "@GRAPH", "--mapping", "@MAPPING", "-o", "@PLOT"],
+    ["plot", "times", "--from", "@JSON", "-o", "@PLOT"],
 ]
 
 
@@ -266,7 +316,9 @@ def fam_cli(rng, docs, tmp):
             continue
         argv[i] = HOSTILE[int(rng.integers(len(HOSTILE)))]
     subst = {"@OUT": str(tmp / "out.topo"), "@BIN": str(tmp / "bin"), "@DIR": str(tmp),
-             "@TOPO": str(tmp / "t.ltm"), "@GRAPH": str(tmp / "g.txt")}
+             "@TOPO": str(tmp / "t.ltm"), "@GRAPH": str(tmp / "g.txt"), "@FIFO": str(tmp / "fifo"),
+             "@NODIR": str(tmp / "no" / "such" / "dir" / "x"), "@JSON": str(tmp / "times.json"),
+             "@MAPPING": str(tmp / "m.txt"), "@PLOT": str(tmp / "plot")}
     argv = [subst.get(a, a) for a in argv]
     LAST["input"] = argv
     out = Counter()
@@ -280,6 +332,11 @@ def fam_cli(rng, docs, tmp):
         code = "OSError"
     if sink.getvalue().count("Traceback (most recent call last)"):
         raise AssertionError(f"a traceback was printed for {argv!r}:\n{sink.getvalue()[-1500:]}")
+    for line in sink.getvalue().splitlines():  # a warning is one line: "libtopomap CMD: warning: ..."
+        if ": warning: " in line:
+            out["warnings"] += 1
+        elif "Warning:" in line or line.startswith("  warnings.warn"):
+            raise AssertionError(f"a warning not on one line for {argv!r}:\n{sink.getvalue()[-1500:]}")
     out[f"exit {code}"] += 1
     return out
 
@@ -290,6 +347,10 @@ def _cli_files(tmp):
     ltm.save(str(tmp / "t.ltm"), ltm.torus("2x2"))
     (tmp / "g.txt").write_text("0 1\n1 2\n2 3\n3 0\n")
     (tmp / "bin").write_bytes(bytes(range(256)) * 8)
+    (tmp / "times.json").write_text(MISC["times"])
+    (tmp / "m.txt").write_text(MISC["mapping-lines"].replace("n", "n"))
+    if not (tmp / "fifo").exists():
+        os.mkfifo(tmp / "fifo")  # no writer ever opens it: reading it would block for ever
 
 
 def warm_up(tmp):
@@ -316,6 +377,8 @@ def worker(args):
     def alarm(signum, frame):
         raise Hang(f"input took more than {hang_s} s")
     signal.signal(signal.SIGALRM, alarm)
+    from libtopomap.errors import LibTopoMapWarning
+
     docs = corpus()
     rng = np.random.default_rng(seed)
     totals = {f: Counter() for f in FAMILIES}
@@ -327,13 +390,18 @@ def worker(args):
         _cli_files(tmp)
         warm_up(tmp)
         funcs = {"topology": fam_topology, "slurm-yaml": fam_slurm_yaml, "graph": fam_graph, "hosts": fam_hosts,
-                 "cli": fam_cli}
+                 "misc": fam_misc, "cli": fam_cli}
         for k in range(count):
             fam = SCHEDULE[int(rng.integers(len(SCHEDULE)))]
             t0 = time.perf_counter()
             signal.alarm(hang_s)
             try:
-                totals[fam].update(funcs[fam](rng, docs, tmp))
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    totals[fam].update(funcs[fam](rng, docs, tmp))
+                n_warn = sum(issubclass(w.category, LibTopoMapWarning) for w in caught)
+                if n_warn:
+                    totals[fam]["warnings"] += n_warn
                 kind = None
             except Hang:
                 kind, tb = "hang", traceback.format_exc()

@@ -111,6 +111,7 @@ _LAZY = {
     "ArgumentError": ".errors",
     "ArgumentTypeError": ".errors",
     "SimulationError": ".errors",
+    "LibTopoMapWarning": ".errors",
     "SimGridUnavailable": ".errors",
 }
 

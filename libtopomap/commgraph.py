@@ -138,11 +138,9 @@ class CommGraph:
         w = [e[2] if len(e) == 3 else 1.0 for e in rows]
         if n is None:
             n = max(max(src, default=-1), max(dst, default=-1)) + 1
-        from .patterns import max_processes
+        from ._limits import check_vertex_count
 
-        if n > max_processes():
-            raise CommGraphError(f"{n} processes exceed the limit of {max_processes()} "
-                                 "(set LIBTOPOMAP_MAX_PROCESSES to raise it)")
+        check_vertex_count(n, "the edge list", error=CommGraphError, unit="processes")
         return cls(n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(w, dtype=np.float64))
 
     @classmethod
@@ -212,3 +210,16 @@ def as_commgraph(graph, n=None):
         return CommGraph.from_edges(graph, n=n)
     except TypeError:
         raise CommGraphError(f"cannot make a communication graph from {type(graph).__name__}") from None
+
+
+def warn_self_loops(path, line, process, count):
+    """Issue a :class:`~libtopomap.LibTopoMapWarning` for ``count`` self loops read from a graph file:
+    accepted (they cost nothing on the network) but usually a mistake.  ``line`` is the first one's."""
+    import warnings
+
+    from .errors import FormatError, LibTopoMapWarning
+
+    more = f" ({count} in all)" if count > 1 else ""
+    warnings.warn(str(FormatError(f"process {process} sends to itself: a self loop{more}, which costs nothing on "
+                                  "the network", path=path, line=line)), LibTopoMapWarning, stacklevel=3)
+

@@ -15,6 +15,7 @@ __all__ = [
     "ArgumentTypeError",
     "SimulationError",
     "SimGridUnavailable",
+    "LibTopoMapWarning",
 ]
 
 
@@ -78,3 +79,9 @@ class SimulationError(LibTopoMapError, RuntimeError):
 
 class SimGridUnavailable(LibTopoMapError, RuntimeError):
     """SimGrid's Python bindings cannot be imported; the message says how to install them."""
+
+
+class LibTopoMapWarning(UserWarning):
+    """An input is accepted but dubious: a self loop in a communication graph, a fabric cable dropped
+    or merged, a duplicate hostname...  The message starts with ``file:line:`` where known; the command
+    line prints each one as one line on stderr."""

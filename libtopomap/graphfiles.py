@@ -25,14 +25,16 @@ import re
 
 import numpy as np
 
-from .commgraph import CommGraph
+from ._limits import MAX_VERTICES, check_vertex_count
+from .commgraph import CommGraph, warn_self_loops
 from .errors import ArgumentError, FormatError
 
 __all__ = ["read_ompi_monitoring", "monitoring_files", "read_comm_matrix", "MONITORING_MESSAGES",
            "MAX_PROCESSES"]
 
-#: Largest number of processes a file may describe (checked before anything of that size is allocated).
-MAX_PROCESSES = 1 << 24
+#: Default largest number of processes a file may describe (checked before anything of that size is
+#: allocated): the library's one vertex limit (``--max-vertices``, ``$LIBTOPOMAP_MAX_VERTICES``).
+MAX_PROCESSES = MAX_VERTICES
 #: ``messages=`` choices of :func:`read_ompi_monitoring` and the line kinds each one reads.
 MONITORING_MESSAGES = {"external": ("E",), "internal": ("I",), "all": ("E", "I")}
 
@@ -80,8 +82,7 @@ def monitoring_files(spec):
                           path=spec)
     (prefix, ranks), = found.items()
     n = len(ranks)
-    if n > MAX_PROCESSES:
-        raise FormatError(f"{n} monitoring files: more than {MAX_PROCESSES} processes", path=spec)
+    check_vertex_count(n, "the monitored run", path=spec, unit="processes")
     missing = sorted(set(range(n)) - set(ranks))
     if missing:  # n files but not ranks 0..n-1: some rank below max(ranks) is absent
         raise FormatError(f"no file for rank {missing[0]} ({prefix}.{missing[0]}.prof) although "
@@ -135,12 +136,16 @@ def read_ompi_monitoring(spec, *, messages="external"):
     n = len(files)
     src, dst, vol = [], [], []
     for rank, path in enumerate(files):
+        if not os.path.isfile(path):  # a FIFO named run.0.prof would block, a device never ends
+            raise FormatError("not a regular file", path=path)
         with open(path, encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 kind = line[:2].rstrip()
                 if kind not in ("E", "I"):
                     continue  # comments, headers and the one-sided / collective sections
                 u, v, b = _monitoring_line(line, path, lineno, rank, n)
+                if u == v:
+                    warn_self_loops(path, lineno, u, 1)
                 if kind in kinds:
                     src.append(u), dst.append(v), vol.append(b)
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(vol, np.float64))
@@ -181,7 +186,7 @@ def read_comm_matrix(path):
     FormatError
         ``file:line:`` and what is wrong: a row with other than ``N`` entries (``N`` is the length
         of the first row), a value that is not a finite number ``>= 0``, more or fewer than ``N``
-        rows, ``N`` above :data:`MAX_PROCESSES`, or a file too short to hold ``N`` rows.
+        rows, ``N`` above the vertex limit (``--max-vertices``), or a file too short to hold ``N`` rows.
 
     Examples
     --------
@@ -193,9 +198,12 @@ def read_comm_matrix(path):
     (3, 4, 12.0)
     """
     path = os.fspath(path)
+    if not os.path.isfile(path):  # a device or a FIFO: no size to check, maybe no end (/dev/zero)
+        raise FormatError("not a regular file", path=path)
     size = os.path.getsize(path)
     n = None
     rows, cols, vals = [], [], []
+    loops = []  # (line, process) of the non-zero diagonal entries
     row = 0
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
@@ -205,9 +213,8 @@ def read_comm_matrix(path):
                 continue
             if n is None:
                 n = len(tokens)
-                if n > MAX_PROCESSES:
-                    raise FormatError(f"a row of {n} entries: more than {MAX_PROCESSES} processes",
-                                      path=path, line=lineno)
+                check_vertex_count(n, "the matrix", path=path, line=lineno,
+                                   unit="processes")
                 # N rows of N entries of at least one character each (checked before reading them)
                 if size < n * n:
                     raise FormatError(f"a {n} x {n} matrix needs at least {n * n} bytes, the file has {size}",
@@ -229,11 +236,15 @@ def read_comm_matrix(path):
                                   path=path, line=lineno)
             nz = np.flatnonzero(values)
             rows.append(np.full(nz.size, row, np.int64)), cols.append(nz), vals.append(values[nz])
+            if values[row] != 0:
+                loops.append((lineno, row))
             row += 1
     if n is None:
         raise FormatError("empty matrix file", path=path)
     if row != n:
         raise FormatError(f"{row} rows, expected {n} (the first row has {n} entries)", path=path)
+    if loops:
+        warn_self_loops(path, loops[0][0], loops[0][1], len(loops))
     return CommGraph(n, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
 
 

@@ -207,12 +207,19 @@ def read_saved_mapping(path):
         If the file cannot be read.
     """
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block, a device never ends
+        raise FormatError("not a regular file", path=path)
+    with open(path, "rb") as f:
+        raw = f.read()
     try:
-        doc = json.loads(text)
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x})", path=path,
+                          line=raw.count(b"\n", 0, e.start) + 1) from None
     except json.JSONDecodeError as e:
         raise FormatError(f"not JSON: {e.msg} (column {e.colno})", path=path, line=e.lineno) from None
+    except RecursionError:
+        raise FormatError("not JSON: nested too deeply", path=path) from None
     if not isinstance(doc, dict) or doc.get("format") != MAPPING_FORMAT:
         raise FormatError(f"not a saved mapping (expected \"format\": \"{MAPPING_FORMAT}\"; write one with "
                           "'libtopomap map ... -o FILE.json')", path=path)

@@ -131,7 +131,11 @@ def parse_cpulist(text):
         if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
             raise FormatError(f"bad CPU list {text!r} (expected e.g. 0-3,8)")
         lo = int(m.group(1))
-        out.extend(range(lo, int(m.group(2) or lo) + 1))
+        hi = int(m.group(2) or lo)
+        from ._limits import check_vertex_count  # a range of 10**20 CPUs: refused before it is built
+
+        check_vertex_count(len(out) + hi - lo + 1, f"the CPU list {str(text)[:40]!r}", error=FormatError, unit="CPUs")
+        out.extend(range(lo, hi + 1))
     return sorted(set(out))
 
 
@@ -162,7 +166,7 @@ def _hwloc_cpuset(text):
     value = 0
     for word in text.split(","):
         word = word.strip()
-        if not word.lower().startswith("0x"):
+        if not word.lower().startswith("0x") or not all(c in "0123456789abcdefABCDEF" for c in word[2:]) or len(word) < 3:
             return None
         value = (value << 32) | int(word, 16)
     return frozenset(i for i in range(value.bit_length()) if value >> i & 1)

@@ -28,30 +28,24 @@ import warnings
 
 import numpy as np
 
-from .commgraph import CommGraph
+from ._limits import MAX_VERTICES, check_vertex_count, max_vertices
+from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
 
 #: Default largest number of processes a graph file may define (ids are 0-based, so the largest id
-#: plus one); the environment variable ``LIBTOPOMAP_MAX_PROCESSES`` raises or lowers it.
-MAX_PROCESSES = 1 << 22
+#: plus one): the library's one vertex limit (``--max-vertices``, ``$LIBTOPOMAP_MAX_VERTICES``).
+MAX_PROCESSES = MAX_VERTICES
 
 
 def max_processes():
-    """The process limit of the graph readers: ``$LIBTOPOMAP_MAX_PROCESSES`` or :data:`MAX_PROCESSES`."""
-    text = os.environ.get("LIBTOPOMAP_MAX_PROCESSES", "")
-    try:
-        return int(text) if text else MAX_PROCESSES
-    except ValueError:
-        raise CommGraphError(f"LIBTOPOMAP_MAX_PROCESSES must be an integer, got {text!r}") from None
+    """The process limit of the graph readers: :func:`libtopomap._limits.max_vertices`."""
+    return max_vertices()
 
 
 def _check_size(n, path, line=None):
     """Raise FormatError before allocating for ``n`` processes beyond :func:`max_processes`."""
-    limit = max_processes()
-    if n > limit:
-        raise FormatError(f"{n} processes exceed the limit of {limit} (set LIBTOPOMAP_MAX_PROCESSES to raise it)",
-                          path=path, line=line)
+    check_vertex_count(n, "the graph", path=path, line=line, unit="processes")
 
 __all__ = ["load_graph", "stencil", "stencil_dims", "scrambled_torus", "random_graph", "read_edge_list",
            "read_matrix_market", "shift_traffic", "ring_traffic", "bit_transpose_traffic", "bit_reversal_traffic",
@@ -165,8 +159,9 @@ def random_graph(P, degree, seed=None):
     P, degree = int(P), int(degree)
     if P < 1:
         raise CommGraphError(f"random graph needs P >= 1, got {P}")
-    if degree < 0:
-        raise CommGraphError(f"random graph needs degree >= 0, got {degree}")
+    if degree < 0 or degree > 2 * P:
+        raise CommGraphError(f"random graph needs 0 <= degree <= 2P, got {degree} for P = {P}")
+    check_vertex_count(P, f"random graph({P}, {degree})", error=CommGraphError, unit="processes")
     rng = np.random.default_rng(seed)
     if P == 1 or degree == 0:
         return CommGraph(P, [], [])
@@ -406,8 +401,10 @@ def _traffic_spec(head, rest, spec):
     syntax, make, lo, hi = _TRAFFIC[head]
     if not lo <= len(fields) <= hi:
         raise CommGraphError(f"graph spec {spec!r}: expected {syntax}")
-    return make([_int(x, what, spec) for x, what in zip(fields, ("N", "K" if head == "k-shift" else "MESSAGES",
-                                                                    "SEED"))])
+    ints = [_int(x, what, spec) for x, what in zip(fields, ("N", "K" if head == "k-shift" else "MESSAGES", "SEED"))]
+    check_vertex_count(ints[0] * (ints[1] if head == "uniform" and len(ints) > 1 else 1), f"graph spec {spec[:40]!r}",
+                       error=CommGraphError, unit="processes (or messages)")
+    return make(ints)
 
 
 def read_edge_list(path):
@@ -428,6 +425,7 @@ def read_edge_list(path):
     if fast is not None:
         return fast
     src, dst, w = [], [], []
+    loops = []  # (line, process) of the self loops: a warning
     limit = max_processes()
     with open(path, "rb") as f:
         data = f.read()
@@ -462,8 +460,12 @@ def read_edge_list(path):
             if not np.isfinite(x) or x < 0:
                 raise FormatError(f"weight must be finite and >= 0, got {parts[2]!r}", path=path, line=lineno)
         src.append(u), dst.append(v), w.append(x)
+        if u == v:
+            loops.append((lineno, u))
     if not src:
         raise FormatError("no edges in the file", path=path)
+    if loops:
+        warn_self_loops(path, loops[0][0], loops[0][1], len(loops))
     n = max(max(src), max(dst)) + 1
     return CommGraph(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(w))
 
@@ -491,8 +493,8 @@ def _read_edge_list_fast(path):
         return None
     if ids.shape[0] == 0 or w.shape != (ids.shape[0],) or ids.min() < 0 or not np.all(np.isfinite(w) & (w >= 0)):
         return None
-    if ids.max() >= max_processes():
-        return None  # the line reader names the line
+    if ids.max() >= max_processes() or np.any(ids[:, 0] == ids[:, 1]):
+        return None  # the line reader names the line (of an error, or of the self loop it warns about)
     return CommGraph(int(ids.max()) + 1, ids[:, 0], ids[:, 1], w)
 
 
@@ -669,6 +671,8 @@ def load_graph(spec, *, messages="external"):
         what = "directory without monitoring files" if os.path.isdir(s) else "no such file"
         raise FileNotFoundError(2, f"{what} (and not a pattern such as stencil:8x8x8, nor the prefix of "
                                    "Open MPI monitoring files PREFIX.<rank>.prof)", s)
+    if not os.path.isfile(s):  # a FIFO would block here, a device never ends
+        raise FormatError("not a regular file", path=s)
     with open(s, "rb") as f:
         first = f.read(14)
     if first.startswith(b"%%MatrixMarket") or s.endswith(".mtx"):

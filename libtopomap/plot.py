@@ -27,17 +27,32 @@ from .commgraph import as_commgraph
 from .errors import ArgumentError, LibTopoMapError
 
 __all__ = ["plot_adjacency", "plot_link_loads", "plot_hops", "plot_times", "layout", "save", "hop_counts",
-           "format_bytes"]
+           "format_bytes", "require_matplotlib"]
 
 _COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 
 
-def _figure(figsize):
+def require_matplotlib():
+    """Raise a one-line error naming the extra to install when matplotlib cannot be imported.
+
+    Raises
+    ------
+    LibTopoMapError
+        ``plots need matplotlib: pip install 'libtopomap[plot]'``.
+    """
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:  # pragma: no cover - depends on the environment
+        import matplotlib  # noqa: F401
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
         raise LibTopoMapError("plots need matplotlib: pip install 'libtopomap[plot]'") from None
+
+
+def _figure(figsize):
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=figsize, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -55,8 +70,8 @@ def save(fig, path, *, formats=("png", "svg"), dpi=150):
     if ext.lower() not in (".png", ".svg", ".pdf"):
         stem = str(path)
     d = os.path.dirname(stem)
-    if d:
-        os.makedirs(d, exist_ok=True)
+    if d and not os.path.isdir(d):  # not created: a typo in the folder would scatter files
+        raise ArgumentError(f"cannot write {stem}.*: folder {d!r} does not exist")
     out = []
     for fmt in formats:
         p = f"{stem}.{fmt}"

@@ -130,7 +130,7 @@ def test_read_allocation(tmp_path):
     hf.write_text("a\nb slots=x\n")
     with pytest.raises(FormatError, match=r"hosts:2: expected 'host', 'host slots=N' or 'host:N'"):
         read_allocation(str(hf))
-    with pytest.raises(FormatError, match="more than 1000000 names"):
+    with pytest.raises(FormatError, match="has 100000000 names, above the limit of 4194304"):
         read_allocation("n[0-99999999]")
     with pytest.raises(ArgumentError, match="--ranks-per-host must be >= 1"):
         read_allocation("n1", ranks_per_host=0)

@@ -3,7 +3,9 @@
 Each subcommand lives in its own module ``_<name>.py`` with ``add_parser(subparsers)`` and
 ``run(args) -> int``.  Exit status: 0 on success, 2 on usage errors (argparse), 1 with a one-line
 message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file); a bad option value
-found after parsing (:class:`~libtopomap.ArgumentError`) is a usage error, exit 2.
+found after parsing (:class:`~libtopomap.ArgumentError`) is a usage error, exit 2.  Warnings (e.g.
+:class:`~libtopomap.LibTopoMapWarning` for a self loop in a graph file) are one line each on stderr.
+Commands that read or generate topologies and graphs take ``--max-vertices N`` (:mod:`libtopomap._limits`).
 
 Start-up stays fast: :func:`main` imports only the module of the command on the command line
 (``libtopomap --help`` imports none; its one-line summaries are in :data:`COMMAND_HELP`, which
@@ -13,10 +15,14 @@ Start-up stays fast: :func:`main` imports only the module of the command on the 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
+import warnings
 
+from .._limits import vertex_limit
 from ..errors import ArgumentError, LibTopoMapError
+from ._options import add_max_vertices
 
 __all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
@@ -33,6 +39,8 @@ COMMAND_HELP = {
     "plot": "draw adjacency matrices, link loads, hop histograms or simulated times",
 }
 COMMANDS = list(COMMAND_HELP)
+#: Commands that read topologies or graphs: they get ``--max-vertices`` (``generate`` adds it to each kind).
+_SIZE_LIMITED = ("info", "ingest", "map", "collective", "bench", "simulate", "plot")
 
 
 def build_parser(commands=None):
@@ -53,6 +61,8 @@ def build_parser(commands=None):
             mod = importlib.import_module(f"{__name__}._{name}")
             p = mod.add_parser(sub)
             p.set_defaults(_run=mod.run)
+            if name in _SIZE_LIMITED:
+                add_max_vertices(p)
         else:
             sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     return parser
@@ -69,6 +79,12 @@ def _command_of(argv):
     return None
 
 
+def _one_line_warning(prefix, message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` of the command line: ``libtopomap CMD: warning: MESSAGE``, one line."""
+    text = " ".join(str(message).split())
+    print(f"{prefix}: warning: {text}", file=sys.stderr if file is None else file)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if any("\x00" in a for a in argv):  # no file name or value can hold one (open() would raise ValueError)
@@ -78,7 +94,9 @@ def main(argv=None):
     parser = build_parser([command] if command else [])
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        with vertex_limit(getattr(args, "max_vertices", None)), warnings.catch_warnings():
+            warnings.showwarning = functools.partial(_one_line_warning, f"libtopomap {args.command}")
+            return int(args._run(args) or 0)
     except ArgumentError as e:
         # a bad option value found after parsing: a usage error, like argparse's own (exit 2)
         print(f"libtopomap {args.command}: error: {e}", file=sys.stderr)

@@ -8,7 +8,7 @@ import math
 import sys
 import warnings
 
-__all__ = ["add_deprecated_alias", "positive_int", "non_negative_int", "positive_float",
+__all__ = ["add_deprecated_alias", "add_max_vertices", "positive_int", "non_negative_int", "positive_float",
            "non_negative_float"]
 
 
@@ -89,3 +89,19 @@ def add_routing_option(parser, flag="--routing", *, dest="routing"):
                                help=f"routing model of the reported congestion and hops: {', '.join(ROUTING_MODELS)}, "
                                     "or native (the topology's own: rt/rtt/minimal for generated RT/RTT/dragonfly) "
                                     "(default ecmp)")
+
+
+def add_max_vertices(parser):
+    """Add ``--max-vertices N``: the size limit of every topology, graph and hostlist the command reads
+    or generates (:mod:`libtopomap._limits`); :func:`libtopomap.cli.main` applies it around the run.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser or argument group
+    """
+    from .._limits import MAX_VERTICES
+
+    return parser.add_argument(
+        "--max-vertices", type=positive_int, metavar="N",
+        help="refuse inputs (topologies, graphs, hostlists) of more than N vertices or processes, before "
+             f"allocating for them (default: $LIBTOPOMAP_MAX_VERTICES or {MAX_VERTICES})")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import LibTopoMapError, MappingError
+from ..errors import ArgumentError, FormatError, LibTopoMapError, MappingError
 from ..vocabulary import COLLECTIVES
 from ._options import non_negative_int, positive_int
 from ._simulate import resolve_workload
@@ -69,10 +69,70 @@ def _need_workload(args):
         raise MappingError(f"plot {args.kind} needs --graph GRAPH or --collective C --procs P")
 
 
-def run(args):
-    from .. import plot as P
+def _read_times(path):
+    """``(document, sizes, {"original": times, "mapped": times})`` of a ``simulate --json`` file; any
+    problem (not a regular file, not UTF-8, not JSON, NaN, another structure) is a FormatError."""
+    import math
+    import os
 
+    if not os.path.isfile(path):
+        raise FormatError("no such file" if not os.path.exists(path) else "not a regular file", path=path)
+    with open(path, "rb") as f:
+        raw = f.read(64 << 20)  # a simulate --json document is a few kilobytes
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x}): not the output of 'libtopomap simulate "
+                          "--json'", path=path, line=raw.count(b"\n", 0, e.start) + 1) from None
+
+    def constant(name):
+        raise FormatError(f"{name} is not a JSON number")
+    try:
+        data = json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
+    except RecursionError:
+        raise FormatError("invalid JSON: nested too deeply", path=path) from None
+    except FormatError as e:
+        raise FormatError(f"invalid JSON: {e.reason}", path=path) from None
+
+    def numbers(x, what, positive=False):
+        if not isinstance(x, list) or not x or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                and (v > 0 if positive else v >= 0) for v in x):
+            raise FormatError(f"{what} must be a non-empty list of {'positive' if positive else 'non-negative'} "
+                              "numbers: not the output of 'libtopomap simulate --json'", path=path)
+        return x
+    if not isinstance(data, dict):
+        raise FormatError("expected an object: not the output of 'libtopomap simulate --json'", path=path)
+    sizes = numbers(data.get("sizes"), '"sizes"', positive=True)
+    times = {}
+    for key in ("original", "mapped"):
+        part = data.get(key)
+        t = numbers(part.get("times") if isinstance(part, dict) else None, f'"{key}": {{"times"}}')
+        if len(t) != len(sizes):
+            raise FormatError(f'"{key}" has {len(t)} times for {len(sizes)} sizes', path=path)
+        times[key] = t
+    return data, sizes, times
+
+
+def _check_output(stem):
+    """An output folder that does not exist is an error, not created: a typo would scatter files."""
+    import os
+
+    d = os.path.dirname(stem)
+    if d and not os.path.isdir(d):
+        raise ArgumentError(f"-o {stem}: folder {d!r} does not exist (create it first)")
+
+
+def run(args):
     stem = args.output or f"libtopomap-{args.kind}"
+    _check_output(stem)
+    try:
+        from .. import plot as P
+    except ImportError as e:  # pragma: no cover - plot itself needs numpy/scipy only
+        raise LibTopoMapError(f"plot: {e}") from None
+    P.require_matplotlib()
     if args.kind == "adjacency":
         if args.topology is None and args.graph is None and args.collective is None:
             raise MappingError("plot adjacency needs --topology, --graph/--collective, or both")
@@ -93,15 +153,10 @@ def run(args):
             graph = schedule_graph(schedule(args.collective, args.procs, root=args.root), args.procs)
         fig = P.plot_adjacency(topo, graph, title=args.title)
     elif args.kind == "times" and args.from_json:
-        with open(args.from_json, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-                sizes = data["sizes"]
-                times = {"original": data["original"]["times"], "mapped": data["mapped"]["times"]}
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise LibTopoMapError(f"{args.from_json}: not the output of 'libtopomap simulate --json' ({e})") \
-                    from None
+        data, sizes, times = _read_times(args.from_json)
         notes = data.get("placements")
+        if notes is not None and not (isinstance(notes, dict) and all(isinstance(v, str) for v in notes.values())):
+            notes = None
         fig = P.plot_times(sizes, times, title=args.title or f"{data.get('communication', '')} on "
                            f"{data.get('topology', '')}", notes=notes)
     else:

@@ -84,8 +84,17 @@ def read_mapping_file(path, topology, nprocs=None):
     """Vertex of each process from a file: JSON list (names or indices) or ``[process] vertex`` lines."""
     import numpy as np
 
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    import os
+
+    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block, a device never ends
+        raise FormatError("not a regular file", path=path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x})", path=path,
+                          line=raw.count(b"\n", 0, e.start) + 1) from None
     stripped = text.lstrip()
     items = []
     if stripped.startswith("[") or stripped.startswith("{"):
@@ -126,7 +135,7 @@ def read_mapping_file(path, topology, nprocs=None):
         else:
             try:
                 idx = int(v)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON number such as 1e999
                 raise FormatError(f"unknown vertex {v!r}", path=path, line=lineno) from None
             if not 0 <= idx < topology.n_vertices:
                 raise FormatError(f"vertex index {idx} outside 0..{topology.n_vertices - 1}", path=path, line=lineno)

@@ -211,6 +211,9 @@ def sniff(head, path=None):
 
 
 def _open_text(path):
+    # a device never ends (/dev/zero) and a FIFO blocks until a writer comes: only regular files
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
     try:
         return open(path, encoding="utf-8", errors="replace", newline=None)
     except OSError as e:
@@ -267,8 +270,27 @@ def write(path, topology, format=None, **options):
         format = next((f.name for f in _FORMATS.values()
                        if f.writer is not None and any(path.lower().endswith(e) for e in f.extensions)), "ltm")
     writer = _get(format, need="writer")
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with _open_for_writing(path) as fh:
         writer(topology, fh, **options)
+
+
+def _open_for_writing(path):
+    """``open(path, "w")``, except that a FIFO nobody reads is an error instead of blocking for ever
+    (a FIFO with a reader, such as ``-o /dev/stdout`` piped into another program, is written)."""
+    import stat
+
+    try:
+        fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        fifo = False
+    if fifo:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            raise FormatError("a FIFO that no process reads: writing would block", path=path) from None
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+    return open(path, "w", encoding="utf-8", newline="\n")
 
 
 def write_buffer(file, topology, format, **options):

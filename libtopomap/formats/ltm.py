@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from .._limits import check_vertex_count
 from ..errors import FormatError, TopologyError
 from ..topology import HOST, SWITCH, Topology
 
@@ -90,6 +91,7 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
     n = int(cm.group(1))
     if n <= 0:
         raise FormatError(f"vertex count must be positive, got {n}", path=path, line=lineno)
+    check_vertex_count(n, "the header", path=path, line=lineno)
     weighted = "w" in head[m.start(1) + len(cm.group(1)):].lower()
     body = lines[1:]
     if len(body) < 2 * n:

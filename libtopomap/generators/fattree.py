@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
+from .._limits import max_vertices
 from .grid import check_vertex_count
 
 __all__ = ["fattree"]
@@ -38,7 +39,7 @@ def fattree(k, n, *, capacity=1.0, name=None):
     Raises
     ------
     TopologyError
-        ``k < 2``, ``n < 1`` or more than 2**24 hosts.
+        ``k < 2``, ``n < 1`` or more vertices than the limit (``--max-vertices``).
 
     Notes
     -----
@@ -63,8 +64,8 @@ def fattree(k, n, *, capacity=1.0, name=None):
         raise TopologyError(f"a k-ary n-tree needs k >= 2 and n >= 1, got k={k}, n={n}")
     # by logarithms first: k**n itself is a huge integer for a fuzzed n (MemoryError, or a ValueError
     # when printed)
-    if n * math.log2(k) > 24:
-        raise TopologyError(f"a {k}-ary {n}-tree has k**n > 2**24 hosts: too large")
+    if n * math.log2(k) > math.log2(max_vertices()) + 1e-9:
+        check_vertex_count(2.0 ** min(n * math.log2(k), 1000.0), f"fattree({k}, {n})")
     check_vertex_count(k ** n + n * k ** (n - 1), f"fattree({k}, {n})")
     hosts = k ** n
     per_level = k ** (n - 1)

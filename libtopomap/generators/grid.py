@@ -10,35 +10,11 @@ import math
 
 import numpy as np
 
+from .._limits import MAX_VERTICES, check_vertex_count  # noqa: F401 - the generators import them from here
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 
 __all__ = ["torus", "mesh", "hypercube", "concentrate", "parse_dims", "grid_links"]
-
-
-#: Default largest number of vertices a generator builds; ``$LIBTOPOMAP_MAX_VERTICES`` changes it.
-MAX_VERTICES = 1 << 24
-
-
-def check_vertex_count(n, what):
-    """Raise TopologyError before building ``n`` vertices beyond ``$LIBTOPOMAP_MAX_VERTICES`` (default
-    :data:`MAX_VERTICES`); ``what`` names the generator and its arguments."""
-    import os
-
-    if callable(n):  # the count from arguments not checked yet: the generator's own checks name them
-        try:
-            n = int(n())
-        except (TypeError, ValueError, OverflowError):
-            return None
-    text = os.environ.get("LIBTOPOMAP_MAX_VERTICES", "")
-    try:
-        limit = int(text) if text else MAX_VERTICES
-    except ValueError:
-        raise TopologyError(f"LIBTOPOMAP_MAX_VERTICES must be an integer, got {text!r}") from None
-    if n > limit:
-        raise TopologyError(f"{what} has {n} vertices, above the limit of {limit} "
-                            "(set LIBTOPOMAP_MAX_VERTICES to raise it)")
-    return n
 
 
 def parse_dims(dims):
@@ -148,6 +124,7 @@ def concentrate(topology, c, *, capacity=1.0, name=None):
     if c < 1:
         raise TopologyError(f"concentration must be >= 1, got {c}")
     routers = topology.hosts
+    check_vertex_count(topology.n_vertices + routers.size * c, f"concentrate({topology.name or 'topology'}, {c})")
     is_router = topology.slots > 0
     names = ["sw-" + nm if r else nm for nm, r in zip(topology.names, is_router.tolist())]
     kinds = [SWITCH] * topology.n_vertices

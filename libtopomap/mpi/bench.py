@@ -59,6 +59,31 @@ def parse_size(text):
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
+#: Default largest buffer memory one rank of :func:`run_benchmark` allocates; ``$LIBTOPOMAP_BENCH_MAX_BYTES``
+#: raises it.
+MAX_BUFFER_BYTES = 1 << 30
+
+
+def _check_buffers(sizes, collectives, p, graph, *, comm=None):
+    """Raise ArgumentError before any buffer is allocated when the largest size needs more than the
+    per-rank limit: alltoall holds four ``p x size`` arrays, neighbor_alltoall three ``degree x size``
+    arrays.  With ``comm``, the need is the largest over its ranks, so every rank raises or none does."""
+    import os
+
+    text = os.environ.get("LIBTOPOMAP_BENCH_MAX_BYTES", "").strip()
+    limit = parse_size(text) if text else MAX_BUFFER_BYTES
+    degree = int(max(np.bincount(graph.src, minlength=p).max(initial=0),
+                     np.bincount(graph.dst, minlength=p).max(initial=0))) if graph.src.size else 0
+    blocks = {"bcast": 3, "allreduce": 4, "alltoall": 4 * p, "neighbor_alltoall": 3 * max(degree, 1)}
+    need = max(sizes, default=0) * max((blocks[c] for c in collectives), default=0)
+    if comm is not None:
+        need = comm.allreduce(need, op=MPI.MAX)
+    if need > limit:
+        raise ArgumentError(f"--sizes {format_size(max(sizes))} needs about {format_size(need)} bytes of buffers per "
+                            f"rank ({', '.join(collectives)} on {p} ranks), above the limit of {format_size(limit)} "
+                            "(set LIBTOPOMAP_BENCH_MAX_BYTES to raise it)")
+
+
 def format_size(n):
     """``1048576 -> "1M"``, ``65536 -> "64K"``, ``100 -> "100"``."""
     for unit in ("G", "M", "K"):
@@ -356,6 +381,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     if graph.n != p:
         raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
     sizes = [int(s) for s in sizes]
+    _check_buffers(sizes, collectives, p, graph, comm=comm)
     results = []
     for coll in collectives:
         steps, g = _graph_for(coll, p, graph)
