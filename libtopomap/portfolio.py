@@ -31,10 +31,12 @@ import contextlib
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._deprecation import renamed_keyword
 from .errors import MappingError
 
 __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
@@ -678,8 +680,10 @@ class MappingProblem:
     graph : CommGraph
     slots : array_like of int, optional
         Slots this job may use per vertex (default ``topology.slots``).
-    current : array_like of int, optional
-        Current placement (default: the usable slots filled in vertex order).
+    placement : array_like of int, optional
+        Current placement of the processes, candidate 0 of the race (default: the usable slots
+        filled in vertex order).  Its old name ``current=`` still works, with a
+        :class:`DeprecationWarning`.
     objective : {"congestion", "dilation", "hopbytes"}
     time_budget : float, optional
         Seconds for each candidate's refinement.
@@ -706,7 +710,8 @@ class MappingProblem:
     order = STRATEGY_ORDER
     key_length = 3
 
-    def __init__(self, topology, graph, *, slots=None, current=None, objective="congestion", time_budget=None,
+    @renamed_keyword("current", "placement")
+    def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
                  iterations=None, total_budget=None):
         from .mappers import check_objective
         from .mappers._common import check_slots
@@ -715,11 +720,11 @@ class MappingProblem:
         self.graph = graph
         self.objective = check_objective(objective)
         self.slots = check_slots(topology, slots).astype(np.int64)
-        if current is None:
+        if placement is None:
             from .mappers import map_identity
 
-            current = map_identity(topology, graph, slots=self.slots).vertices
-        self.current = np.asarray(current, dtype=np.int64)
+            placement = map_identity(topology, graph, slots=self.slots).vertices
+        self.placement = np.asarray(placement, dtype=np.int64)
         self.time_budget = time_budget
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
@@ -735,6 +740,13 @@ class MappingProblem:
         self._t0 = None
         self._slowdown = 1.0
         self._score_seconds = 0.0
+
+    @property
+    def current(self):
+        """Deprecated name of :attr:`placement` (the current placement)."""
+        warnings.warn("MappingProblem.current is deprecated; use MappingProblem.placement", DeprecationWarning,
+                      stacklevel=2)
+        return self.placement
 
     # ------------------------------------------------------------------ budget
     def start_clock(self):
@@ -837,12 +849,12 @@ class MappingProblem:
         t0 = time.perf_counter()
         c = candidate
         if c.baseline:
-            return self._outcome(c, self.current.copy(), "current", t0)
+            return self._outcome(c, self.placement.copy(), "current", t0)
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
-            return self._outcome(c, self.current.copy(), c.label, t0, "no communication: current placement")
+            return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
         try:
             m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                      placement=self.current, objective=self.objective, seed=c.seed, start=c.start)
+                                      placement=self.placement, objective=self.objective, seed=c.seed, start=c.start)
             out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e

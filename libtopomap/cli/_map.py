@@ -161,7 +161,7 @@ def _prepare_job(args):
             raise MappingError(f"{graph.n} processes but the allocation has {current.size} slots "
                                   f"({len(allocation.hosts)} hosts); raise --ranks-per-host")
         current = current[:graph.n]
-    problem = MappingProblem(topo, graph, current=current, objective=args.objective,
+    problem = MappingProblem(topo, graph, placement=current, objective=args.objective,
                              time_budget=args.time_budget, iterations=args.iterations)
     from ..mappers._common import prepare
 

@@ -548,7 +548,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     else:
         base = int(seed)
     problem = collective_call(comm, lambda: MappingProblem(
-        topo, graph, slots=job_slots, current=current, objective=objective, time_budget=time_budget,
+        topo, graph, slots=job_slots, placement=current, objective=objective, time_budget=time_budget,
         iterations=iterations), what="preparing the mapping")
 
     def make(n):
