@@ -41,7 +41,7 @@ from .errors import MappingError
 
 __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
            "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined",
-           "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
+           "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
            "CONSTRUCTION_SHARE", "estimate_seconds"]
@@ -1012,6 +1012,33 @@ def bound_skip(candidate, stop):
                               "reached the lower bound")
 
 
+def budget_skip(problem, candidate):
+    """The :class:`Skipped` entry of a construction that cannot finish in time, else ``None``.
+
+    The rule of every driver (:func:`run_portfolio`, and each mapping rank of
+    :func:`libtopomap.mpi.driver.race` for its own candidates): a raced candidate is skipped when its
+    estimated seconds (:meth:`MappingProblem.estimate_seconds`) exceed what is left of the
+    constructions' share of the problem's ``total_budget`` on the process that would run it
+    (:meth:`MappingProblem.construction_time_left`).  The current placement is never skipped;
+    problems without a budget (:class:`CollectiveProblem`) never skip.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> p = MappingProblem(ltm.torus("8x8"), ltm.load_graph("stencil:8x8"), total_budget=1e-9)
+    >>> c = make_candidates(["greedy"], seed=0)
+    >>> budget_skip(p, c[0]) is None, budget_skip(p, c[1]).reason.split(":")[0]
+    (True, 'greedy skipped')
+    """
+    if candidate.baseline or not hasattr(problem, "construction_time_left"):
+        return None
+    secs, left = problem.estimate_seconds(candidate), problem.construction_time_left()
+    if secs <= left:
+        return None
+    return Skipped(candidate, f"{candidate.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left of "
+                              f"the constructions' share of the {problem.total_budget:.3g} s budget")
+
+
 def not_refined(outcome, stop=None):
     """A construction left unrefined by :func:`refinement_choice`, with the reason in its note:
     ``stop``, the first outcome at the lower bound, or not among the best constructions."""
@@ -1072,12 +1099,10 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             if stop is not None:
                 skipped.append(bound_skip(c, stop))
                 continue
-            if timed and not c.baseline:
-                secs, left = problem.estimate_seconds(c), problem.construction_time_left()
-                if secs > left:
-                    skipped.append(Skipped(c, f"{c.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left "
-                                              f"of the constructions' share of the {problem.total_budget:.3g} s budget"))
-                    continue
+            late = budget_skip(problem, c)
+            if late is not None:
+                skipped.append(late)
+                continue
             o = problem.construct(c) if two_phase else problem.evaluate(c)
             outcomes[c.index] = o
             if o.at_bound:
