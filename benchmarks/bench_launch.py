@@ -156,7 +156,7 @@ def large(nprocs=32768, torus="16x16x16", per_host=8, seed=1):
             row(label, [topo.index(h) for h in placement], seconds, "`" + cmd.replace(tmp, "$TMP") + "`")
     strats = tuple(s for s in DEFAULT_STRATEGIES if s in STRATEGIES)
     t = time.perf_counter()
-    problem = MappingProblem(topo, graph, current=launch, objective="congestion")
+    problem = MappingProblem(topo, graph, placement=launch, objective="congestion")
     result = run_portfolio(problem, make_candidates(strats, seed=0, starts=np.flatnonzero(problem.slots)))
     row("(c) Create_cart (serial portfolio)", result.winner.payload, time.perf_counter() - t,
         f"portfolio of {', '.join(strats)} from (a); winner {result.winner.label}")

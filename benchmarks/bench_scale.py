@@ -21,7 +21,7 @@ Instances, for each size P (``--instances torus,fattree,dragonfly``):
 the last two carry a scrambled 3-D periodic stencil on ``stencil_dims(P)``.
 
 Measurements (``--strategies``; default all): the constructions of ``map_processes`` (identity,
-random, greedy, rcm, recursive, scotch when pyscotch is installed), ``greedy+ta`` (greedy, then
+random, greedy, rcm, recursive, multisection, scotch when pyscotch is installed), ``greedy+ta`` (greedy, then
 threshold accepting on congestion) and ``portfolio`` ("strategy all + refine ta": every strategy
 refined by threshold accepting, the best by max congestion, as ``libtopomap map --strategy all
 --refine ta`` does; the driver of ``libtopomap.portfolio`` when that module has one, see
@@ -62,7 +62,7 @@ FATTREE = {4096: (16, 3), 32768: (32, 3), 65536: (16, 4), 262144: (64, 3)}      
 DRAGONFLY = {4096: (64, 8, 8, 8), 32768: (128, 16, 16, 8), 65536: (256, 16, 16, 16),  # g, a, p, h
              262144: (512, 32, 16, 16)}
 FAMILIES = ("torus", "fattree", "dragonfly")
-CONSTRUCTIONS = ("identity", "random", "greedy", "rcm", "recursive", "scotch")
+CONSTRUCTIONS = ("identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch")
 EXTRA = ("greedy+ta", "portfolio")
 SCRAMBLE_SEED = 1
 SEED = 0

@@ -30,10 +30,10 @@ def renamed_keyword(old, new):
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             if old in kwargs:
-                warnings.warn(f"{fn.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
-                              stacklevel=2)
+                name = fn.__qualname__.removesuffix(".__init__")  # a class's name for its constructor
+                warnings.warn(f"{name}({old}=...) is deprecated; use {new}=", DeprecationWarning, stacklevel=2)
                 if new in kwargs:
-                    raise ArgumentTypeError(f"{fn.__name__}() got both {new} and {old} (its old name)")
+                    raise ArgumentTypeError(f"{name}() got both {new} and {old} (its old name)")
                 kwargs[new] = kwargs.pop(old)
             return fn(*args, **kwargs)
         return inner

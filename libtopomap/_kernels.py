@@ -1174,3 +1174,146 @@ def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
     parts = np.zeros((nchunks, n_arcs), np.float64)
     _grid_ecmp_chunks(arcs, dims, wrap, strides, src, dst, w, bounds, parts, maxvol, maxlen)
     return parts.sum(axis=0) if nchunks > 1 else parts[0]
+
+
+# ============================================================================ ECMP link loads on fat trees
+# Exact ECMP (path-uniform) link loads on a k-ary n-tree (libtopomap.fattree: hosts 0..k^n - 1,
+# then n levels of k^(n-1) switches, level 0 the top; switch <w, l> joined to <w', l+1> when the
+# (n-1)-digit words w, w' agree except in digit l, digit 0 the most significant; host p under leaf
+# <p // k, n-1>).  Every shortest path between hosts s, t under different leaves goes up to level d,
+# the first digit where their leaves' words differ, and down: up, digits n-2 .. d are free (k ways
+# each), down they are set to t's, one way.  So the k^(n-1-d) paths carry w / k^(n-1-d) each, and
+# the arc from level l + 1 up to level l, like the arc from level l down to level l + 1, carries
+# w / k^(n-1-l) on each of the k^(n-1-l) arcs used (issue 11: no search per source).
+
+__all__ += ["fattree_up_arcs", "fattree_ecmp_traffic"]
+
+
+def fattree_up_arcs(indptr, indices, k, n):
+    """The CSR arcs of a k-ary n-tree by structure, or None when the CSR is not one.
+
+    Returns
+    -------
+    up : numpy.ndarray of int64, shape (n k^(n-1), k)
+        ``up[l * k^(n-1) + w, j]``: the arc from switch ``<w, l>`` (``l >= 1``) up to the switch of
+        level ``l - 1`` whose digit ``l - 1`` is ``j``; row ``w`` of level 0 is -1.
+    host_up : numpy.ndarray of int64, shape (k^n,)
+        The arc from each host to its leaf switch.
+    """
+    k, n = int(k), int(n)
+    H, S = k ** n, k ** (n - 1)
+    indptr = np.asarray(indptr, np.int64)
+    indices = np.asarray(indices, np.int64)
+    if indptr.size != H + n * S + 1 or indices.size != 2 * (H + (n - 1) * S * k):
+        return None
+    src = np.repeat(np.arange(H + n * S, dtype=np.int64), np.diff(indptr))
+    # hosts: one arc each, to their leaf
+    if not np.array_equal(np.diff(indptr[:H + 1]), np.ones(H, np.int64)):
+        return None
+    host_up = indptr[:H].copy()
+    if not np.array_equal(indices[host_up], H + (n - 1) * S + np.arange(H) // k):
+        return None
+    up = np.full((n * S, k), -1, np.int64)
+    a = np.flatnonzero((src >= H) & (indices >= H))
+    cl, cw = (src[a] - H) // S, (src[a] - H) % S
+    pl, pw = (indices[a] - H) // S, (indices[a] - H) % S
+    a, cl, cw, pl, pw = a[pl == cl - 1], cl[pl == cl - 1], cw[pl == cl - 1], pl[pl == cl - 1], pw[pl == cl - 1]
+    if a.size != (n - 1) * S * k:
+        return None
+    place = k ** (n - 2 - pl)
+    j = (pw // place) % k
+    if not np.array_equal(pw - j * place, cw - ((cw // place) % k) * place):  # words differ only in digit l
+        return None
+    up[cl * S + cw, j] = a
+    if (up[S:] < 0).any():
+        return None
+    return up, host_up
+
+
+@njit(cache=True)
+def _fattree_demand(s, t, w, k, n, H, S, up, host_up, arc_reverse, traffic):
+    if s == t or w == 0.0:
+        return
+    traffic[host_up[s]] += w
+    traffic[arc_reverse[host_up[t]]] += w
+    ws = s // k
+    wt = t // k
+    if ws == wt:
+        return
+    # d: the first (most significant) digit where the leaves' words differ
+    d = 0
+    place = S // k
+    while (ws // place) % k == (wt // place) % k:
+        d += 1
+        place //= k
+    # up: from level l + 1 to level l, l = n-2 .. d; the switches of level l + 1 keep ws's digits
+    # 0..l and range over the rest (the lowest n-2-l digits)
+    span = 1
+    for l in range(n - 2, d - 1, -1):
+        f = w / (span * k)
+        base = (ws // span) * span
+        row0 = (l + 1) * S
+        for x in range(span):
+            r = row0 + base + x
+            for j in range(k):
+                traffic[up[r, j]] += f
+        span *= k
+    # down: from level l to level l + 1, l = d .. n-2; the switches of level l have t's digits
+    # 0..l-1 and range over the rest (the lowest n-1-l digits); the arc sets digit l to t's
+    span = S
+    for _ in range(d):
+        span //= k
+    for l in range(d, n - 1):
+        f = w / span
+        place = span // k  # of digit l
+        tl = (wt // place) % k
+        base = (wt // span) * span
+        row0 = (l + 1) * S
+        for x in range(span):
+            p = base + x
+            pl = (p // place) % k
+            child = p + (tl - pl) * place
+            traffic[arc_reverse[up[row0 + child, pl]]] += f
+        span //= k
+
+
+@njit(cache=True, parallel=True)
+def _fattree_chunks(src, dst, wf, wr, k, n, up, host_up, arc_reverse, parts, nchunks):
+    H = k ** n
+    S = k ** (n - 1)
+    m = src.size
+    for c in numba.prange(nchunks):
+        for e in range(c * m // nchunks, (c + 1) * m // nchunks):
+            _fattree_demand(src[e], dst[e], wf[e], k, n, H, S, up, host_up, arc_reverse, parts[c])
+            _fattree_demand(dst[e], src[e], wr[e], k, n, H, S, up, host_up, arc_reverse, parts[c])
+    return parts
+
+
+def fattree_ecmp_traffic(arcs, arc_reverse, k, n, src, dst, wf, wr, n_arcs):
+    """ECMP traffic per arc of the demands ``src[e] -> dst[e]`` (weight ``wf[e]``) and back
+    (``wr[e]``) between hosts of a k-ary n-tree, in closed form (no search).
+
+    ``arcs`` is :func:`fattree_up_arcs`'s result.  Work per demand: the arcs its paths use
+    (``O(k^(n-1-d))`` for leaves that first differ in digit ``d``); memory ``O(threads x arcs)``.
+    Equal to :func:`ecmp_traffic` up to float rounding (exactly when ``k`` is a power of two).
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> t = ltm.fattree(2, 2)
+    >>> arcs = fattree_up_arcs(t.indptr, t.indices, 2, 2)
+    >>> tr = fattree_ecmp_traffic(arcs, t.arc_reverse, 2, 2, [0], [3], [1.0], [0.0], t.n_arcs)
+    >>> sorted(tr[tr > 0].tolist())
+    [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
+    """
+    up, host_up = arcs
+    src = np.ascontiguousarray(src, np.int64)
+    dst = np.ascontiguousarray(dst, np.int64)
+    wf = np.ascontiguousarray(wf, np.float64)
+    wr = np.ascontiguousarray(wr, np.float64)
+    nchunks = int(max(1, min(src.size, numba.get_num_threads())))
+    parts = np.zeros((nchunks, n_arcs), np.float64)
+    if src.size:
+        _fattree_chunks(src, dst, wf, wr, int(k), int(n), up, host_up, np.ascontiguousarray(arc_reverse, np.int64),
+                        parts, nchunks)
+    return parts.sum(axis=0) if nchunks > 1 else parts[0]

@@ -31,15 +31,17 @@ import contextlib
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._deprecation import renamed_keyword
 from .errors import MappingError
 
 __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult", "candidate_seed",
            "make_candidates", "selection_key", "select", "REFINE_BEST", "refinement_choice", "not_refined",
-           "bound_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
+           "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
            "CONSTRUCTION_SHARE", "estimate_seconds"]
@@ -678,8 +680,10 @@ class MappingProblem:
     graph : CommGraph
     slots : array_like of int, optional
         Slots this job may use per vertex (default ``topology.slots``).
-    current : array_like of int, optional
-        Current placement (default: the usable slots filled in vertex order).
+    placement : array_like of int, optional
+        Current placement of the processes, candidate 0 of the race (default: the usable slots
+        filled in vertex order).  Its old name ``current=`` still works, with a
+        :class:`DeprecationWarning`.
     objective : {"congestion", "dilation", "hopbytes"}
     time_budget : float, optional
         Seconds for each candidate's refinement.
@@ -706,7 +710,8 @@ class MappingProblem:
     order = STRATEGY_ORDER
     key_length = 3
 
-    def __init__(self, topology, graph, *, slots=None, current=None, objective="congestion", time_budget=None,
+    @renamed_keyword("current", "placement")
+    def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
                  iterations=None, total_budget=None):
         from .mappers import check_objective
         from .mappers._common import check_slots
@@ -715,11 +720,11 @@ class MappingProblem:
         self.graph = graph
         self.objective = check_objective(objective)
         self.slots = check_slots(topology, slots).astype(np.int64)
-        if current is None:
+        if placement is None:
             from .mappers import map_identity
 
-            current = map_identity(topology, graph, slots=self.slots).vertices
-        self.current = np.asarray(current, dtype=np.int64)
+            placement = map_identity(topology, graph, slots=self.slots).vertices
+        self.placement = np.asarray(placement, dtype=np.int64)
         self.time_budget = time_budget
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
@@ -735,6 +740,13 @@ class MappingProblem:
         self._t0 = None
         self._slowdown = 1.0
         self._score_seconds = 0.0
+
+    @property
+    def current(self):
+        """Deprecated name of :attr:`placement` (the current placement)."""
+        warnings.warn("MappingProblem.current is deprecated; use MappingProblem.placement", DeprecationWarning,
+                      stacklevel=2)
+        return self.placement
 
     # ------------------------------------------------------------------ budget
     def start_clock(self):
@@ -767,10 +779,13 @@ class MappingProblem:
         """Rough seconds of one search state of a refinement (a refinement builds two or three): the
         scoring time of a mapping, or for congestion where the distance oracle cannot prune the ECMP
         searches (switches outside its table), one breadth-first search of the whole topology per
-        used vertex (about 2 ns per vertex or arc visited, idle; the fat tree k = 32, n = 3 at
-        32,768 hosts: ~16 s), times the machine's slowdown."""
+        used vertex (about 2 ns per vertex or arc visited, idle), times the machine's slowdown.  A fat
+        tree from :func:`libtopomap.fattree` has its loads in closed form (no search)."""
+        from .mappers.local_search import _fattree_arcs
+
         secs = self._score_seconds
-        if self.objective == "congestion" and not self.topology.distances.covers_all:
+        if (self.objective == "congestion" and not self.topology.distances.covers_all
+                and _fattree_arcs(self.topology) is None):
             t = self.topology
             secs = max(secs, 2e-9 * self._slowdown * int(np.count_nonzero(self.slots)) * (t.n_vertices + t.n_arcs))
         return secs
@@ -837,12 +852,12 @@ class MappingProblem:
         t0 = time.perf_counter()
         c = candidate
         if c.baseline:
-            return self._outcome(c, self.current.copy(), "current", t0)
+            return self._outcome(c, self.placement.copy(), "current", t0)
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
-            return self._outcome(c, self.current.copy(), c.label, t0, "no communication: current placement")
+            return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
         try:
             m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                      placement=self.current, objective=self.objective, seed=c.seed, start=c.start)
+                                      placement=self.placement, objective=self.objective, seed=c.seed, start=c.start)
             out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
@@ -1000,6 +1015,33 @@ def bound_skip(candidate, stop):
                               "reached the lower bound")
 
 
+def budget_skip(problem, candidate):
+    """The :class:`Skipped` entry of a construction that cannot finish in time, else ``None``.
+
+    The rule of every driver (:func:`run_portfolio`, and each mapping rank of
+    :func:`libtopomap.mpi.driver.race` for its own candidates): a raced candidate is skipped when its
+    estimated seconds (:meth:`MappingProblem.estimate_seconds`) exceed what is left of the
+    constructions' share of the problem's ``total_budget`` on the process that would run it
+    (:meth:`MappingProblem.construction_time_left`).  The current placement is never skipped;
+    problems without a budget (:class:`CollectiveProblem`) never skip.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> p = MappingProblem(ltm.torus("8x8"), ltm.load_graph("stencil:8x8"), total_budget=1e-9)
+    >>> c = make_candidates(["greedy"], seed=0)
+    >>> budget_skip(p, c[0]) is None, budget_skip(p, c[1]).reason.split(":")[0]
+    (True, 'greedy skipped')
+    """
+    if candidate.baseline or not hasattr(problem, "construction_time_left"):
+        return None
+    secs, left = problem.estimate_seconds(candidate), problem.construction_time_left()
+    if secs <= left:
+        return None
+    return Skipped(candidate, f"{candidate.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left of "
+                              f"the constructions' share of the {problem.total_budget:.3g} s budget")
+
+
 def not_refined(outcome, stop=None):
     """A construction left unrefined by :func:`refinement_choice`, with the reason in its note:
     ``stop``, the first outcome at the lower bound, or not among the best constructions."""
@@ -1064,12 +1106,10 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             if stop is not None:
                 skipped.append(bound_skip(c, stop))
                 continue
-            if timed and not c.baseline:
-                secs, left = problem.estimate_seconds(c), problem.construction_time_left()
-                if secs > left:
-                    skipped.append(Skipped(c, f"{c.label} skipped: estimated {secs:.3g} s > {max(left, 0):.3g} s left "
-                                              f"of the constructions' share of the {problem.total_budget:.3g} s budget"))
-                    continue
+            late = budget_skip(problem, c)
+            if late is not None:
+                skipped.append(late)
+                continue
             if progress is not None:
                 progress("construct", c, None)
             o = problem.construct(c) if two_phase else problem.evaluate(c)

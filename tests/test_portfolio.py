@@ -175,3 +175,22 @@ def test_portfolio_does_not_import_mpi4py():
             "p.make_candidates(['greedy'], seed=0)); assert 'mpi4py' not in sys.modules")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_placement_keyword_and_its_old_name():
+    from libtopomap.errors import ArgumentTypeError
+
+    t, g = ltm.torus("4x4"), ltm.load_graph("stencil:4x4")
+    start = np.arange(16)[::-1].copy()
+    prob = MappingProblem(t, g, placement=start)
+    assert prob.placement.tolist() == start.tolist()
+    with pytest.warns(DeprecationWarning, match=r"MappingProblem\(current=...\) is deprecated; use placement="):
+        old = MappingProblem(t, g, current=start)
+    assert old.placement.tolist() == start.tolist()
+    with pytest.warns(DeprecationWarning, match="MappingProblem.current is deprecated"):
+        assert old.current.tolist() == start.tolist()
+    with pytest.raises(ArgumentTypeError, match="got both placement and current"), pytest.warns(DeprecationWarning):
+        MappingProblem(t, g, current=start, placement=start)
+    # candidate 0 is that placement
+    out = prob.construct(make_candidates(["greedy"], seed=0)[0])
+    assert out.payload.tolist() == start.tolist()

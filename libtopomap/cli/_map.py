@@ -18,7 +18,7 @@ import re
 from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
-from ._options import add_routing_option, non_negative_float, non_negative_int, positive_int
+from ._options import add_routing_option, non_negative_float, non_negative_int, positive_float, positive_int
 from ._progress import add_quiet, for_command
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -79,6 +79,8 @@ def _bytes_arg(text):
 
 
 def add_parser(sub):
+    from ..portfolio import DEFAULT_TOTAL_BUDGET
+
     p = sub.add_parser(
         "map", help="map a communication graph onto a topology and report congestion, dilation, hop-bytes",
         description="Map a communication graph (edge list 'src dst [weight]', Matrix Market file, dense N x N "
@@ -105,6 +107,10 @@ def add_parser(sub):
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="base seed; each candidate derives its own (default 0)")
     p.add_argument("--time-budget", type=non_negative_float, metavar="SEC", help="seconds per refinement")
+    p.add_argument("--budget", type=positive_float, metavar="SECONDS",
+                   help="seconds for the whole race (per rank under mpiexec): constructions estimated beyond what "
+                        "is left of their share are skipped with the reason, refinements stop at it "
+                        f"(default {DEFAULT_TOTAL_BUDGET:g})")
     p.add_argument("--iterations", type=positive_int, metavar="N",
                    help="moves per refinement (default: the refinement's)")
     p.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
@@ -147,7 +153,7 @@ def _prepare_job(args):
     from ..portfolio import MappingProblem, check_memory, make_candidates
 
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
-                         ("ranks_per_host", None), ("output", None)):
+                         ("ranks_per_host", None), ("output", None), ("budget", None)):
         if not hasattr(args, opt):  # a Namespace made by hand before these options existed
             setattr(args, opt, default)
     if args.emit != "mapping" and not args.output:
@@ -164,8 +170,8 @@ def _prepare_job(args):
             raise MappingError(f"{graph.n} processes but the allocation has {current.size} slots "
                                   f"({len(allocation.hosts)} hosts); raise --ranks-per-host")
         current = current[:graph.n]
-    problem = MappingProblem(topo, graph, current=current, objective=args.objective,
-                             time_budget=args.time_budget, iterations=args.iterations)
+    problem = MappingProblem(topo, graph, placement=current, objective=args.objective,
+                             time_budget=args.time_budget, iterations=args.iterations, total_budget=args.budget)
     problem.routing = getattr(args, "routing", "ecmp")  # the scores (and so the winner) under --routing
     from ..mappers._common import prepare
 

@@ -164,15 +164,46 @@ def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_pt
     return parts
 
 
-def full_traffic(topology, sym, proc_vertex, oracle=None):
-    """ECMP traffic per arc of a whole mapping, by the cheaper of two exact methods.
+def _fattree_arcs(topology):
+    """:func:`libtopomap._kernels.fattree_up_arcs` of a topology built by :func:`libtopomap.fattree`
+    (checked against its CSR), cached on the topology; None for any other topology."""
+    attrs = getattr(topology, "attrs", None) or {}
+    if attrs.get("generator") != "fattree":
+        return None
+    cached = getattr(topology, "_fattree_arcs_cache", False)
+    if cached is False:
+        try:
+            cached = _kernels.fattree_up_arcs(topology.indptr, topology.indices, int(attrs["k"]), int(attrs["n"]))
+        except (KeyError, TypeError, ValueError):
+            cached = None
+        try:
+            topology._fattree_arcs_cache = cached
+        except AttributeError:  # pragma: no cover - a topology with __slots__
+            pass
+    return cached
 
-    With an oracle that answers every vertex, one pruned single-pair search per edge (work
-    proportional to the edges' shortest-path regions); otherwise one breadth-first search per
-    source vertex with Brandes accumulation (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
+
+def full_traffic(topology, sym, proc_vertex, oracle=None):
+    """ECMP traffic per arc of a whole mapping, by the cheapest exact method.
+
+    On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
+    (:func:`libtopomap._kernels.fattree_ecmp_traffic`: all shortest paths go up to the level of the
+    leaves' lowest common ancestors and down).  Else, with an oracle that answers every vertex, one
+    pruned single-pair search per edge (work proportional to the edges' shortest-path regions);
+    otherwise one breadth-first search per source vertex with Brandes accumulation
+    (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
     """
     oracle = topology.distances if oracle is None else oracle
     t = topology
+    ft = _fattree_arcs(t)
+    vert = np.asarray(proc_vertex, np.int64)
+    if ft is not None and (vert.size == 0 or int(vert.max()) < ft[1].size):
+        attrs = t.attrs
+        ptr, idx = sym.indptr, sym.indices
+        u = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(ptr))
+        once = idx > u  # each undirected pair once, as the pruned searches take them
+        return _kernels.fattree_ecmp_traffic(ft, t.arc_reverse, attrs["k"], attrs["n"], vert[u[once]],
+                                             vert[idx[once]], sym.wout[once], sym.win[once], t.n_arcs)
     if oracle.covers_all:
         nchunks = max(1, min(numba.get_num_threads(), sym.n))
         parts = np.zeros((nchunks, t.n_arcs))

@@ -275,7 +275,7 @@ def _general_lists(size, sources, degrees, destinations, weights):
     return src.tolist(), deg.tolist(), dst.tolist(), weights
 
 
-def _check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory):
+def _check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory, total_budget=None):
     """Local checks of the options that must be equal on every rank (their agreement is separate)."""
     import math
     import numbers
@@ -290,6 +290,11 @@ def _check_options(*, strategies, objective, seed, time_budget, iterations, refi
             raise ArgumentTypeError(f"time_budget must be a number of seconds, got {time_budget!r}")
         if not (math.isfinite(time_budget) and time_budget > 0):
             raise ArgumentError(f"time_budget must be a finite number of seconds > 0, got {time_budget!r}")
+    if total_budget is not None:
+        if isinstance(total_budget, bool) or not isinstance(total_budget, numbers.Real):
+            raise ArgumentTypeError(f"total_budget must be a number of seconds, got {total_budget!r}")
+        if not total_budget > 0:  # math.inf: no budget
+            raise ArgumentError(f"total_budget must be a number of seconds > 0, got {total_budget!r}")
     if iterations is not None:
         if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
             raise ArgumentTypeError(f"iterations must be an integer, got {iterations!r}")
@@ -477,7 +482,7 @@ def _candidate_records(result, objective):
 
 
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
-             fake_names, placement, max_memory=None):
+             fake_names, placement, max_memory=None, total_budget=None):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph).
 
     ``lists`` is this rank's ``(sources, destinations, sourceweights, destweights)``, or a
@@ -513,7 +518,8 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     topo, strats = collective_call(comm, prepare, what="preparing the topology")
     _check_agreement(comm, "topology", _topology_fingerprint(topo))
     _check_agreement(comm, "options (strategies, objective, seed, refine, iterations)",
-                     repr((strats, objective, seed, refine, iterations, time_budget, max_memory)).encode())
+                     repr((strats, objective, seed, refine, iterations, time_budget, max_memory,
+                           total_budget)).encode())
 
     # 1. Where is every process?
     t = time.perf_counter()
@@ -548,8 +554,8 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     else:
         base = int(seed)
     problem = collective_call(comm, lambda: MappingProblem(
-        topo, graph, slots=job_slots, current=current, objective=objective, time_budget=time_budget,
-        iterations=iterations), what="preparing the mapping")
+        topo, graph, slots=job_slots, placement=current, objective=objective, time_budget=time_budget,
+        iterations=iterations, total_budget=total_budget), what="preparing the mapping")
 
     def make(n):
         return make_candidates(strats, seed=base, refine=refine, count=n, starts=job_hosts)
@@ -615,7 +621,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
                                info=MPI.INFO_NULL, reorder=True, topology=None, *,
                                strategies=None, objective="congestion", seed=None,
                                time_budget=None, iterations=None, refine=None, fake_names=None,
-                               placement=None, max_memory=None):
+                               placement=None, max_memory=None, total_budget=None):
     """``comm.Create_dist_graph_adjacent`` that really reorders ranks onto ``topology``.
 
     A one-line change in an mpi4py application: replace ``comm.Create_dist_graph_adjacent(...)`` by
@@ -658,6 +664,11 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
         largest estimate`` of its ranks map, the others wait; a strategy estimated above it is
         skipped (``report.skipped`` says why).  Default: a quarter of the smallest node's physical
         memory.
+    total_budget : float, optional
+        Seconds for the whole race on each mapping rank (:class:`libtopomap.portfolio.MappingProblem`):
+        a construction estimated beyond what is left of the constructions' share is skipped with
+        the reason in ``report.skipped``, refinements stop at the budget.  Default
+        :data:`libtopomap.portfolio.DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
 
     Returns
     -------
@@ -676,7 +687,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     CommError
         On every rank, before any other collective, when only some ranks passed bad arguments, or
         the ranks passed different ``reorder``, ``topology`` (given or not), ``strategies``,
-        ``objective``, ``seed``, ``time_budget``, ``iterations``, ``refine`` or ``max_memory``.
+        ``objective``, ``seed``, ``time_budget``, ``iterations``, ``refine``, ``max_memory`` or
+        ``total_budget``.
     CommError
         On every rank when any rank failed while mapping (bad topology, strategy error, inconsistent
         graph, host missing from the topology...), naming the rank(s) and cause.
@@ -704,7 +716,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     (([], [], None), 'identity', True)
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
 
     def check():
         _check_options(**opts)
@@ -718,7 +730,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     report, gathered = _reorder(comm, topology, lists,
                                 strategies=strategies, objective=objective, seed=seed,
                                 time_budget=time_budget, iterations=iterations, refine=refine,
-                                fake_names=fake_names, placement=placement, max_memory=max_memory)
+                                fake_names=fake_names, placement=placement, max_memory=max_memory,
+                                total_budget=total_budget)
     return _build(comm, report, gathered, info)
 
 
@@ -736,7 +749,7 @@ def _own_lists(dcomm):
 def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=MPI.INFO_NULL,
                       reorder=True, topology=None, *, strategies=None, objective="congestion",
                       seed=None, time_budget=None, iterations=None, refine=None, fake_names=None,
-                      placement=None, max_memory=None):
+                      placement=None, max_memory=None, total_budget=None):
     """``comm.Create_dist_graph`` that really reorders ranks onto ``topology``.
 
     The general form (any rank may give any edge) is first built by MPI without reordering; each rank's
@@ -746,7 +759,7 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
     ``weights`` are checked and agreed on before MPI sees them.
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
 
     def check():
         _check_options(**opts)
@@ -762,12 +775,14 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
         plain.Free()
     report, gathered = _reorder(comm, topology, lists, strategies=strategies, objective=objective,
                                 seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
-                                fake_names=fake_names, placement=placement, max_memory=max_memory)
+                                fake_names=fake_names, placement=placement, max_memory=max_memory,
+                                total_budget=total_budget)
     return _build(comm, report, gathered, info)
 
 
 def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion", seed=None,
-            time_budget=None, iterations=None, refine=None, fake_names=None, placement=None, max_memory=None):
+            time_budget=None, iterations=None, refine=None, fake_names=None, placement=None, max_memory=None,
+            total_budget=None):
     """The new rank of this process for a distributed-graph communicator (like ``TPM_Topomap``).
 
     Low level: the caller splits (``comm.Split(0, key=newrank)``) and moves the neighbour lists
@@ -777,7 +792,7 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     ----------
     distgraph_comm : mpi4py.MPI.Distgraphcomm
     topology : Topology or path
-    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory, total_budget
         As for :func:`Create_dist_graph_adjacent`.
 
     Returns
@@ -795,7 +810,7 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     T. Hoefler and M. Snir, ICS'11, section 4 (LibTopoMap's ``TPM_Topomap``).
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
 
     def check():
         if not isinstance(distgraph_comm, MPI.Comm) or distgraph_comm == MPI.COMM_NULL:
@@ -811,6 +826,7 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     lists = _own_lists(distgraph_comm)
     report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                          seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
-                         fake_names=fake_names, placement=placement, max_memory=max_memory)
+                         fake_names=fake_names, placement=placement, max_memory=max_memory,
+                         total_budget=total_budget)
     _attach(distgraph_comm, report)
     return report.new_rank

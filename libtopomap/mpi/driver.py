@@ -13,7 +13,11 @@ is only who runs which candidate:
    mapping problems in two phases as :func:`~libtopomap.portfolio.run_portfolio` does: every
    construction, one ``allgather`` of their scores, then the refinements that
    :func:`~libtopomap.portfolio.refinement_choice` picks (none when a construction is at the lower
-   bound), each on the rank that built it;
+   bound), each on the rank that built it.  The problem's ``total_budget`` (agreed between the
+   ranks) holds on each mapping rank, its clock starting after the plan: a construction estimated
+   beyond what is left of the constructions' share is skipped by the serial driver's rule
+   (:func:`~libtopomap.portfolio.budget_skip`, the reason in the report), and the refinements of a
+   rank share what is left of it, as serially;
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
    ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
 
@@ -31,9 +35,9 @@ import numpy as np
 from mpi4py import MPI
 
 from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, check_memory, default_max_memory,
-                         bound_skip, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
-                         refinement_choice)
-from .race import bcast_array, collective_call, lexmin
+                         bound_skip, budget_skip, format_bytes, not_refined, numba_thread_limit, numba_threads,
+                         plan_ranks, refinement_choice)
+from .race import agree_arguments, bcast_array, collective_call, lexmin
 
 __all__ = ["race", "node_layout", "REPORT_LIMIT"]
 
@@ -47,6 +51,11 @@ def _affinity():
         return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         return list(range(os.cpu_count() or 1))
+
+
+def _assignment_rank(assignment, index):
+    """The rank that runs candidate ``index`` in ``assignment`` (``{rank: [index, ...]}``), or None."""
+    return next((r for r, mine in assignment.items() if index in mine), None)
 
 
 def node_layout(comm):
@@ -103,6 +112,9 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
         On every rank when any rank failed.
     """
     rank = comm.Get_rank()
+    # the budget is an option like every other: the same on every rank, or one CommError everywhere
+    agree_arguments(comm, lambda: None, what=f"starting the {what}",
+                    options={"total_budget": getattr(problem, "total_budget", None)})
     leaders, cores, node_memory = node_layout(comm)
 
     def plan():
@@ -137,16 +149,26 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
     two_phase = hasattr(problem, "construct")
 
     def work():
-        outs = []
+        outs, late = [], []
         if not mine:
-            return outs
+            return outs, late
+        if hasattr(problem, "start_clock"):
+            problem.start_clock()
         with numba_thread_limit(threads[rank]):
             for i in mine:
+                s = budget_skip(problem, cands[i])
+                if s is not None:
+                    late.append((i, s.reason))
+                    continue
                 o = problem.construct(cands[i]) if two_phase else problem.evaluate(cands[i])
                 o.rank = rank
                 outs.append(o)
-        return outs
-    outs = collective_call(comm, work, what=what, quiet=True)
+        return outs, late
+    outs, late = collective_call(comm, work, what=what, quiet=True)
+    late = [x for part in comm.allgather(late) for x in part]
+    skipped = sorted(skipped + [Skipped(cands[i], f"{reason} (rank {r})") for r, i, reason in
+                                ((_assignment_rank(assignment, i), i, reason) for i, reason in late)],
+                     key=lambda x: x.candidate.index)
     if two_phase:
         parts = comm.allgather(collective_call(comm, lambda: [o.record() for o in outs], what=what))
 
@@ -165,9 +187,18 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
         outs, skipped, stop, chosen = collective_call(comm, choose, what=what)
 
         def refine():
+            # as run_portfolio: the best construction first, each refinement an equal part of what is left
+            todo = sorted((o for o in outs if o.candidate.index in chosen and o.candidate.refine and not o.at_bound),
+                          key=lambda o: o.sort_key(problem.order))
+            timed = hasattr(problem, "remaining")
+            done = {}
             with numba_thread_limit(threads.get(rank)):
-                done = [(problem.refine(o.candidate, o) if o.candidate.index in chosen else not_refined(o, stop))
-                        if o.candidate.refine and not o.at_bound else o for o in outs]
+                for k, o in enumerate(todo):
+                    share = problem.remaining() / (len(todo) - k) if timed else None
+                    done[o.candidate.index] = (problem.refine(o.candidate, o, share=share) if timed
+                                               else problem.refine(o.candidate, o))
+            done = [done.get(o.candidate.index) or (not_refined(o, stop) if o.candidate.refine and not o.at_bound
+                                                    else o) for o in outs]
             for o in done:
                 o.rank = rank
             return done

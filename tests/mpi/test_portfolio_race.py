@@ -122,6 +122,57 @@ def test_strategies_over_the_bound_are_skipped_with_a_reason():
     assert _agree(ok)
 
 
+def test_constructions_out_of_the_budget_are_skipped_with_the_reason(monkeypatch):
+    import libtopomap.portfolio
+
+    g = _graph(5)
+    topo = _torus()
+    s, d, sw, dw = graph_lists(g, RANK)
+    # recursive estimated far beyond the constructions' share of 10 s, the others well within it
+    monkeypatch.setitem(libtopomap.portfolio._SECONDS_PER_UNIT, "recursive", 1e3)
+    dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=2,
+                                        strategies=STRATS, total_budget=10.0)
+    rep = ltm.report(dc)
+    ran = {c["strategy"] for c in rep.candidates}
+    ok = "recursive" not in ran and {"greedy", "rcm", "random"} <= ran and _valid(rep)
+    ok &= len(rep.skipped) == sum(1 for k in range(max(P, len(STRATS))) if STRATS[k % len(STRATS)] == "recursive")
+    # the serial driver's reason, and the rank that skipped it
+    ok &= all(x.startswith("recursive skipped: estimated ") and "s left of the constructions' share of the 10 s "
+              "budget (rank " in x for x in rep.skipped)
+    dc.Free()
+    # nothing fits in the budget: the current placement is kept, every construction skipped
+    dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=2,
+                                        strategies=STRATS, total_budget=1e-6)
+    rep = ltm.report(dc)
+    ok &= rep.strategy == "identity" and not rep.improved and rep.candidates == [] and dc.Get_rank() == RANK
+    ok &= len(rep.skipped) == max(P, len(STRATS)) and all("of the 1e-06 s budget" in x for x in rep.skipped)
+    dc.Free()
+    assert _agree(ok), (rep.skipped, rep.candidates)
+
+
+def test_the_budget_is_agreed_like_every_option():
+    g = _graph(5)
+    s, d, sw, dw = graph_lists(g, RANK)
+    with pytest.raises(ltm.CommError, match="total_budget differ between ranks"):
+        ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=_torus(), placement=list(range(P)), seed=2,
+                                       strategies=STRATS, total_budget=10.0 + (RANK == 1))
+    # a bad budget everywhere: the same ArgumentError on every rank, before any collective data
+    with pytest.raises(ltm.ArgumentError, match="total_budget must be a number of seconds > 0"):
+        ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=_torus(), placement=list(range(P)), seed=2,
+                                       total_budget=0)
+
+
+def test_the_race_agrees_on_the_problems_budget():
+    # the driver itself (what `libtopomap map` under mpiexec calls) refuses problems with different budgets
+    from libtopomap.mpi.driver import race
+    from libtopomap.portfolio import MappingProblem, make_candidates
+
+    topo, g = _torus(), _graph(5)
+    problem = MappingProblem(topo, g, total_budget=5.0 if RANK else 6.0)
+    with pytest.raises(ltm.CommError, match="total_budget differ between ranks"):
+        race(COMM, problem, lambda n: make_candidates(["rcm"], seed=0, count=n))
+
+
 def _shared_dir(tmp_path_factory):
     def make():
         if RANK == 0:
