@@ -176,10 +176,7 @@ def _fattree_arcs(topology):
             cached = _kernels.fattree_up_arcs(topology.indptr, topology.indices, int(attrs["k"]), int(attrs["n"]))
         except (KeyError, TypeError, ValueError):
             cached = None
-        try:
-            topology._fattree_arcs_cache = cached
-        except AttributeError:  # pragma: no cover - a topology with __slots__
-            pass
+        topology._fattree_arcs_cache = cached
     return cached
 
 

@@ -231,7 +231,7 @@ def _traced(method):
     """
     params = list(inspect.signature(method).parameters.values())[1:]
     if len(params) < 2 or params[1].name != "dest" or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
-        raise TypeError(f"cannot trace {method.__qualname__}{inspect.signature(method)}")
+        raise ArgumentTypeError(f"cannot trace {method.__qualname__}{inspect.signature(method)}")
     namespace = {"_method": method, "_ndarray": _ndarray, "_spec_bytes": _spec_bytes, "_MESSAGE": _MESSAGE}
     decl = []
     for p in params:
