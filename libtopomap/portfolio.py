@@ -698,10 +698,14 @@ class MappingProblem:
         :func:`run_portfolio`, and refinements stop at the budget (threshold accepting through a
         deadline that leaves its moves alone when it does not bind, so small races stay
         reproducible).  Default :data:`DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
+    routing : str or Routing, optional
+        Routing model (:mod:`libtopomap.routing`; ``"native"``: the topology's own) of the scores
+        and of the congestion refinements (threshold accepting and two-opt move the loads of that
+        model).  Default ``ecmp``.  Constructions are routing-blind.
 
     Notes
     -----
-    Score: ``(objective, avg_congestion, hop_bytes)`` from :func:`libtopomap.evaluate`.  A candidate
+    Score: ``(objective, avg_congestion, hop_bytes)`` from :func:`libtopomap.evaluate` under ``routing``.  A candidate
     whose construction already reaches :func:`lower_bounds` on both the objective and hop-bytes is
     not refined (nothing can beat it).
     """
@@ -712,13 +716,17 @@ class MappingProblem:
 
     @renamed_keyword("current", "placement")
     def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
-                 iterations=None, total_budget=None):
+                 iterations=None, total_budget=None, routing=None):
         from .mappers import check_objective
+        from .routing import get_routing
         from .mappers._common import check_slots
 
         self.topology = topology
         self.graph = graph
         self.objective = check_objective(objective)
+        r = get_routing(routing, topology)
+        r.check(topology)
+        self.routing = r.name
         self.slots = check_slots(topology, slots).astype(np.int64)
         if placement is None:
             from .mappers import map_identity
@@ -813,7 +821,7 @@ class MappingProblem:
         from .metrics import evaluate
 
         t0 = time.perf_counter()
-        m = evaluate(self.topology, self.graph, vertices, routing=getattr(self, "routing", "ecmp"))
+        m = evaluate(self.topology, self.graph, vertices, routing=self.routing)
         self._score_seconds = max(self._score_seconds, time.perf_counter() - t0)
         obj = {"congestion": m["max_congestion"], "dilation": m["avg_dilation"],
                "hopbytes": m["hop_bytes"]}[self.objective]
@@ -906,7 +914,7 @@ class MappingProblem:
                 if now >= deadline:
                     break
                 budget = self.time_budget
-                kw = {}
+                kw = {} if name == "hb-swap" else {"routing": self.routing}
                 if name == "ta":
                     kw["deadline"] = deadline
                 elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds

@@ -41,6 +41,11 @@ Models
     route from where it lands to the destination, so every inter-group message crosses exactly two
     global links.  Loads and hops are *expected values* over ``I``.  Inside a group, and when
     ``g = 2`` (no third group), messages route minimally.
+``hybrid``
+    Hybrid networks of seed 001 (:func:`~libtopomap.hybrid`, Mehta 2005, section 5.3): inside the
+    source's component to the destination's position (e-cube on hypercube components, the
+    lowest-index next hop of ``table`` on LDR components), then up-down through the fat tree of that
+    position (:func:`~libtopomap.generators.hybrid.hybrid_route`).  Shortest paths, one per pair.
 
 Defaults
 --------
@@ -48,7 +53,8 @@ Every metric keeps ``routing="ecmp"`` as its default, so every number computed b
 existed stays the same.  A topology still carries its *native* routing,
 :func:`native_routing` (``Topology.routing``): ``rt``/``rtt`` for the generators :func:`~libtopomap.rt`
 and :func:`~libtopomap.rtt`, ``minimal`` for :func:`~libtopomap.dragonfly` (concentrated or not),
-``attrs["routing"]`` when a topology file declares one, else ``ecmp`` (tori, meshes, fat trees, files).
+``hybrid`` for :func:`~libtopomap.hybrid`, ``attrs["routing"]`` when a topology file declares one, else
+``ecmp`` (tori, meshes, fat trees, files).
 Pass ``routing="native"`` to use it.
 
 Cost and memory
@@ -69,12 +75,13 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from . import _kernels
 from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from .errors import ArgumentError, TopologyError
 from .vocabulary import ROUTING_MODELS as _MODELS
 
 __all__ = ["ROUTING_MODELS", "DEFAULT_ROUTING", "Routing", "get_routing", "native_routing", "route_traffic",
-           "route_hops", "rt_routing_record", "rtt_routing_record"]
+           "route_hops", "rt_routing_record", "rtt_routing_record", "pair_context", "pair_flows"]
 
 #: Names of the routing models (defined in :mod:`libtopomap.vocabulary` for the command line).
 ROUTING_MODELS = _MODELS
@@ -82,7 +89,7 @@ ROUTING_MODELS = _MODELS
 #: The routing of every metric unless told otherwise.
 DEFAULT_ROUTING = "ecmp"
 
-_SHORTEST = frozenset(("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt"))
+_SHORTEST = frozenset(("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "hybrid"))
 
 
 # ----------------------------------------------------------------------------- routing records (seed 004)
@@ -223,7 +230,7 @@ def native_routing(topology):
     -------
     str
         ``attrs["routing"]`` when set, else ``"rt"``, ``"rtt"`` or ``"minimal"`` for the generators
-        ``rt``, ``rtt`` and ``dragonfly``, else ``"ecmp"``.
+        ``rt``, ``rtt`` and ``dragonfly``, ``"hybrid"`` for ``hybrid``, else ``"ecmp"``.
     """
     attrs = getattr(topology, "attrs", None) or {}
     declared = attrs.get("routing")
@@ -232,7 +239,8 @@ def native_routing(topology):
             label = f" {topology.name!r}" if getattr(topology, "name", None) else ""
             raise TopologyError(f"topology{label} declares routing {declared!r}; known: {', '.join(ROUTING_MODELS)}")
         return declared
-    return {"rt": "rt", "rtt": "rtt", "dragonfly": "minimal"}.get(attrs.get("generator"), DEFAULT_ROUTING)
+    return {"rt": "rt", "rtt": "rtt", "dragonfly": "minimal", "hybrid": "hybrid"}.get(attrs.get("generator"),
+                                                                                   DEFAULT_ROUTING)
 
 
 def get_routing(routing=None, topology=None):
@@ -283,6 +291,13 @@ def _context(name, topology):
         from .collectives.dragonfly import dragonfly_queries
 
         return dragonfly_queries(topology)
+    if name == "hybrid":
+        from .generators.hybrid import hybrid_layout
+
+        if topology.attrs.get("generator") != "hybrid":
+            raise TopologyError(f"topology{_label(topology)}: hybrid routing needs a topology from "
+                                f"libtopomap.hybrid() (generator {topology.attrs.get('generator')!r})")
+        return hybrid_layout(topology) + (int(topology.attrs["component"] == "hypercube"),)
     return None
 
 
@@ -385,6 +400,12 @@ def route_traffic(topology, src, dst, weights=None, *, routing=None):
         ok = _twisted_walk(topology.indptr, topology.indices, ctx, r.name == "rtt", s, t, w, traffic, hops)
         if not ok:
             raise TopologyError(f"topology{_label(topology)} lacks a link of {r.name.upper()}({ctx})")
+    elif r.name == "hybrid":
+        meta, packed, table = topology.distances.fast_arrays
+        ok = _routes_batch(pair_context(topology, r), s, t, w, topology.indptr, topology.indices, topology.arc_reverse,
+                           meta, packed, table, bool(topology.distances.covers_all), traffic)
+        if not ok:
+            raise TopologyError(f"topology{_label(topology)} lacks a link of its hybrid routes")
     else:
         _dragonfly_call(topology, ctx, r.name == "valiant", s, t, w, traffic, hops)
     return traffic
@@ -419,70 +440,79 @@ def route_hops(topology, src, dst, *, routing=None):
 
 
 # ----------------------------------------------------------------------------- kernels
+# Every kernel adds a load through _put, which also logs the change when the log has room (the
+# local-search engine undoes a rejected move from the log); the batch walks pass an empty log.
+
+@njit(cache=True, inline="always")
+def _put(traffic, a, f, log_arc, log_val, log_n):
+    traffic[a] += f
+    k = log_n[0]
+    if k < log_arc.size:
+        log_arc[k] = a
+        log_val[k] = f
+        log_n[0] = k + 1
+    else:
+        log_n[1] = 1
+
+
+@njit(cache=True, inline="always")
+def _no_log():
+    return np.empty(0, np.int64), np.empty(0), np.zeros(2, np.int64)
+
+
 @njit(cache=True)
 def _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, traffic):
     """``table`` / ``oblivious`` loads: per destination a BFS from it (stopped at the farthest
-    source), then the flow pushed from the far sources towards it, each vertex handing its flow to
-    its lowest-index minimal next hop (table) or evenly to all of them (oblivious).  False when a
-    source is not reached."""
-    dist = np.full(n, -1, np.int64)
+    source; search ``i`` marks what it visits with ``stamp == i``), then the flow pushed from the
+    far sources towards it, each vertex handing its flow to its lowest-index minimal next hop
+    (table) or evenly to all of them (oblivious).  False when a source is not reached."""
+    stamp, level, queue = _kernels._bfs_scratch(n)
+    is_src = np.full(n, -1, np.int64)
     flow = np.zeros(n)
-    is_src = np.zeros(n, np.bool_)
-    order = np.empty(n, np.int64)
     for i in range(dests.size):
         t = dests[i]
         need = 0
         for j in range(ptr[i], ptr[i + 1]):
             s = srcs[j]
-            if not is_src[s]:
-                is_src[s] = True
+            if is_src[s] != i:
+                is_src[s] = i
                 need += 1
             flow[s] += ws[j]
-        dist[t] = 0
-        order[0] = t
-        head, tail = 0, 1
+        head, tail = _kernels._bfs_start(t, i, stamp, level, queue)
+        if is_src[t] == i:
+            need -= 1
         while head < tail and need > 0:
-            u = order[head]
+            tail, hits = _kernels._bfs_visit(indptr, indices, queue[head], i, stamp, level, queue, tail, is_src)
+            need -= hits
             head += 1
-            for a in range(indptr[u], indptr[u + 1]):
-                v = indices[a]
-                if dist[v] < 0:
-                    dist[v] = dist[u] + 1
-                    order[tail] = v
-                    tail += 1
-                    if is_src[v]:
-                        need -= 1
         if need > 0:
             return False
         for k in range(tail - 1, 0, -1):
-            u = order[k]
+            u = queue[k]
             f = flow[u]
             if f != 0.0:
-                du = dist[u] - 1
+                du = level[u] - 1
                 if oblivious:
                     c = 0
                     for a in range(indptr[u], indptr[u + 1]):
-                        if dist[indices[a]] == du:
+                        v = indices[a]
+                        if stamp[v] == i and level[v] == du:
                             c += 1
                     share = f / c
                     for a in range(indptr[u], indptr[u + 1]):
                         v = indices[a]
-                        if dist[v] == du:
+                        if stamp[v] == i and level[v] == du:
                             traffic[a] += share
                             flow[v] += share
                 else:
                     for a in range(indptr[u], indptr[u + 1]):  # neighbours in increasing index
                         v = indices[a]
-                        if dist[v] == du:
+                        if stamp[v] == i and level[v] == du:
                             traffic[a] += f
                             flow[v] += f
                             break
             flow[u] = 0.0
-        for k in range(tail):
-            u = order[k]
-            dist[u] = -1
-            flow[u] = 0.0
-            is_src[u] = False
+        flow[t] = 0.0
     return True
 
 
@@ -510,32 +540,87 @@ def _toward_parallel(indptr, indices, n, dests, ptr, srcs, ws, oblivious, traffi
 
 
 @njit(cache=True)
+def _table_leg(indptr, indices, s, t, w, oblivious, meta, packed, table, prune, no_targets, traffic, dist, sigma,
+               flow, order, log_arc, log_val, log_n):
+    """One ``table`` / ``oblivious`` demand ``s -> t`` of volume ``w``: a search from ``t`` (pruned to
+    the shortest ``s``-``t`` paths by oracle distances with ``prune``, else stopped after the level
+    holding ``s``) gives the distances to ``t``; the route takes the lowest-index neighbour one hop
+    closer (table), or the flow is split evenly over those neighbours (oblivious).  ``dist`` must be
+    -1 and ``sigma, flow`` 0 on entry (reset on return).  False when ``s`` is not reached."""
+    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
+    g3 = (grid3 and prune, k0, k1, k2, w0, w1, w2)
+    dst = _kernels.hop_distance(meta, packed, table, t, s) if prune else 0
+    tg = _kernels.grid3_target(packed, s, g3[0])
+    tail, missed = _kernels._sigma_search(indptr, indices, t, order, dist, sigma, no_targets, 1, prune,
+                                          (meta, packed, table), s, dst, g3, tg)
+    if missed == 0:
+        if oblivious:
+            flow[s] = w
+            for j in range(tail - 1, 0, -1):
+                u = order[j]
+                f = flow[u]
+                if f == 0.0:
+                    continue
+                du = dist[u] - 1
+                c = 0
+                for a in range(indptr[u], indptr[u + 1]):
+                    if dist[indices[a]] == du:
+                        c += 1
+                share = f / c
+                for a in range(indptr[u], indptr[u + 1]):
+                    v = indices[a]
+                    if dist[v] == du:
+                        _put(traffic, a, share, log_arc, log_val, log_n)
+                        flow[v] += share
+        else:
+            u = s
+            while u != t:
+                du = dist[u] - 1
+                for a in range(indptr[u], indptr[u + 1]):  # neighbours in increasing index
+                    v = indices[a]
+                    if dist[v] == du:
+                        _put(traffic, a, w, log_arc, log_val, log_n)
+                        u = v
+                        break
+    _kernels._sigma_reset(order, tail, dist, sigma, flow)
+    return missed == 0
+
+
+@njit(cache=True)
+def _dimension_order_route(arcs, indices, dims, wrap, dorder, strides, s, t, w, traffic, log_arc, log_val, log_n):
+    """One demand dimension by dimension (``dorder``), the shorter way round (up on a tie); its hops."""
+    v = s
+    h = 0
+    for jj in range(dims.size):
+        j = dorder[jj]
+        k = dims[j]
+        cs = (v // strides[j]) % k
+        ct = (t // strides[j]) % k
+        d = ct - cs
+        if wrap[j]:
+            d = d % k
+            if 2 * d > k:
+                d -= k
+        col = 2 * j if d > 0 else 2 * j + 1
+        for _ in range(abs(d)):
+            a = arcs[v, col]
+            _put(traffic, a, w, log_arc, log_val, log_n)
+            v = indices[a]
+            h += 1
+    return h
+
+
+@njit(cache=True)
 def _dimension_order_walk(arcs, indices, dims, wrap, dorder, s, t, w, traffic, hops):
-    """Walk each demand dimension by dimension (``dorder``), the shorter way round (up on a tie)."""
+    """:func:`_dimension_order_route` of every demand."""
     nd = dims.size
     strides = np.ones(nd, np.int64)
     for j in range(nd - 2, -1, -1):
         strides[j] = strides[j + 1] * dims[j + 1]
+    log_arc, log_val, log_n = _no_log()
     for i in range(s.size):
-        v = s[i]
-        h = 0
-        for jj in range(nd):
-            j = dorder[jj]
-            k = dims[j]
-            cs = (v // strides[j]) % k
-            ct = (t[i] // strides[j]) % k
-            d = ct - cs
-            if wrap[j]:
-                d = d % k
-                if 2 * d > k:
-                    d -= k
-            col = 2 * j if d > 0 else 2 * j + 1
-            for _ in range(abs(d)):
-                a = arcs[v, col]
-                traffic[a] += w[i]
-                v = indices[a]
-                h += 1
-        hops[i] = h
+        hops[i] = _dimension_order_route(arcs, indices, dims, wrap, dorder, strides, s[i], t[i], w[i], traffic,
+                                         log_arc, log_val, log_n)
 
 
 @njit(cache=True, inline="always")
@@ -553,43 +638,54 @@ def _find_arc(indptr, indices, u, v):
 
 
 @njit(cache=True)
-def _twisted_walk(indptr, indices, a, twisted, s, t, w, traffic, hops):
-    """Walk the routing record (Alg. 1 or 2 of seed 004) of each demand: x first, then y."""
+def _twisted_route(indptr, indices, a, twisted, s, t, w, traffic, log_arc, log_val, log_n):
+    """One demand along its routing record (Alg. 1 or 2 of seed 004): x first, then y.  Its hops, or
+    -1 when the topology lacks a link of the record."""
     W = 2 * a
     hh = a // 2
+    x, y = s % W, s // W
+    dx, dy = t % W - x, t // W - y
+    if twisted:
+        p = (dx + dy + a) % W
+        q = (dy - dx + a) % W
+        rx, ry = (p - q) // 2, (p + q - W) // 2
+    else:
+        rx = (dx + a) % W - a
+        ry = (dy + hh) % a - hh
+    u = s
+    for _ in range(abs(rx)):
+        x = (x + (1 if rx > 0 else -1)) % W
+        v = y * W + x
+        arc = _find_arc(indptr, indices, u, v)
+        if arc < 0:
+            return -1
+        _put(traffic, arc, w, log_arc, log_val, log_n)
+        u = v
+    for _ in range(abs(ry)):
+        y2 = y + (1 if ry > 0 else -1)
+        if y2 < 0 or y2 >= a:
+            if twisted:  # (x, -1) = (x + a, a - 1) and (x, a) = (x - a, 0) modulo the lattice
+                x = (x + a) % W
+            y2 = y2 % a
+        y = y2
+        v = y * W + x
+        arc = _find_arc(indptr, indices, u, v)
+        if arc < 0:
+            return -1
+        _put(traffic, arc, w, log_arc, log_val, log_n)
+        u = v
+    return abs(rx) + abs(ry)
+
+
+@njit(cache=True)
+def _twisted_walk(indptr, indices, a, twisted, s, t, w, traffic, hops):
+    """:func:`_twisted_route` of every demand; False when a link is missing."""
+    log_arc, log_val, log_n = _no_log()
     for i in range(s.size):
-        x, y = s[i] % W, s[i] // W
-        dx, dy = t[i] % W - x, t[i] // W - y
-        if twisted:
-            p = (dx + dy + a) % W
-            q = (dy - dx + a) % W
-            rx, ry = (p - q) // 2, (p + q - W) // 2
-        else:
-            rx = (dx + a) % W - a
-            ry = (dy + hh) % a - hh
-        u = s[i]
-        for _ in range(abs(rx)):
-            x = (x + (1 if rx > 0 else -1)) % W
-            v = y * W + x
-            arc = _find_arc(indptr, indices, u, v)
-            if arc < 0:
-                return False
-            traffic[arc] += w[i]
-            u = v
-        for _ in range(abs(ry)):
-            y2 = y + (1 if ry > 0 else -1)
-            if y2 < 0 or y2 >= a:
-                if twisted:  # (x, -1) = (x + a, a - 1) and (x, a) = (x - a, 0) modulo the lattice
-                    x = (x + a) % W
-                y2 = y2 % a
-            y = y2
-            v = y * W + x
-            arc = _find_arc(indptr, indices, u, v)
-            if arc < 0:
-                return False
-            traffic[arc] += w[i]
-            u = v
-        hops[i] = abs(rx) + abs(ry)
+        h = _twisted_route(indptr, indices, a, twisted, s[i], t[i], w[i], traffic, log_arc, log_val, log_n)
+        if h < 0:
+            return False
+        hops[i] = h
     return True
 
 
@@ -611,45 +707,50 @@ def _gate(near, far, gs, gd, rs, rd):
 
 
 @njit(cache=True, inline="always")
-def _charge(indptr, indices, rv, ru, rw, f, traffic):
+def _charge(indptr, indices, rv, ru, rw, f, traffic, log_arc, log_val, log_n):
     """Charge ``f`` on the link between router ids ``ru`` and ``rw``; returns 1 (a hop) or 0 when equal."""
     if ru == rw:
         return 0
     a = _find_arc(indptr, indices, rv[ru], rv[rw])
-    traffic[a] += f
+    _put(traffic, a, f, log_arc, log_val, log_n)
     return 1
+
+
+@njit(cache=True)
+def _dragonfly_route(indptr, indices, rv, near, far, a, g, valiant, rs, rd, w, traffic, log_arc, log_val, log_n):
+    """Minimal or (expected) Valiant route between router ids ``rs`` and ``rd``; its (expected) hops."""
+    gs, gd = rs // a, rd // a
+    if gs == gd:
+        return float(_charge(indptr, indices, rv, rs, rd, w, traffic, log_arc, log_val, log_n))
+    if not valiant or g <= 2:
+        u, v = _gate(near, far, gs, gd, rs, rd)
+        h = _charge(indptr, indices, rv, rs, u, w, traffic, log_arc, log_val, log_n)
+        h += _charge(indptr, indices, rv, u, v, w, traffic, log_arc, log_val, log_n)
+        h += _charge(indptr, indices, rv, v, rd, w, traffic, log_arc, log_val, log_n)
+        return float(h)
+    f = w / (g - 2)
+    total = 0
+    for gi in range(g):
+        if gi == gs or gi == gd:
+            continue
+        u, v = _gate(near, far, gs, gi, rs, -1)
+        h = _charge(indptr, indices, rv, rs, u, f, traffic, log_arc, log_val, log_n)
+        h += _charge(indptr, indices, rv, u, v, f, traffic, log_arc, log_val, log_n)
+        u2, v2 = _gate(near, far, gi, gd, v, rd)
+        h += _charge(indptr, indices, rv, v, u2, f, traffic, log_arc, log_val, log_n)
+        h += _charge(indptr, indices, rv, u2, v2, f, traffic, log_arc, log_val, log_n)
+        h += _charge(indptr, indices, rv, v2, rd, f, traffic, log_arc, log_val, log_n)
+        total += h
+    return total / (g - 2)
 
 
 @njit(cache=True)
 def _dragonfly_walk(indptr, indices, rid, rv, near, far, a, g, valiant, s, t, w, traffic, hops):
     """Minimal or (expected) Valiant routes between routers (terminal links already charged)."""
+    log_arc, log_val, log_n = _no_log()
     for i in range(s.size):
-        rs, rd = rid[s[i]], rid[t[i]]
-        gs, gd = rs // a, rd // a
-        if gs == gd:
-            hops[i] = _charge(indptr, indices, rv, rs, rd, w[i], traffic)
-            continue
-        if not valiant or g <= 2:
-            u, v = _gate(near, far, gs, gd, rs, rd)
-            h = _charge(indptr, indices, rv, rs, u, w[i], traffic)
-            h += _charge(indptr, indices, rv, u, v, w[i], traffic)
-            h += _charge(indptr, indices, rv, v, rd, w[i], traffic)
-            hops[i] = h
-            continue
-        f = w[i] / (g - 2)
-        total = 0
-        for gi in range(g):
-            if gi == gs or gi == gd:
-                continue
-            u, v = _gate(near, far, gs, gi, rs, -1)
-            h = _charge(indptr, indices, rv, rs, u, f, traffic)
-            h += _charge(indptr, indices, rv, u, v, f, traffic)
-            u2, v2 = _gate(near, far, gi, gd, v, rd)
-            h += _charge(indptr, indices, rv, v, u2, f, traffic)
-            h += _charge(indptr, indices, rv, u2, v2, f, traffic)
-            h += _charge(indptr, indices, rv, v2, rd, f, traffic)
-            total += h
-        hops[i] = total / (g - 2)
+        hops[i] = _dragonfly_route(indptr, indices, rv, near, far, a, g, valiant, rid[s[i]], rid[t[i]], w[i], traffic,
+                                   log_arc, log_val, log_n)
 
 
 @njit(cache=True, parallel=True)
@@ -674,3 +775,192 @@ def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
     parts = np.zeros((nchunks, traffic.size))
     _dragonfly_chunks(*args, parts, hops)
     traffic += parts.sum(axis=0)
+
+
+@njit(cache=True)
+def _fat_tree_route(indptr, indices, T, D, k, n, j, cs, ct, w, traffic, log_arc, log_val, log_n):
+    """Up-down route in fat tree ``j`` of a hybrid from component ``cs`` to ``ct`` (as
+    :func:`libtopomap.generators.hybrid.fat_tree_path`); its hops, or -1 when a link is missing."""
+    if cs == ct:
+        return 0
+    words = k ** (n - 1)
+    base = T + j * n * words
+    i = 0
+    p = words
+    while (cs // p) % k == (ct // p) % k:  # first base-k digit (most significant first) that differs
+        i += 1
+        p //= k
+    u = cs * D + j
+    wd = cs // k
+    h = 0
+    for lv in range(n - 1, i - 1, -1):  # up to level i without changing the word
+        v = base + lv * words + wd
+        arc = _find_arc(indptr, indices, u, v)
+        if arc < 0:
+            return -1
+        _put(traffic, arc, w, log_arc, log_val, log_n)
+        u = v
+        h += 1
+    for lv in range(i, n - 1):  # going down from lv to lv + 1 sets digit lv
+        place = k ** (n - 2 - lv)
+        wd = wd - ((wd // place) % k) * place + ((ct // k ** (n - 1 - lv)) % k) * place
+        v = base + (lv + 1) * words + wd
+        arc = _find_arc(indptr, indices, u, v)
+        if arc < 0:
+            return -1
+        _put(traffic, arc, w, log_arc, log_val, log_n)
+        u = v
+        h += 1
+    arc = _find_arc(indptr, indices, u, ct * D + j)
+    if arc < 0:
+        return -1
+    _put(traffic, arc, w, log_arc, log_val, log_n)
+    return h + 1
+
+
+# model codes of the compiled kernels (first entry of pair_context()[0])
+_ECMP, _TABLE, _OBLIVIOUS, _DIMORDER, _RT, _RTT, _MINIMAL, _VALIANT, _HYBRID = range(9)
+_CODES = {"ecmp": _ECMP, "table": _TABLE, "oblivious": _OBLIVIOUS, "dimension-order": _DIMORDER, "rt": _RT,
+          "rtt": _RTT, "minimal": _MINIMAL, "valiant": _VALIANT, "hybrid": _HYBRID}
+
+
+@njit(cache=True)
+def _route_one(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table, prune, no_targets, traffic, dist,
+               sigma, flow, order, log_arc, log_val, log_n):
+    """Route one demand ``s -> t`` (``s != t``) of volume ``w`` under the model of ``rctx``
+    (:func:`pair_context`; not ``ecmp``): leaf hosts' links first, then the model's route.  Returns
+    False when a link is missing or a vertex unreachable."""
+    ip, att, off, arcs, dims, wrap, dorder, strides, rid, rv, near, far = rctx
+    kind = ip[0]
+    if off[s] == 1:
+        _put(traffic, indptr[s], w, log_arc, log_val, log_n)
+        s = att[s]
+    if off[t] == 1:
+        _put(traffic, arc_reverse[indptr[t]], w, log_arc, log_val, log_n)
+        t = att[t]
+    if s == t:
+        return True
+    if kind == _TABLE or kind == _OBLIVIOUS:
+        return _table_leg(indptr, indices, s, t, w, kind == _OBLIVIOUS, meta, packed, table, prune, no_targets,
+                          traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+    if kind == _DIMORDER:
+        _dimension_order_route(arcs, indices, dims, wrap, dorder, strides, s, t, w, traffic, log_arc, log_val, log_n)
+        return True
+    if kind == _RT or kind == _RTT:
+        return _twisted_route(indptr, indices, ip[1], kind == _RTT, s, t, w, traffic, log_arc, log_val, log_n) >= 0
+    if kind == _MINIMAL or kind == _VALIANT:
+        _dragonfly_route(indptr, indices, rv, near, far, ip[2], ip[3], kind == _VALIANT, rid[s], rid[t], w, traffic,
+                         log_arc, log_val, log_n)
+        return True
+    # hybrid: inside the source's component to the destination's position, then its fat tree
+    T, D, k, n = ip[4], ip[5], ip[6], ip[7]
+    cs, js = s // D, s % D
+    ct, jt = t // D, t % D
+    if js != jt:
+        if ip[8] == 1:  # hypercube components: e-cube, lowest differing bit first
+            x = js
+            diff = js ^ jt
+            while diff:
+                low = diff & -diff
+                u = cs * D + x
+                x ^= low
+                diff ^= low
+                arc = _find_arc(indptr, indices, u, cs * D + x)
+                if arc < 0:
+                    return False
+                _put(traffic, arc, w, log_arc, log_val, log_n)
+        elif not _table_leg(indptr, indices, s, cs * D + jt, w, False, meta, packed, table, prune, no_targets,
+                            traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
+            return False
+    return _fat_tree_route(indptr, indices, T, D, k, n, jt, cs, ct, w, traffic, log_arc, log_val, log_n) >= 0
+
+
+@njit(cache=True)
+def pair_flows(rctx, cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
+               dist, sigma, flow, order, log_arc, log_val, log_n):
+    """:func:`libtopomap._kernels.ecmp_pair_flows` under the routing model of ``rctx``
+    (:func:`pair_context`): add ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` and ``sign *
+    ewr[i]`` back for ``i < cnt``, logging every change (same arguments and contract).  ``ecmp``
+    calls ``ecmp_pair_flows`` itself (bit-identical); the other models route each direction on its
+    own (their routes back are not the reverse of the routes there).  False if a pair cannot be
+    routed."""
+    if rctx[0][0] == _ECMP:
+        return _kernels.ecmp_pair_flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed,
+                                        table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+    no_targets = np.zeros(0, np.bool_)
+    ok = True
+    for i in range(cnt):
+        s = es[i]
+        t = et[i]
+        if s == t:
+            continue
+        wf = sign * ewf[i]
+        if wf != 0.0 and not _route_one(rctx, s, t, wf, indptr, indices, arc_reverse, meta, packed, table, prune,
+                                        no_targets, traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
+            ok = False
+        wr = sign * ewr[i]
+        if wr != 0.0 and not _route_one(rctx, t, s, wr, indptr, indices, arc_reverse, meta, packed, table, prune,
+                                        no_targets, traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
+            ok = False
+    return ok
+
+
+@njit(cache=True)
+def _routes_batch(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table, prune, traffic):
+    """:func:`_route_one` of every demand (serial, ``O(n)`` scratch); False when one cannot be routed."""
+    n = indptr.size - 1
+    dist = np.full(n, -1, np.int64)
+    sigma = np.zeros(n)
+    flow = np.zeros(n)
+    order = np.empty(n, np.int64)
+    no_targets = np.zeros(0, np.bool_)
+    log_arc, log_val, log_n = _no_log()
+    ok = True
+    for i in range(s.size):
+        if s[i] != t[i] and not _route_one(rctx, s[i], t[i], w[i], indptr, indices, arc_reverse, meta, packed, table,
+                                           prune, no_targets, traffic, dist, sigma, flow, order, log_arc, log_val,
+                                           log_n):
+            ok = False
+    return ok
+
+
+def pair_context(topology, routing=None):
+    """The arrays the compiled per-pair kernels (:func:`pair_flows`) need for a model on ``topology``.
+
+    One tuple type for every model (unused entries are empty arrays), so the engine compiles once.
+    ``O(n)`` memory (leaf attachments; router ids on dragonflies; the grid's arc table on tori),
+    plus ``g x g x m`` global links on a dragonfly; no per-pair table.
+
+    Raises
+    ------
+    TopologyError
+        The model cannot route on ``topology``.
+    """
+    r = get_routing(routing, topology)
+    ctx = _context(r.name, topology)
+    z1 = np.zeros(0, np.int64)
+    ip = np.zeros(9, np.int64)
+    ip[0] = _CODES[r.name]
+    att, off = _leaves(topology) if r.name != "ecmp" else (z1, z1)
+    arcs, dims, wrap, dorder, strides = np.zeros((0, 0), np.int64), z1, np.zeros(0, np.bool_), z1, z1
+    rid = rv = z1
+    near = far = np.zeros((0, 0, 0), np.int64)
+    if r.name == "dimension-order":
+        dims, wrap, dorder = ctx
+        arcs = np.array(topology.distances.grid_arcs(), dtype=np.int64, order="C")
+        strides = np.ones(dims.size, np.int64)
+        for j in range(dims.size - 2, -1, -1):
+            strides[j] = strides[j + 1] * dims[j + 1]
+    elif r.name in ("rt", "rtt"):
+        ip[1] = ctx
+    elif r.name in ("minimal", "valiant"):
+        q = ctx
+        ip[2], ip[3] = q.routers, q.groups
+        rid = np.array(q._rid, dtype=np.int64)
+        rv = np.array(q.router_vertices, dtype=np.int64)
+        near = np.array(q._near, dtype=np.int64, order="C")
+        far = np.array(q._far, dtype=np.int64, order="C")
+    elif r.name == "hybrid":
+        ip[4:9] = ctx
+    return (ip, np.array(att, np.int64), np.array(off, np.int64), arcs, np.array(dims, np.int64),
+            np.array(wrap, np.bool_), np.array(dorder, np.int64), strides, rid, rv, near, far)

@@ -40,6 +40,6 @@ ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 #: SimGrid routing choices (:mod:`libtopomap.simulate`).
 ROUTINGS = ("auto", "dijkstra", "floyd", "explicit")
 #: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own.
-ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant")
+ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant", "hybrid")
 #: Fabric description formats read by :mod:`libtopomap.adapters`.
 FABRIC_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")

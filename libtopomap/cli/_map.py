@@ -171,8 +171,8 @@ def _prepare_job(args):
                                   f"({len(allocation.hosts)} hosts); raise --ranks-per-host")
         current = current[:graph.n]
     problem = MappingProblem(topo, graph, placement=current, objective=args.objective,
-                             time_budget=args.time_budget, iterations=args.iterations, total_budget=args.budget)
-    problem.routing = getattr(args, "routing", "ecmp")  # the scores (and so the winner) under --routing
+                             time_budget=args.time_budget, iterations=args.iterations, total_budget=args.budget,
+                             routing=getattr(args, "routing", "ecmp"))
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error

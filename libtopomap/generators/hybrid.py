@@ -170,8 +170,8 @@ def hybrid_layout(topology):
 
 def _component_path(topology, c, js, jt):
     """Positions from ``js`` to ``jt`` inside component ``c``: e-cube for hypercubes (lowest differing
-    bit first, as ``dimension-order`` routing), else the breadth-first shortest path with the
-    lowest-index predecessor (deterministic)."""
+    bit first, as ``dimension-order`` routing), else the shortest path taking the lowest-index
+    neighbour one hop closer at every step (``table`` routing)."""
     t_nodes, d, _k, _n = hybrid_layout(topology)
     if topology.attrs["component"] == "hypercube":
         out = [js]
@@ -192,24 +192,30 @@ def _component_path(topology, c, js, jt):
 def component_bfs(topology, c, root):
     """Breadth-first parents inside component ``c`` of a hybrid, by position (``parent[root] = -1``).
 
-    Neighbours are visited in increasing index, so every position's parent is its lowest-index
-    neighbour one hop closer to ``root``; ``O(D x degree)`` work and memory.
+    Every position's parent is its lowest-index neighbour in the component one hop closer to
+    ``root`` (the next hop of ``table`` routing); ``O(D x degree)`` work and memory.
     """
     t_nodes, d, _k, _n = hybrid_layout(topology)
     base = c * d
-    parent = np.full(d, -2, dtype=np.int64)
-    parent[root] = -1
+    level = np.full(d, -1, dtype=np.int64)
+    level[root] = 0
     frontier = [root]
     indptr, indices = topology.indptr, topology.indices
     while frontier:
         nxt = []
         for u in frontier:
-            nb = np.sort(indices[indptr[base + u]:indptr[base + u + 1]])
-            for v in nb.tolist():
-                if base <= v < base + d and parent[v - base] == -2:
-                    parent[v - base] = u
+            for v in indices[indptr[base + u]:indptr[base + u + 1]].tolist():
+                if base <= v < base + d and level[v - base] < 0:
+                    level[v - base] = level[u] + 1
                     nxt.append(v - base)
         frontier = nxt
+    parent = np.full(d, -2, dtype=np.int64)
+    parent[root] = -1
+    for u in range(d):
+        if level[u] > 0:
+            nb = np.sort(indices[indptr[base + u]:indptr[base + u + 1]])
+            nb = nb[(nb >= base) & (nb < base + d)] - base
+            parent[u] = int(nb[level[nb] == level[u] - 1].min())
     return parent
 
 
@@ -269,8 +275,9 @@ def hybrid_route(topology, source, target):
     The thesis does not say which fat tree carries the packet; "the farthest node it can go on
     that hypercube" is read as the node at the destination's position.  Every component has the
     same graph and fat-tree distances form an ultrametric, so the route is a shortest path (the
-    tests compare it with the hop distance for every pair).  A routing model walking these paths
-    (one per pair) is what :mod:`libtopomap.routing` needs to route on hybrids.
+    tests compare it with the hop distance for every pair).  The ``hybrid`` model of
+    :mod:`libtopomap.routing` walks these paths in compiled code (``routing="hybrid"``, the native
+    routing of these topologies).
 
     Examples
     --------

@@ -53,6 +53,7 @@ from .. import _kernels
 from .._kernels import ecmp_pair_flows
 from ..commgraph import as_commgraph
 from ..errors import MappingError
+from ..routing import get_routing, pair_context, pair_flows, route_traffic
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
@@ -180,8 +181,11 @@ def _fattree_arcs(topology):
     return cached
 
 
-def full_traffic(topology, sym, proc_vertex, oracle=None):
-    """ECMP traffic per arc of a whole mapping, by the cheapest exact method.
+def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
+    """Traffic per arc of a whole mapping under ``routing`` (default ECMP), by the cheapest exact method.
+
+    A model other than ``ecmp`` goes to :func:`libtopomap.routing.route_traffic` (every directed
+    volume of the graph as one demand).  For ECMP:
 
     On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
     (:func:`libtopomap._kernels.fattree_ecmp_traffic`: all shortest paths go up to the level of the
@@ -190,6 +194,11 @@ def full_traffic(topology, sym, proc_vertex, oracle=None):
     otherwise one breadth-first search per source vertex with Brandes accumulation
     (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
     """
+    r = get_routing(routing, topology)
+    if r.name != "ecmp":
+        vert = np.asarray(proc_vertex, np.int64)
+        rows = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(sym.indptr))
+        return route_traffic(topology, vert[rows], vert[sym.indices], sym.wout, routing=r)
     oracle = topology.distances if oracle is None else oracle
     t = topology
     ft = _fattree_arcs(t)
@@ -374,7 +383,7 @@ def _max_degree(g_ptr):
 
 @njit(cache=True)
 def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slots, graph, topo, fast, scratch, edist,
-          ecmp, paths, scal, best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
+          ecmp, rctx, paths, scal, best_vertex, best_mx_vertex, deltas_out, stall_limit, lower):
     """The one walk of every mode: ``n_moves`` swap/shift moves, move i accepted when
     ``delta < levels[i]`` (``accept_kind`` 0) or by the Metropolis rule at temperature ``levels[i]`` (1).
 
@@ -387,8 +396,9 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
       (``g_rev[k]`` is the same edge seen from the other end), so a move computes only the new
       distances of its edges (inlined closed form or table, a search only where the oracle needs one)
       and an accepted move writes them back.
-    * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added
-      (:func:`libtopomap._kernels.ecmp_pair_flows`, one call each), the maximum and the sum of squares
+    * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added under the
+      routing model of ``rctx`` (:func:`libtopomap.routing.pair_flows`, which is
+      :func:`libtopomap._kernels.ecmp_pair_flows` for ECMP; one call each), the maximum and the sum of squares
       updated from the logged arcs, and a rejected move undone from the log.  Every evaluated state
       also competes by the maximum alone (``best_mx_vertex``).
     * ``MODE_PATHS``: the routes of the moved processes' messages are removed and re-added
@@ -519,10 +529,10 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
             nm = cnt
             log_n[0] = 0
             log_n[1] = 0
-            ecmp_pair_flows(cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table,
-                            prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-            ecmp_pair_flows(cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table,
-                            prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            pair_flows(rctx, cnt, s_old, t_old, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed, table,
+                       prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+            pair_flows(rctx, cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table,
+                       prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
             new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
                                                 cur_sq)
             stamp += 2
@@ -593,10 +603,10 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                     for i in range(log_n[0]):
                         traffic[log_arc[i]] -= log_val[i]
                 else:  # the log overflowed: route the flows back
-                    ecmp_pair_flows(nm, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed,
-                                    table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-                    ecmp_pair_flows(nm, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed,
-                                    table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                    pair_flows(rctx, nm, s_new, t_new, ewf, ewr, -1.0, indptr, indices, arc_reverse, meta, packed,
+                               table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
+                    pair_flows(rctx, nm, s_old, t_old, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed,
+                               table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
             elif mode == MODE_PATHS:
                 proc_vertex[a] = vb
                 if b >= 0:
@@ -669,6 +679,9 @@ class SwapState:
         Candidate vertices of local moves per vertex (default :func:`near_slot_vertices`).
     paths : tuple, optional
         Mode 2 data ``(msrc, mdst, mstep, sw, minc_ptr, minc, load, hist, smax, pobj, big)``.
+    routing : str or Routing, optional
+        Routing model of the congestion objective (:mod:`libtopomap.routing`; default ``ecmp``,
+        ``"native"``: the topology's own).  The hop objectives use hop distances whatever the model.
 
     Notes
     -----
@@ -677,7 +690,7 @@ class SwapState:
     budget.  Nothing of size ``H x H``, ``P x n``, ``P x P`` or ``n x n`` is allocated.
     """
 
-    def __init__(self, topology, graph, vertices, slots, objective, *, near=None, paths=None):
+    def __init__(self, topology, graph, vertices, slots, objective, *, near=None, paths=None, routing=None):
         self.topology = topology
         self.sym = graph if isinstance(graph, SymGraph) else SymGraph(graph)
         self.objective = objective
@@ -690,6 +703,10 @@ class SwapState:
         else:
             raise MappingError(f"unknown objective {objective!r}")
         self.oracle = topology.distances
+        self.routing = get_routing(routing, topology)
+        self.routing.check(topology)
+        # the per-pair flow kernel's model (ECMP's placeholders outside the congestion mode)
+        self.rctx = pair_context(topology, self.routing if self.mode == MODE_ECMP else "ecmp")
         slots = np.asarray(slots, dtype=np.int64)
         self.slot_vertex = np.repeat(np.arange(topology.n_vertices), slots).astype(np.int64)
         vertices = np.asarray(vertices, dtype=np.int64)
@@ -766,7 +783,7 @@ class SwapState:
             self.edist[:] = self.oracle.pairs(self.proc_vertex[rows], self.proc_vertex[s.indices])
             self.scal[0] = float(np.dot(s.wsum, self.edist)) / 2.0
         elif self.mode == MODE_ECMP:
-            self.traffic[:] = full_traffic(self.topology, s, self.proc_vertex, self.oracle)
+            self.traffic[:] = full_traffic(self.topology, s, self.proc_vertex, self.oracle, routing=self.routing)
             mx, sq = _congestion_stats(self.traffic, self.inv_cap)
             self.scal[2], self.scal[3] = mx, sq
             self.scal[0] = mx + CONGESTION_TIE * math.sqrt(sq / max(self.traffic.size, 1))
@@ -813,7 +830,8 @@ class SwapState:
                                         self.slot_first, self.slot_count, self.near_ptr, self.near_idx),
                                (s.indptr, s.indices, s.wsum, s.wout, s.win, s.rev),
                                (t.indptr, t.indices, t.arc_reverse, self.inv_cap), self.fast, self.scratch,
-                               self.edist, self.ecmp, self.paths, self.scal, self.best, self.best_max_vertices,
+                               self.edist, self.ecmp, self.rctx, self.paths, self.scal, self.best,
+                               self.best_max_vertices,
                                deltas, int(stall_limit), float(lower))
         return acc, imp, done, deltas[:done]
 
@@ -828,7 +846,7 @@ def hops_lower_bound(sym, slots):
 
 def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, rng, time_budget=None,
                  iterations=None, chunk=2000, stall_limit=0, metropolis=False, p_local=LOCAL_MOVES, near=None,
-                 paths=None, state=None, lower=None, t_start=None, calibrate=True, deadline=None):
+                 paths=None, state=None, lower=None, t_start=None, calibrate=True, deadline=None, routing=None):
     """Drive a :class:`SwapState` in compiled chunks until the move or time budget is spent.
 
     Parameters
@@ -852,6 +870,8 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
         A ``time.perf_counter()`` value after which the search stops between chunks (``stopped``
         ``"budget"``).  Unlike ``time_budget`` it leaves the chunks and thresholds alone, so a search
         that ends before it is the same for the same seed (the portfolio's overall budget).
+    routing : str or Routing, optional
+        Routing model of the congestion objective (see :class:`SwapState`; ignored with ``state``).
 
     Returns
     -------
@@ -865,7 +885,7 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     """
     t0 = time.perf_counter() if t_start is None else t_start
     if state is None:
-        state = SwapState(topology, graph, vertices, slots, objective, near=near, paths=paths)
+        state = SwapState(topology, graph, vertices, slots, objective, near=near, paths=paths, routing=routing)
     setup = time.perf_counter() - t0
     mode = state.mode
     start_score = state.score
@@ -968,7 +988,8 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
                 deadline is None or time.perf_counter() + setup <= t0 + time_budget) and (
                 hard_stop is None or time.perf_counter() + setup <= hard_stop):
             # exact value of the returned state (the running maximum carries float drift)
-            best_value = float(np.max(full_traffic(topology, state.sym, best, state.oracle) * state.inv_cap))
+            best_value = float(np.max(full_traffic(topology, state.sym, best, state.oracle, routing=state.routing)
+                                      * state.inv_cap))
         elif np.array_equal(best, state.proc_vertex):
             best_value = state.current_max()
     stats.update(iterations=done, accepted=acc, best=state.best_score, best_value=best_value, stopped=stopped,

@@ -101,7 +101,8 @@ def near_partner_moves(state, procs, rng, per=3):
     return a[keep], b[keep]
 
 
-def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, passes=CLEANUP_PASSES, near=None):
+def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, passes=CLEANUP_PASSES, near=None,
+                            routing=None):
     """Lower the hop-bytes of a mapping without raising its maximum ECMP congestion.
 
     Each pass visits the processes in a random order, a batch at a time: it lists their moves onto
@@ -129,6 +130,8 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     near : (ptr, idx), optional
         Nearest slot vertices per vertex (default
         :func:`~libtopomap.mappers.local_search.near_slot_vertices`).
+    routing : str or Routing, optional
+        Routing model of the congestion cap (:mod:`libtopomap.routing`; default ``ecmp``).
 
     Returns
     -------
@@ -158,7 +161,7 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         stats.update(start_max=np.nan, max=np.nan, seconds=time.perf_counter() - t0,
                      stopped="local optimum" if P < 2 or sym.indices.size == 0 else "budget")
         return start.copy(), stats
-    cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx))
+    cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx), routing=routing)
     setup = time.perf_counter() - t0
     cap = cong.current_max()
     # score the congestion state by its maximum alone (no smooth term): delta = change of the maximum
@@ -211,7 +214,7 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     mx = cong.current_max()
     if stats["accepted"] and (deadline is None or time.perf_counter() + setup <= deadline):
         # exact maximum of the result (the running one carries float drift)
-        mx = float(np.max(full_traffic(topology, sym, out, cong.oracle) * cong.inv_cap))
+        mx = float(np.max(full_traffic(topology, sym, out, cong.oracle, routing=cong.routing) * cong.inv_cap))
     stats["reverted"] = bool(mx > cap * (1.0 + 1e-9))
     if stats["reverted"]:  # float drift of the running maximum let a move past the cap: keep start
         out, mx = start.copy(), cap
@@ -223,13 +226,14 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
 
 
 def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budget=None, iterations=None,
-                        warmup=0.15, t_start=None, cleanup=CLEANUP_SHARE, deadline=None):
+                        warmup=0.15, t_start=None, cleanup=CLEANUP_SHARE, deadline=None, routing=None):
     """The search behind :func:`refine_threshold_accepting`, on validated input.
 
     ``deadline`` (a ``time.perf_counter()`` value) stops every phase without changing its moves
     when it does not bind (the portfolio's overall budget); with the congestion objective and
     ``cleanup > 0`` the walk stops early enough to leave that share of the time to
-    :func:`capped_hopbytes_descent`.
+    :func:`capped_hopbytes_descent`.  ``routing`` is the model of the congestion objective
+    (:mod:`libtopomap.routing`; default ``ecmp``).
 
     Returns
     -------
@@ -257,7 +261,7 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
                 time_budget = (1.0 - cleanup) * time_budget
         deadline = end
     tic = time.perf_counter()
-    state = SwapState(topology, g, start, slots, search_objective)
+    state = SwapState(topology, g, start, slots, search_objective, routing=routing)
     setup = time.perf_counter() - tic
     start_value = state.current_max() if objective == "congestion" else state.score
     current = start
@@ -283,13 +287,15 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
                 state = None  # a new state from the warmed-up mapping
     best, stats = local_search(topology, g if state is None else state.sym, current, slots, search_objective,
                                thresholds_fn=ta_thresholds, rng=rng, time_budget=budget, iterations=iterations,
-                               stall_limit=_stall(g.n), state=state, t_start=t0, deadline=walk_deadline)
+                               stall_limit=_stall(g.n), state=state, t_start=t0, deadline=walk_deadline,
+                               routing=routing)
     if stats["best_value"] > start_value:
         best, best_value = start, start_value
     else:
         best_value = stats["best_value"]
     if tidy and (deadline is None or time.perf_counter() + 2 * setup < deadline):
-        best, stats["cleanup"] = capped_hopbytes_descent(topology, g, best, slots, rng=rng, deadline=deadline)
+        best, stats["cleanup"] = capped_hopbytes_descent(topology, g, best, slots, rng=rng, deadline=deadline,
+                                                         routing=routing)
         if np.isfinite(stats["cleanup"]["max"]):
             best_value = min(best_value, stats["cleanup"]["max"]) if stats["cleanup"]["accepted"] else best_value
     stats["total_seconds"] = time.perf_counter() - t_call
@@ -297,7 +303,7 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
 
 
 def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion",
-                               time_budget=None, iterations=None, warmup=0.15, cleanup=CLEANUP_SHARE):
+                               time_budget=None, iterations=None, warmup=0.15, cleanup=CLEANUP_SHARE, routing=None):
     """Improve a mapping by threshold accepting: a random walk that also takes worse moves, as long
     as they are worse by less than a threshold that falls to zero over the budget.
 
@@ -333,6 +339,10 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
         :func:`capped_hopbytes_descent` after the walk (without a time budget: at most
         :data:`CLEANUP_PASSES` passes): hop-bytes are lowered without raising the maximum
         congestion.  0 disables it.
+    routing : str or Routing, optional
+        Routing model of the congestion objective (:mod:`libtopomap.routing`: ``"minimal"`` on a
+        dragonfly, ``"dimension-order"`` on a torus, ``"native"``...); default ``ecmp``.  The moves'
+        loads are updated by that model's per-pair kernel.  Hop objectives use hop distances.
 
     Returns
     -------
@@ -358,4 +368,4 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     """
     return run_refinement(threshold_accepting, "ta", topology, graph, mapping, slots=slots, seed=seed,
                           objective=objective, time_budget=time_budget, iterations=iterations, warmup=warmup,
-                          cleanup=cleanup)
+                          cleanup=cleanup, routing=routing)

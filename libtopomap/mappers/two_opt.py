@@ -19,7 +19,7 @@ def _zeros(progress, size, scale):
 
 
 def two_opt(topology, g, start, slots, objective, *, rng, time_budget=None, iterations=None, stall=None,
-            t_start=None):
+            t_start=None, routing=None):
     """The search behind :func:`refine_two_opt`, on validated input.
 
     Returns ``(vertices, start_value, best_value, stats)`` as
@@ -29,7 +29,7 @@ def two_opt(topology, g, start, slots, objective, *, rng, time_budget=None, iter
     search_objective = "hopbytes" if objective == "dilation" else objective
     best, stats = local_search(topology, g, np.asarray(start, np.int64), slots, search_objective, thresholds_fn=_zeros,
                                rng=rng, time_budget=time_budget, iterations=iterations, stall_limit=stall,
-                               t_start=t_start, calibrate=False)
+                               t_start=t_start, calibrate=False, routing=routing)
     if stats["best_value"] > stats["start_value"]:
         return np.asarray(start), stats["start_value"], stats["start_value"], stats
     return best, stats["start_value"], stats["best_value"], stats

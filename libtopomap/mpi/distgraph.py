@@ -275,7 +275,8 @@ def _general_lists(size, sources, degrees, destinations, weights):
     return src.tolist(), deg.tolist(), dst.tolist(), weights
 
 
-def _check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory, total_budget=None):
+def _check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory, total_budget=None,
+                   routing=None):
     """Local checks of the options that must be equal on every rank (their agreement is separate)."""
     import math
     import numbers
@@ -295,6 +296,10 @@ def _check_options(*, strategies, objective, seed, time_budget, iterations, refi
             raise ArgumentTypeError(f"total_budget must be a number of seconds, got {total_budget!r}")
         if not total_budget > 0:  # math.inf: no budget
             raise ArgumentError(f"total_budget must be a number of seconds > 0, got {total_budget!r}")
+    if routing is not None:
+        from ..routing import get_routing
+
+        get_routing("ecmp" if routing == "native" else routing)  # the name; the topology is checked later
     if iterations is not None:
         if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
             raise ArgumentTypeError(f"iterations must be an integer, got {iterations!r}")
@@ -482,7 +487,7 @@ def _candidate_records(result, objective):
 
 
 def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
-             fake_names, placement, max_memory=None, total_budget=None):
+             fake_names, placement, max_memory=None, total_budget=None, routing=None):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph).
 
     ``lists`` is this rank's ``(sources, destinations, sourceweights, destweights)``, or a
@@ -519,7 +524,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
     _check_agreement(comm, "topology", _topology_fingerprint(topo))
     _check_agreement(comm, "options (strategies, objective, seed, refine, iterations)",
                      repr((strats, objective, seed, refine, iterations, time_budget, max_memory,
-                           total_budget)).encode())
+                           total_budget, routing)).encode())
 
     # 1. Where is every process?
     t = time.perf_counter()
@@ -555,7 +560,7 @@ def _reorder(comm, topology, lists, *, strategies, objective, seed, time_budget,
         base = int(seed)
     problem = collective_call(comm, lambda: MappingProblem(
         topo, graph, slots=job_slots, placement=current, objective=objective, time_budget=time_budget,
-        iterations=iterations, total_budget=total_budget), what="preparing the mapping")
+        iterations=iterations, total_budget=total_budget, routing=routing), what="preparing the mapping")
 
     def make(n):
         return make_candidates(strats, seed=base, refine=refine, count=n, starts=job_hosts)
@@ -621,7 +626,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
                                info=MPI.INFO_NULL, reorder=True, topology=None, *,
                                strategies=None, objective="congestion", seed=None,
                                time_budget=None, iterations=None, refine=None, fake_names=None,
-                               placement=None, max_memory=None, total_budget=None):
+                               placement=None, max_memory=None, total_budget=None, routing=None):
     """``comm.Create_dist_graph_adjacent`` that really reorders ranks onto ``topology``.
 
     A one-line change in an mpi4py application: replace ``comm.Create_dist_graph_adjacent(...)`` by
@@ -669,6 +674,10 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
         a construction estimated beyond what is left of the constructions' share is skipped with
         the reason in ``report.skipped``, refinements stop at the budget.  Default
         :data:`libtopomap.portfolio.DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
+    routing : str, optional
+        Routing model of the scores and of the congestion refinements
+        (:class:`libtopomap.portfolio.MappingProblem`): a name of :mod:`libtopomap.routing` or
+        ``"native"``; default ``ecmp``.
 
     Returns
     -------
@@ -687,8 +696,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     CommError
         On every rank, before any other collective, when only some ranks passed bad arguments, or
         the ranks passed different ``reorder``, ``topology`` (given or not), ``strategies``,
-        ``objective``, ``seed``, ``time_budget``, ``iterations``, ``refine``, ``max_memory`` or
-        ``total_budget``.
+        ``objective``, ``seed``, ``time_budget``, ``iterations``, ``refine``, ``max_memory``,
+        ``total_budget`` or ``routing``.
     CommError
         On every rank when any rank failed while mapping (bad topology, strategy error, inconsistent
         graph, host missing from the topology...), naming the rank(s) and cause.
@@ -716,7 +725,8 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
     (([], [], None), 'identity', True)
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget,
+                routing=routing)
 
     def check():
         _check_options(**opts)
@@ -731,7 +741,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
                                 strategies=strategies, objective=objective, seed=seed,
                                 time_budget=time_budget, iterations=iterations, refine=refine,
                                 fake_names=fake_names, placement=placement, max_memory=max_memory,
-                                total_budget=total_budget)
+                                total_budget=total_budget, routing=routing)
     return _build(comm, report, gathered, info)
 
 
@@ -749,7 +759,7 @@ def _own_lists(dcomm):
 def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=MPI.INFO_NULL,
                       reorder=True, topology=None, *, strategies=None, objective="congestion",
                       seed=None, time_budget=None, iterations=None, refine=None, fake_names=None,
-                      placement=None, max_memory=None, total_budget=None):
+                      placement=None, max_memory=None, total_budget=None, routing=None):
     """``comm.Create_dist_graph`` that really reorders ranks onto ``topology``.
 
     The general form (any rank may give any edge) is first built by MPI without reordering; each rank's
@@ -759,7 +769,8 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
     ``weights`` are checked and agreed on before MPI sees them.
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget,
+                routing=routing)
 
     def check():
         _check_options(**opts)
@@ -776,13 +787,13 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
     report, gathered = _reorder(comm, topology, lists, strategies=strategies, objective=objective,
                                 seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
                                 fake_names=fake_names, placement=placement, max_memory=max_memory,
-                                total_budget=total_budget)
+                                total_budget=total_budget, routing=routing)
     return _build(comm, report, gathered, info)
 
 
 def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion", seed=None,
             time_budget=None, iterations=None, refine=None, fake_names=None, placement=None, max_memory=None,
-            total_budget=None):
+            total_budget=None, routing=None):
     """The new rank of this process for a distributed-graph communicator (like ``TPM_Topomap``).
 
     Low level: the caller splits (``comm.Split(0, key=newrank)``) and moves the neighbour lists
@@ -792,7 +803,9 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     ----------
     distgraph_comm : mpi4py.MPI.Distgraphcomm
     topology : Topology or path
-    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory, total_budget
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
+        As for :func:`Create_dist_graph_adjacent`.
+    total_budget, routing
         As for :func:`Create_dist_graph_adjacent`.
 
     Returns
@@ -810,7 +823,8 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     T. Hoefler and M. Snir, ICS'11, section 4 (LibTopoMap's ``TPM_Topomap``).
     """
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget,
+                routing=routing)
 
     def check():
         if not isinstance(distgraph_comm, MPI.Comm) or distgraph_comm == MPI.COMM_NULL:
@@ -827,6 +841,6 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                          seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
                          fake_names=fake_names, placement=placement, max_memory=max_memory,
-                         total_budget=total_budget)
+                         total_budget=total_budget, routing=routing)
     _attach(distgraph_comm, report)
     return report.new_rank

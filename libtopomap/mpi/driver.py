@@ -114,7 +114,8 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
     rank = comm.Get_rank()
     # the budget is an option like every other: the same on every rank, or one CommError everywhere
     agree_arguments(comm, lambda: None, what=f"starting the {what}",
-                    options={"total_budget": getattr(problem, "total_budget", None)})
+                    options={"total_budget": getattr(problem, "total_budget", None),
+                             "routing": getattr(problem, "routing", None)})
     leaders, cores, node_memory = node_layout(comm)
 
     def plan():
