@@ -1,5 +1,6 @@
 """Seed 001 (Mehta 2005), chapter 5: hybrids of hypercube / LDR components and fat trees, and their routing."""
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -130,3 +131,85 @@ def test_hypercube_hybrid_distances_match_the_closed_form(nodes, d, arity):
     rows = t.hop_distances(np.arange(nodes))[:, :nodes]
     assert int(rows.sum()) == expected
     assert int(rows.max()) == dim + 2 * n  # diameter
+
+
+# ----------------------------------------------------------------------------- the hybrid routing model
+def _defined_path(t, nxg, a, b):
+    """Section 5.3's route written out from its definition (independent of hybrid_route): inside the
+    source component to the destination's position (e-cube, or the lowest-index neighbour one hop
+    closer on LDR components, by networkx distances), then up from the leaf switch of fat tree
+    ``jt`` to the lowest common level and down, every switch chosen among all shortest paths of that
+    tree as the one whose word keeps the source's digits going up."""
+    d = t.attrs["component_size"]
+    cs, js = divmod(a, d)
+    ct, jt = divmod(b, d)
+    p = [a]
+    if t.attrs["component"] == "hypercube":
+        x = js
+        for bit in range(d.bit_length() - 1):
+            if (x ^ jt) >> bit & 1:
+                x ^= 1 << bit
+                p.append(cs * d + x)
+    else:
+        dist = nx.single_source_shortest_path_length(nxg, cs * d + jt)
+        while p[-1] != cs * d + jt:
+            u = p[-1]
+            p.append(min(v for v in nxg[u] if v < t.attrs["nodes"] and dist[v] == dist[u] - 1))
+    if cs != ct:
+        # the fat tree's shortest paths between the two nodes (they never leave tree jt); up-down keeps
+        # the word while going up: the path whose switches on the way up all share the first leaf's word
+        tree = [v for v in range(t.n_vertices) if t.names[v].startswith(f"sw-ft{jt}-")] + [cs * d + jt, ct * d + jt]
+        sub = nxg.subgraph(tree)
+        paths = list(nx.all_shortest_paths(sub, cs * d + jt, ct * d + jt))
+        word = [t.names[v].rsplit("-", 1)[1] for v in paths[0][1:2]][0]
+        up = [q for q in paths if all(t.names[v].rsplit("-", 1)[1] == word for v in q[1:len(q) // 2 + 1])]
+        assert len(up) == 1
+        p += up[0][1:]
+    return p
+
+
+@pytest.mark.parametrize("kwargs", [dict(nodes=32, component_size=8, arity=2),
+                                    dict(nodes=64, component_size=4, arity=4), dict(nodes=48, component_size=16, arity=3),
+                                    dict(nodes=64, component_size=16, component="ldr", seed=1, trials=3)])
+def test_hybrid_routing_loads_are_the_defined_paths(kwargs):
+    from libtopomap.routing import native_routing, route_hops, route_traffic
+
+    t = hybrid(**kwargs)
+    assert native_routing(t) == "hybrid" and t.routing == "hybrid"
+    nxg = t.to_networkx()
+    nodes = t.attrs["nodes"]
+    s, d = np.divmod(np.arange(nodes * nodes), nodes)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, s.size)
+    want = np.zeros(t.n_arcs)
+    hops = []
+    for a, b, x in zip(s.tolist(), d.tolist(), w.tolist()):
+        p = _defined_path(t, nxg, a, b) if a != b else [a]
+        assert p == hybrid_route(t, a, b).tolist()
+        hops.append(len(p) - 1)
+        for u, v in zip(p, p[1:]):
+            lo = t.indptr[u]
+            want[lo + int(np.flatnonzero(t.indices[lo:t.indptr[u + 1]] == v)[0])] += x
+    np.testing.assert_allclose(route_traffic(t, s, d, w, routing="hybrid"), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(route_hops(t, s, d, routing="hybrid"), hops)
+    # hops by definition: Hamming (hypercube) or component distance, plus 2 (n - i) across components
+    k, n, dd = t.attrs["arity"], t.attrs["levels"], t.attrs["component_size"]
+    cs, js, ct, jt = s // dd, s % dd, d // dd, d % dd
+    inside = t.distances.pairs(cs * dd + js, cs * dd + jt)
+    if t.attrs["component"] == "hypercube":
+        np.testing.assert_array_equal(inside, [bin(x).count("1") for x in (js ^ jt).tolist()])
+    i = np.array([next((x for x in range(n) if (a // k ** (n - 1 - x)) % k != (b // k ** (n - 1 - x)) % k), n)
+                  for a, b in zip(cs.tolist(), ct.tolist())])
+    np.testing.assert_array_equal(hops, inside + 2 * (n - i))
+
+
+def test_hybrid_routing_needs_a_hybrid_and_drives_the_metrics():
+    from libtopomap import metrics
+
+    with pytest.raises(TopologyError, match="hybrid routing needs"):
+        ltm.evaluate(ltm.hypercube(3), ltm.CommGraph(8, [0], [7]), np.arange(8), routing="hybrid")
+    t = hybrid(32, 8, arity=2)
+    g = ltm.random_graph(32, 4, seed=3)
+    e = metrics.evaluate(t, g, np.arange(32), routing="native")
+    assert e == metrics.evaluate(t, g, np.arange(32), routing="hybrid")
+    assert e["hop_bytes"] == metrics.hop_bytes(t, g, np.arange(32))  # shortest paths: the same hop-bytes
+    assert e["max_congestion"] != metrics.max_congestion(t, g, np.arange(32))  # one path, not all of them
