@@ -64,9 +64,10 @@ charged directly and their demands are handed to the attachment vertex.  ``table
 run one breadth-first search per distinct destination, stopped at the farthest source, then push the
 flow back to the destination: ``O(n)`` memory per search, no table; destinations run in parallel
 chunks, one load array per thread.  The other models walk each
-demand's path: ``O(hops)`` work per demand, nothing beyond the per-arc load array; ``valiant`` walks
-``g - 2`` routes per inter-group demand (``O(g x hops)``), in parallel chunks of demands with one load
-array per thread.
+demand's path: ``O(hops)`` work per demand, nothing beyond the per-arc load array.  ``valiant`` sums
+the volumes per router and per pair of groups when every pair of groups has one global link (seed
+002's ``g = a h + 1``): ``O(demands + g^3)`` work; otherwise it walks ``g - 2`` routes per inter-group
+demand (``O(g x hops)``), in parallel chunks of demands with one load array per thread.
 """
 
 from __future__ import annotations
@@ -763,9 +764,118 @@ def _dragonfly_chunks(indptr, indices, rid, rv, near, far, a, g, valiant, s, t, 
                         hops[lo:hi])
 
 
+@njit(cache=True)
+def _valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, hops):
+    """Expected Valiant loads and hops of every demand with one global link per pair of groups
+    (``near[G, H, 0]``, ``far[G, H, 0]``), from sums instead of ``g - 2`` routes per demand.
+
+    With ``N = near``, ``F = far`` and ``G[gs, gd]`` the volume between groups, every route via ``I``
+    is ``rs -> N[gs,I] -> F[gs,I] -> N[I,gd] -> F[I,gd] -> rd``; each of its five links depends on
+    fewer indices than the route, so the load of a link is a sum over those only (``c`` counts the
+    groups whose gate is a given router; the demands' own group ``I = gd`` / ``I = gs`` is taken off
+    per demand):
+
+    * local ``rs -> x``: ``(out[rs] c[gs, x] - S[rs, x]) / (g - 2)``, ``S[rs, x]`` the volume of the
+      demands from ``rs`` whose gate towards their destination group is ``x``;
+    * global ``gs -> I``: ``(sum_H G[gs, H] - G[gs, I]) / (g - 2)``, and ``I -> gd`` alike;
+    * local ``F[gs,I] -> N[I,gd]`` inside ``I``: ``sum G[gs, gd] / (g - 2)`` over the pairs of groups
+      landing on ``F[gs,I]`` and leaving from ``N[I,gd]`` (``O(g^3)`` additions, ``O(a^2)`` memory);
+    * local ``x -> rd``: as the first, mirrored.
+
+    Work ``O(demands + g^3 + g a^2)``, memory ``O(g a^2 + g^2)`` (the walk: ``O(demands x g)``).  Hops:
+    integer counts of the same sums, divided by ``g - 2`` as the walk does (bit-identical)."""
+    R = g * a
+    log_arc, log_val, log_n = _no_log()
+    wout = np.zeros(R)
+    win = np.zeros(R)
+    sx = np.zeros((R, a))
+    sy = np.zeros((R, a))
+    G = np.zeros((g, g))
+    for i in range(s.size):
+        rs, rd = rid[s[i]], rid[t[i]]
+        gs, gd = rs // a, rd // a
+        if gs == gd:
+            hops[i] = _charge(indptr, indices, rv, rs, rd, w[i], traffic, log_arc, log_val, log_n)
+            continue
+        wout[rs] += w[i]
+        win[rd] += w[i]
+        sx[rs, near[gs, gd, 0] - gs * a] += w[i]
+        sy[rd, far[gs, gd, 0] - gd * a] += w[i]
+        G[gs, gd] += w[i]
+    cn = np.zeros((g, a), np.int64)  # cn[G, x]: groups I != G whose gate from G is router x of G
+    cf = np.zeros((g, a), np.int64)  # cf[H, x]: groups I != H whose link into H lands on router x of H
+    for g1 in range(g):
+        for g2 in range(g):
+            if g1 != g2:
+                cn[g1, near[g1, g2, 0] - g1 * a] += 1
+                cf[g2, far[g1, g2, 0] - g2 * a] += 1
+    d = g - 2
+    for r in range(R):  # first and last local hops
+        gr = r // a
+        for x in range(a):
+            u = gr * a + x
+            if u == r:
+                continue
+            if wout[r] != 0.0:
+                _charge(indptr, indices, rv, r, u, (wout[r] * cn[gr, x] - sx[r, x]) / d, traffic, log_arc, log_val,
+                        log_n)
+            if win[r] != 0.0:
+                _charge(indptr, indices, rv, u, r, (win[r] * cf[gr, x] - sy[r, x]) / d, traffic, log_arc, log_val,
+                        log_n)
+    gout = np.zeros(g)
+    gin = np.zeros(g)
+    for g1 in range(g):
+        for g2 in range(g):
+            gout[g1] += G[g1, g2]
+            gin[g2] += G[g1, g2]
+    for g1 in range(g):  # global links g1 -> g2: first leg (from g1 via g2) and second leg (via g1 to g2)
+        for g2 in range(g):
+            if g1 != g2:
+                f = (gout[g1] - G[g1, g2]) / d + (gin[g2] - G[g1, g2]) / d
+                if f != 0.0:
+                    _charge(indptr, indices, rv, near[g1, g2, 0], far[g1, g2, 0], f, traffic, log_arc, log_val,
+                            log_n)
+    m = np.zeros((a, a))
+    for I in range(g):  # local hop inside the intermediate group
+        m[:, :] = 0.0
+        for gs in range(g):
+            if gs == I or gout[gs] == 0.0:
+                continue
+            x = far[gs, I, 0] - I * a
+            for gd in range(g):
+                if gd != I and gd != gs:
+                    m[x, near[I, gd, 0] - I * a] += G[gs, gd]
+        for x in range(a):
+            for y in range(a):
+                if x != y and m[x, y] != 0.0:
+                    _charge(indptr, indices, rv, I * a + x, I * a + y, m[x, y] / d, traffic, log_arc, log_val, log_n)
+    mid = np.zeros((g, g), np.int64)  # mid[gs, gd]: intermediate groups with a local hop inside
+    for gs in range(g):
+        for I in range(g):
+            if I != gs:
+                x = far[gs, I, 0]
+                for gd in range(g):
+                    if gd != I and gd != gs and x != near[I, gd, 0]:
+                        mid[gs, gd] += 1
+    for i in range(s.size):  # hops: 2 global links + the local ones, summed over I as integers
+        rs, rd = rid[s[i]], rid[t[i]]
+        gs, gd = rs // a, rd // a
+        if gs == gd:
+            continue
+        total = 2 * d + mid[gs, gd]
+        total += (g - 1) - cn[gs, rs - gs * a] - (1 if near[gs, gd, 0] != rs else 0)
+        total += (g - 1) - cf[gd, rd - gd * a] - (1 if far[gs, gd, 0] != rd else 0)
+        hops[i] = total / d
+
+
 def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
-    """Minimal or Valiant walks; Valiant (``O(g)`` routes per demand) in parallel chunks of demands, one load
-    array per thread."""
+    """Minimal or Valiant walks; Valiant (``O(g)`` routes per demand) from sums (:func:`_valiant_sums`)
+    with one global link per pair of groups, else in parallel chunks of demands, one load array per
+    thread."""
+    if valiant and q.groups > 2 and q.links_per_pair == 1:
+        _valiant_sums(topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers,
+                      q.groups, s, t, w, traffic, hops)
+        return
     args = (topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups,
             valiant, s, t, w)
     nchunks = min(numba.get_num_threads(), s.size // 1024) if valiant and q.groups > 2 else 1
