@@ -3,14 +3,15 @@
 OSU-style latency table (average / min / max over ranks, microseconds) of Bcast, Allreduce, Alltoall
 and Neighbor_alltoall on the original and the reordered communicator, with the explicit
 point-to-point schedules (binomial Bcast, recursive-doubling Allreduce, Bruck Alltoall) whose hops
-the mapping optimizes, plus the model's congestion and dilation before and after.  Only rank 0 prints.
+the mapping optimizes, plus the model's congestion and dilation before and after (under ``--routing``,
+which the mapping also optimises).  Only rank 0 prints.
 """
 
 import json
 
 from ..errors import ArgumentError
 from ._mpi_command import run_on_every_rank
-from ._options import add_deprecated_alias, non_negative_int, positive_int
+from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
 
 
 def add_parser(sub):
@@ -35,6 +36,7 @@ def add_parser(sub):
     p.add_argument("--iterations", type=positive_int, default=10, help="timed calls per size (default: 10)")
     p.add_argument("--strategies", help="comma-separated mapping strategies to race (default: all installed)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping portfolio (default: 0)")
+    add_routing_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -60,12 +62,13 @@ def _run(args):
     strategies = None if not args.strategies else [s.strip() for s in args.strategies.split(",")]
     result = run_benchmark(comm, topo, graph=args.graph, collectives=collectives, sizes=sizes,
                            iterations=args.iterations, fake_names=args.fake_names, seed=args.seed,
-                           strategies=strategies)
+                           strategies=strategies, routing=args.routing)
     if comm.Get_rank() == 0:
         if args.json:
             print(json.dumps(result))
         else:
             print(f"libtopomap bench: {result['n_processes']} ranks, topology {topo.name or args.topology}, "
-                  f"{result['iterations']} iterations per size; latency per call in microseconds")
+                  f"{result['iterations']} iterations per size, {result['routing']} routing; latency per call in "
+                  "microseconds")
             print(format_table(result), end="")
     return 0

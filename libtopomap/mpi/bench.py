@@ -13,6 +13,7 @@ after; the results on both communicators are checked to be identical (and correc
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import zlib
@@ -330,7 +331,7 @@ def compare(original, reordered, collective, sizes, *, explicit=False, steps=Non
 
 def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=(8, 1024, 65536, 1 << 20),
                   iterations=10, warmup=1, fake_names=None, placement=None, seed=0, strategies=None,
-                  objective="congestion", refine=None, time_budget=None):
+                  objective="congestion", refine=None, time_budget=None, routing=None):
     """Benchmark collectives on ``comm`` and on the communicator reordered for each of them.
 
     Collective over ``comm``; every rank returns the same result.
@@ -350,13 +351,15 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     iterations, warmup : int
         Timed and untimed calls per size and variant; the first untimed call (made even with
         ``warmup=0``) is checked on every rank.
-    fake_names, placement, seed, strategies, objective, refine, time_budget
-        Passed to :func:`~libtopomap.mpi.Create_dist_graph_adjacent`.
+    fake_names, placement, seed, strategies, objective, refine, time_budget, routing
+        Passed to :func:`~libtopomap.mpi.Create_dist_graph_adjacent`: ``routing`` (a model of
+        :mod:`libtopomap.routing`, ``"native"``, default ``ecmp``) is that of the reported model
+        metrics and of the mapping's congestion refinements.
 
     Returns
     -------
     dict
-        ``n_processes, iterations, results``; each result has ``collective, variant, explicit,
+        ``n_processes, iterations, routing, results``; each result has ``collective, variant, explicit,
         strategy, winner_rank, before, after`` (model metrics of the mapped graph), ``reorder_s`` and
         ``rows`` with ``size, original, reordered`` (``avg_us, min_us, max_us``) and ``identical``.
 
@@ -389,7 +392,8 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
         t = time.perf_counter()
         reordered = Create_dist_graph_adjacent(comm, *lists, topology=topology, fake_names=fake_names,
                                                placement=placement, seed=seed, strategies=strategies,
-                                               objective=objective, refine=refine, time_budget=time_budget)
+                                               objective=objective, refine=refine, time_budget=time_budget,
+                                               routing=routing)
         reorder_s = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
         original = comm.Create_dist_graph_adjacent(*lists, reorder=False)
         rep = ltm_report(reordered)
@@ -403,7 +407,13 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
         finally:
             original.Free()
             reordered.Free()
-    return {"n_processes": p, "iterations": int(iterations), "results": results}
+    name = "ecmp" if routing is None else routing
+    if name == "native":
+        from ..formats import read
+        from ..routing import native_routing
+
+        name = native_routing(read(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology)
+    return {"n_processes": p, "iterations": int(iterations), "routing": name, "results": results}
 
 
 def format_table(bench):

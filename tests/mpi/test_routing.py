@@ -56,3 +56,35 @@ def test_the_race_scores_and_refines_under_the_routing():
     ok &= rep.after["max_congestion"] <= rep.before["max_congestion"]
     dc.Free()
     assert agree(ok), (rep.before, rep.after)
+
+
+def test_bench_reports_and_maps_under_the_routing(tmp_path_factory, capsys):
+    import json
+
+    from libtopomap.cli import main
+    from libtopomap.mpi import bench, collective_call
+
+    topo = _torus()
+    res = bench.run_benchmark(COMM, topo, collectives=["neighbor_alltoall"], sizes=(8,), iterations=1,
+                              placement=list(range(P))[::-1], seed=3, routing="dimension-order")
+    r = res["results"][0]
+    ok = res["routing"] == "dimension-order"
+    g = bench.halo_graph(P)
+    want = ltm.evaluate(topo, g, np.arange(P)[::-1], routing="dimension-order")
+    ok &= abs(r["before"]["max_congestion"] - want["max_congestion"]) <= 1e-9 * want["max_congestion"]
+
+    def write():
+        if RANK == 0:
+            d = tmp_path_factory.mktemp("bench_routing")
+            ltm.save(str(d / "t.json"), topo)  # JSON keeps the generator: dimension-order can route on it
+            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(range(P))))
+            return str(d)
+    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    capsys.readouterr()
+    rc = main(["bench", "--topology", f"{d}/t.json", "--fake-names", f"{d}/t.names", "--collectives",
+               "neighbor_alltoall", "--sizes", "8", "--iterations", "1", "--routing", "dimension-order", "--json"])
+    out = capsys.readouterr().out
+    ok &= rc == 0
+    if RANK == 0:
+        ok &= json.loads(out)["routing"] == "dimension-order"
+    assert agree(ok)
