@@ -2,14 +2,21 @@
 
 Usage::
 
-    python benchmarks/bench_routing.py [--side 16] [--groups 129] [--procs 16384] [--out FILE.json]
+    python benchmarks/bench_routing.py [--side 16] [--groups 129] [--procs 16384] [--ta-budget 30] [--out FILE.json]
 
 Two instances: a 3-D 7-point stencil on a ``side^3`` torus under ``ecmp``, ``table``, ``oblivious`` and
 ``dimension-order``; a random graph (degree 6) of ``--procs`` processes mapped in order onto the
 dragonfly ``g=groups, a=16, p=8, h=8`` under ``ecmp``, ``table``, ``oblivious``, ``minimal`` and
 ``valiant``.  Each row: seconds (best of ``--repeat``, kernels compiled on a tiny instance first),
-the maximum and total load, and the peak of Python-tracked memory during one call.  Prints a Markdown
-table and writes JSON.
+the maximum and total load, and the peak of Python-tracked memory during one call.
+
+Then the engine under a routing model: threshold accepting (``--ta-budget`` seconds, the congestion
+objective, from the in-order placement of ``--ta-graph``, default the 3-D stencil ``16x32x32`` whose
+in-order placement loads one global link per pair of neighbouring groups with 128 messages; the
+random graph above sits at the terminal links' bound already) on the same dragonfly once under
+``ecmp`` and once under ``minimal`` (the network's own routing), both results evaluated under
+``minimal`` (and ``ecmp``), with the moves each walk made.  ``--ta-budget 0`` skips it.  Prints Markdown tables and
+writes JSON.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import tracemalloc
 import numpy as np
 
 import libtopomap as ltm
+from libtopomap.mappers.threshold_accepting import threshold_accepting
 from libtopomap.routing import route_traffic
 
 
@@ -58,6 +66,10 @@ def main():
     ap.add_argument("--groups", type=int, default=129)
     ap.add_argument("--procs", type=int, default=16384)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ta-budget", type=float, default=30.0, help="seconds of each TA run (0: skip)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ta-graph", default="stencil:16x32x32",
+                    help="graph spec of the TA runs ('random': the one above)")
     ap.add_argument("--out", default="benchmarks/results/routing.json")
     args = ap.parse_args()
 
@@ -89,10 +101,44 @@ def main():
     for r in rows:
         print(f"| {r['instance']} | {r['model']} | {r['seconds']:.3f} | {r['max_load']:.4g} | {r['total_load']:.6g} "
               f"| {r['peak_mib']:.1f} |")
+    engine = []
+    if args.ta_budget > 0:
+        threshold_accepting(small, ltm.random_graph(60, 3, seed=1), np.flatnonzero(small.slots > 0)[:60],
+                            small.slots.astype(np.int64), "congestion", rng=np.random.default_rng(0), iterations=50,
+                            routing="minimal")  # compile the engine's per-pair kernels
+        if args.ta_graph != "random":
+            g = ltm.load_graph(args.ta_graph)
+        start = hosts[:g.n]
+        slots = df.slots.astype(np.int64)
+        before = {m: ltm.evaluate(df, g, start, routing=m) for m in ("minimal", "ecmp")}
+        for m in ("ecmp", "minimal"):
+            t0 = time.perf_counter()
+            best, _, value, stats = threshold_accepting(df, g, start, slots, "congestion",
+                                                        rng=np.random.default_rng(args.seed),
+                                                        time_budget=args.ta_budget, routing=m)
+            secs = time.perf_counter() - t0
+            ev = {r: ltm.evaluate(df, g, best, routing=r) for r in ("minimal", "ecmp")}
+            engine.append({"graph": args.ta_graph, "ta_routing": m, "seconds": secs,
+                           "stopped": stats.get("stopped"), "moves": int(stats.get("iterations", 0)),
+                           "engine_value": float(value), "start_minimal": before["minimal"],
+                           "start_ecmp": before["ecmp"], "minimal": ev["minimal"], "ecmp": ev["ecmp"]})
+        print()
+        print(f"threshold accepting, {args.ta_budget:g} s each, congestion objective, in-order start, "
+              f"{args.ta_graph} ({g.n} processes) on the dragonfly g={args.groups}; results evaluated under both "
+              "models")
+        print("| TA under | moves | s | max cong. (minimal) | hop-bytes (minimal) | max cong. (ecmp) | "
+              "engine's value |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        b = engine[0]
+        print(f"| (start) | | | {b['start_minimal']['max_congestion']:.4g} | {b['start_minimal']['hop_bytes']:.6g} | "
+              f"{b['start_ecmp']['max_congestion']:.4g} | |")
+        for e in engine:
+            print(f"| {e['ta_routing']} | {e['moves']} | {e['seconds']:.1f} | {e['minimal']['max_congestion']:.4g} | "
+                  f"{e['minimal']['hop_bytes']:.6g} | {e['ecmp']['max_congestion']:.4g} | {e['engine_value']:.4g} |")
     if args.out:
         os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
         with open(args.out, "w") as f:
-            json.dump({"compile_s": compile_s, "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
+            json.dump({"compile_s": compile_s, "cpus": os.cpu_count(), "rows": rows, "engine": engine}, f, indent=1)
 
 
 if __name__ == "__main__":

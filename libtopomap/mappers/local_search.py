@@ -21,7 +21,10 @@ is updated by deltas:
     when the oracle answers for every vertex (``covers_all``).  The maximum and the sum of squares of
     the congestion are updated from the changed arcs only (a full rescan only when an arc at the
     maximum dropped).  The walk minimises ``max c + sqrt(mean c^2)``: the smooth term breaks the
-    plateaus of the maximum; the best state by the maximum alone is kept as well.
+    plateaus of the maximum; the best state by the maximum alone is kept as well.  Under another
+    routing model (``routing=``: table, oblivious, dimension-order, rt/rtt, dragonfly minimal or
+    Valiant, hybrid) the flows come from that model's per-pair kernel
+    (:func:`libtopomap.routing.pair_flows`) instead, each direction routed on its own.
 ``paths`` (mode 2)
     Per-step loads of deterministic single shortest routes (Cui 2024's contention, or our step
     model), for collective rank placement (:mod:`libtopomap.collectives.rank_placement`).  The next
