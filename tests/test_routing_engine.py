@@ -144,3 +144,29 @@ def test_mapping_problem_scores_and_refines_under_its_routing():
     assert MappingProblem(topo, g).routing == "ecmp"
     with pytest.raises(TopologyError, match="not a dragonfly"):
         MappingProblem(ltm.torus("4x4"), ltm.random_graph(16, 3, seed=1), routing="minimal")
+
+
+def test_cli_map_refines_under_routing(tmp_path, capsys):
+    import json
+
+    from libtopomap.cli import main
+
+    topo = tmp_path / "df.json"
+    assert main(["generate", "dragonfly", "--groups", "9", "--routers", "4", "--terminals", "2", "--global", "2",
+                 "-o", str(topo)]) == 0
+    capsys.readouterr()
+    t = ltm.load(str(topo))
+    g = ltm.load_graph("random:72:4:1")
+    assert main(["map", "--topology", str(topo), "--graph", "random:72:4:1", "--strategy", "random", "--refine", "ta",
+                 "--iterations", "2000", "--routing", "native", "--json", "-o", str(tmp_path / "m.txt")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    won = [r for r in rows if r["chosen"]][0]
+    assert won["strategy"] == "random+ta"
+    index = {nm: i for i, nm in enumerate(t.names)}
+    v = np.empty(g.n, np.int64)
+    for line in (tmp_path / "m.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            p, name = line.split()
+            v[int(p)] = index[name]
+    e = metrics.evaluate(t, g, v, routing="minimal")
+    assert won["congestion"] == pytest.approx(e["max_congestion"]) and won["hopbytes"] == e["hop_bytes"]
