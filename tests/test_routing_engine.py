@@ -97,14 +97,16 @@ def test_minimal_routing_changes_what_the_engine_sees():
     assert m.current_max() == pytest.approx(metrics.max_congestion(topo, g, start, routing="minimal"))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ta_under_minimal_routing_reports_what_evaluate_says(seed):
+@pytest.mark.parametrize("seed, model, budget", [(0, "minimal", None), (1, "minimal", None), (2, "minimal", 1.0),
+                                                (3, "valiant", None)])
+def test_ta_under_minimal_routing_reports_what_evaluate_says(seed, model, budget):
     topo = ltm.dragonfly(9, 4, 2, 2)
     g, slots, start = _instance(topo, 4, seed)
     best, start_value, best_value, stats = threshold_accepting(
-        topo, g, start, slots, "congestion", rng=np.random.default_rng(seed), iterations=3000, routing="minimal")
-    assert start_value == pytest.approx(metrics.max_congestion(topo, g, start, routing="minimal"), rel=1e-12)
-    e = metrics.evaluate(topo, g, best, routing="minimal")
+        topo, g, start, slots, "congestion", rng=np.random.default_rng(seed),
+        iterations=None if budget else 3000, time_budget=budget, routing=model)
+    assert start_value == pytest.approx(metrics.max_congestion(topo, g, start, routing=model), rel=1e-12)
+    e = metrics.evaluate(topo, g, best, routing=model)
     assert best_value == pytest.approx(e["max_congestion"], rel=1e-9)
     assert best_value <= start_value
     ltm.check_mapping(topo, best, g.n, slots=slots)
