@@ -41,6 +41,7 @@ CASES = [
     ("valiant", lambda: ltm.dragonfly(9, 4, 2, 2)),
     ("hybrid", lambda: ltm.hybrid(32, 8, arity=2)),
     ("hybrid", lambda: ltm.hybrid(64, 16, component="ldr", seed=1, trials=3)),
+    ("hybrid", lambda: _searching(ltm.hybrid(64, 16, component="ldr", seed=2, trials=3))),
     ("ecmp", lambda: ltm.dragonfly(9, 4, 2, 2)),
 ]
 
