@@ -318,3 +318,43 @@ def test_two_slots_per_host_every_host_gets_a_communicating_pair():
     for h in np.unique(v):
         a, b = np.flatnonzero(v == h)
         assert s[a, b] > 0
+
+
+def test_grid_hierarchy_is_coordinate_bisection():
+    t = ltm.torus("4x8")
+    h = topology_hierarchy(t)
+    assert h.grid and h.n_nodes == 2 * 32 - 1
+    coords = np.stack(np.unravel_index(np.arange(32), (4, 8)), axis=1)
+    for x in range(h.n_nodes):
+        kids = h.children(x)
+        if kids.size == 0:
+            continue
+        assert kids.size == 2
+        leaves = h.vertex[np.asarray(_leaves(h, x))]
+        box = coords[leaves]
+        ext = box.max(axis=0) - box.min(axis=0) + 1
+        assert np.prod(ext) == leaves.size  # a box of the grid
+        assert h.rep[x] in leaves  # its representative lies inside
+    # the root cuts across the longest side: two 4x4 halves
+    halves = [coords[h.vertex[np.asarray(_leaves(h, k))]] for k in h.children(h.root)]
+    assert sorted(int(np.ptp(b[:, 1])) for b in halves) == [3, 3]
+    # non-grid networks keep the switch hierarchy
+    assert not topology_hierarchy(ltm.fattree(4, 2)).grid
+
+
+def _leaves(h, x):
+    out, stack = [], [x]
+    while stack:
+        y = stack.pop()
+        if h.vertex[y] >= 0:
+            out.append(y)
+        else:
+            stack.extend(h.children(y).tolist())
+    return out
+
+
+def test_torus_with_a_mismatched_stencil():
+    # the instance: 1,896 hop-bytes with a METIS bisection of the torus graph as hierarchy
+    t, g = ltm.torus("16x16"), scrambled_torus("4x64", 0)
+    hb = ltm.evaluate(t, g, map_multisection(t, g, seed=1))["hop_bytes"]
+    assert hb <= 1800
