@@ -358,3 +358,10 @@ def test_torus_with_a_mismatched_stencil():
     t, g = ltm.torus("16x16"), scrambled_torus("4x64", 0)
     hb = ltm.evaluate(t, g, map_multisection(t, g, seed=1))["hop_bytes"]
     assert hb <= 1800
+
+
+def test_dragonfly_parts_go_to_the_routers_with_their_global_links():
+    # the routers of a group are even among themselves but not to other groups: ordering the parts
+    # of a group by their traffic to the outside took seed 0 from 9,950 to 9,706 hop-bytes
+    t, g = ltm.dragonfly(17, 8, 4, 2), scrambled_torus("8x8x8", 0)
+    assert ltm.evaluate(t, g, map_multisection(t, g, seed=0))["hop_bytes"] <= 9800

@@ -97,8 +97,8 @@ class Hierarchy:
         A slot vertex under every node (the first leaf below it).
     flat : numpy.ndarray of bool
         Whether every child of the node is at the same distance from every other child (checked on
-        the children's representatives): the order of the parts among the children does not
-        matter.  True for leaves.
+        the children's representatives): the order of the parts among the children matters only
+        through their traffic to the outside.  True for leaves.
     child_ptr, child_idx : numpy.ndarray of int64
         Children of node ``x``: ``child_idx[child_ptr[x]:child_ptr[x + 1]]``.
     root : int
@@ -865,7 +865,10 @@ def _descend(topology, h, cap, sym, base_seed, tries):
                        hosts=bool(np.all(h.vertex[kids] >= 0)))
         assign = np.arange(kids.size)
         child_of = None
-        if not h.flat[x]:
+        # the order of the parts matters where the children are uneven, and also where even
+        # subtrees are not even to the outside (the routers of a dragonfly group: each has the
+        # global links to other groups); hosts under one switch are even to everything
+        if not h.flat[x] or not np.all(h.vertex[kids] >= 0):
             inside[procs] = True
             assign = _order(topology, h, kids, targets, parts, procs, loc, sym, inside)
             if grid and kids.size == 2:
@@ -890,8 +893,10 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     with target weights, the exact-balance fix-up of the recursive strategy, and a pairwise swap refinement
     that keeps sizes exact; ``tries`` METIS seeds, the smallest cut wins (one seed and no pairwise
     re-bisection for splits of more than :data:`EFFORT_MAX` processes).  Where the children are
-    not all at the same distance, the parts are assigned to equal-sized children so that their
-    traffic to processes outside the subtree travels the fewest hops.  A host takes every process
+    not all at the same distance, or whose children are subtrees (not hosts), the parts are
+    assigned to equal-sized children so that their traffic to processes outside the subtree
+    travels the fewest hops (on a dragonfly, the parts of a group go to the routers that hold the
+    global links to the groups they talk to).  A host takes every process
     that reaches it (several slots per host are one more level).  On a torus or mesh (a hierarchy
     of boxes) every bisection is then refined with its placement in view: swaps between the two
     boxes lower the cut, counted at the distance between the boxes' centres, plus the traffic to
