@@ -365,3 +365,21 @@ def test_dragonfly_parts_go_to_the_routers_with_their_global_links():
     # of a group by their traffic to the outside took seed 0 from 9,950 to 9,706 hop-bytes
     t, g = ltm.dragonfly(17, 8, 4, 2), scrambled_torus("8x8x8", 0)
     assert ltm.evaluate(t, g, map_multisection(t, g, seed=0))["hop_bytes"] <= 9800
+
+
+@pytest.mark.parametrize("dims,graph", [("2x4", lambda: scrambled_torus("2x4", 0)), ("2x4", lambda: scrambled_torus("8", 1)),
+                                        ("2x2x2", lambda: scrambled_torus("2x4", 2)),
+                                        ("2x4", lambda: random_graph(8, 3, 0))])
+def test_grid_multisection_is_optimal_on_eight_hosts(dims, graph):
+    """Brute force over all 8! placements on tori of 8 hosts."""
+    t, g = ltm.torus(dims), graph()
+    d = np.array([[t.distance(a, b) for b in range(8)] for a in range(8)])
+    best = min(float((g.weights * d[np.array(p)[g.src], np.array(p)[g.dst]]).sum())
+               for p in itertools.permutations(range(8)))
+    assert ltm.evaluate(t, g, map_multisection(t, g, seed=0))["hop_bytes"] == best
+
+
+def test_grid_multisection_is_deterministic():
+    t, g = ltm.torus("8x8"), scrambled_torus("4x16", 3)
+    a = np.asarray(map_multisection(t, g, seed=7).vertices)
+    assert np.array_equal(a, np.asarray(map_multisection(t, g, seed=7).vertices))
