@@ -189,6 +189,11 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
     (``O(1)`` for a demand one hop long).  Hosts on a single link put their whole demand on that
     link.
 
+    On fat trees from :func:`libtopomap.fattree` (their structure checked against the CSR) with
+    every process on a host, in closed form (:func:`libtopomap._kernels.fattree_ecmp_traffic`: the
+    paths of a demand go up to the level of the leaves' lowest common ancestor and down, spread
+    evenly), ``O(arcs of its paths)`` per demand.
+
     Elsewhere, one breadth-first search per source vertex counts shortest paths and stops at the
     farthest target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no
     path is ever enumerated.  A host on a single link hands its traffic to its switch (one search
@@ -217,6 +222,14 @@ def ecmp_vertex_traffic(topology, s, t, w):
     oracle = topology.distances
     if oracle.grid_shape is not None:
         return _grid_link_traffic(topology, oracle, s, t, w)
+    if (topology.attrs or {}).get("generator") == "fattree":
+        from .mappers.local_search import _fattree_arcs
+
+        ft = _fattree_arcs(topology)  # a k-ary n-tree verified against its CSR: loads in closed form
+        if ft is not None and (s.size == 0 or max(int(s.max()), int(t.max())) < ft[1].size):
+            a = topology.attrs
+            return _kernels.fattree_ecmp_traffic(ft, topology.arc_reverse, a["k"], a["n"], s, t, w, np.zeros(s.size),
+                                                 topology.n_arcs)
     sources, ptr, t, w, first_hop = _demands(s, t, w, oracle)
     traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)

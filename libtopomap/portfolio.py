@@ -217,6 +217,10 @@ def _round(x):
     return float(f"{x:.{_DIGITS}g}")
 
 
+def _rounded(key):
+    return tuple(_round(x) for x in key)
+
+
 def _order_index(strategy, index, order=STRATEGY_ORDER):
     if index == 0:
         return -1
@@ -242,7 +246,7 @@ def selection_key(key, strategy, index, order=STRATEGY_ORDER, *, at_bound=False)
     """
     if at_bound:
         return (-1.0,) * (len(key) + 1) + (float(index),)
-    return tuple(_round(x) for x in key) + (float(_order_index(strategy, index, order)), float(index))
+    return _rounded(key) + (float(_order_index(strategy, index, order)), float(index))
 
 
 def select(outcomes, order=STRATEGY_ORDER):
@@ -876,7 +880,8 @@ class MappingProblem:
 
     def refine(self, candidate, built, *, share=None):
         """Refine the construction ``built`` (an :class:`Outcome` of :meth:`construct`) of a candidate
-        within the refinement budget; the construction is kept when the refinement does not beat it.
+        within the refinement budget; the construction is kept when the refinement does not beat it on the
+        race's score (:func:`selection_key`: the objective, then average congestion, then hop-bytes).
 
         The refinement (and its final scoring) ends within ``share`` seconds (default: all that is
         left of the overall budget); it is skipped, with a note, when that is less than three times
@@ -926,7 +931,10 @@ class MappingProblem:
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         out.seconds += built.seconds
-        if out.key[0] > built.key[0]:
+        # the one rule of the race: a refinement that does not beat its construction on the whole
+        # score (objective, then average congestion, then hop-bytes) gives it back, so a refinement
+        # that keeps the objective but adds traffic never wins over its own start
+        if _rounded(out.key) >= _rounded(built.key) and not (out.at_bound and not built.at_bound):
             out = Outcome(c, out.label, built.key, built.metrics, built.payload, out.seconds,
                           note=f"{c.refine} kept the construction", at_bound=built.at_bound)
         return out

@@ -194,3 +194,26 @@ def test_placement_keyword_and_its_old_name():
     # candidate 0 is that placement
     out = prob.construct(make_candidates(["greedy"], seed=0)[0])
     assert out.payload.tolist() == start.tolist()
+
+
+def test_a_refinement_that_adds_traffic_gives_its_construction_back(monkeypatch):
+    """Same maximum congestion, more hop-bytes: the race's score is worse, so the construction stays."""
+    import sys
+
+    ta_mod = sys.modules["libtopomap.mappers.threshold_accepting"]  # the package exports a function of that name
+
+    t, g = ltm.fattree(4, 3), ltm.load_graph("torus-scrambled:8x8:0")
+    p = MappingProblem(t, g, objective="congestion", iterations=100)
+    c = make_candidates(["multisection"], seed=0, refine="ta")[1]
+    built = p.construct(c)
+    worse = np.random.default_rng(0).permutation(t.hosts)[:g.n].astype(np.int64)
+    assert ltm.evaluate(t, g, worse)["max_congestion"] == built.key[0]  # 4: a tie on the objective
+    assert ltm.evaluate(t, g, worse)["hop_bytes"] > built.key[2]
+
+    def fake(topology, g, start, slots, objective, **kw):
+        return worse, 4.0, 4.0, {"stopped": "moves"}
+
+    monkeypatch.setattr(ta_mod, "threshold_accepting", fake)
+    out = p.refine(c, built)
+    assert out.note == "ta kept the construction"
+    assert np.array_equal(out.payload, built.payload) and out.key == built.key

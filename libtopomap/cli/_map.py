@@ -150,7 +150,7 @@ def _prepare_job(args):
 
     from ..formats import read
     from ..patterns import load_graph
-    from ..portfolio import MappingProblem, check_memory, make_candidates
+    from ..portfolio import STRATEGY_ORDER, MappingProblem, check_memory, make_candidates
 
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
                          ("ranks_per_host", None), ("output", None), ("budget", None)):
@@ -176,7 +176,9 @@ def _prepare_job(args):
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error
-    names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
+    # 'all' in the race's strategy order (structured constructions first, as the MPI layer's
+    # defaults): under a tight or loaded budget the skipped ones are rcm, random and identity
+    names = [x for x in STRATEGY_ORDER if x in STRATEGIES] if args.strategy == "all" else [args.strategy]
     cands = make_candidates(names, seed=args.seed, refine=args.refine, starts=np.flatnonzero(problem.slots))
     return topo, problem, cands, check_memory(args.max_memory), allocation
 

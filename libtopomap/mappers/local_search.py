@@ -638,13 +638,18 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
 
     One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
-    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.
+    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  The last result is kept on
+    the topology (one entry: the refinements of a portfolio share it); callers must not write to it.
     """
     n = topology.n_vertices
     slots = np.asarray(slots)
     usable = np.flatnonzero(slots > 0).astype(np.int64)
     if usable.size < 2:
         return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+    key = (int(k), n, topology.n_arcs, hash(usable.tobytes()))
+    cached = getattr(topology, "_near_slots_cache", None)
+    if cached is not None and cached[0] == key and np.array_equal(cached[1], usable):
+        return cached[2]
     ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
     counts = np.zeros(n, np.int64)
     counts[usable] = np.diff(ptr_u)
@@ -653,6 +658,7 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
     row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
     idx = idx[np.lexsort((idx, row))]
+    topology._near_slots_cache = (key, usable, (ptr, idx))
     return ptr, idx
 
 

@@ -97,11 +97,14 @@ class Hierarchy:
         A slot vertex under every node (the first leaf below it).
     flat : numpy.ndarray of bool
         Whether every child of the node is at the same distance from every other child (checked on
-        the children's representatives): the order of the parts among the children does not
-        matter.  True for leaves.
+        the children's representatives): the order of the parts among the children matters only
+        through their traffic to the outside.  True for leaves.
     child_ptr, child_idx : numpy.ndarray of int64
         Children of node ``x``: ``child_idx[child_ptr[x]:child_ptr[x + 1]]``.
     root : int
+    grid : bool
+        A coordinate bisection of a torus or mesh (:func:`_grid_tree`): every inner node has two
+        children, boxes of the grid.
     """
 
     parent: np.ndarray
@@ -111,6 +114,7 @@ class Hierarchy:
     child_ptr: np.ndarray
     child_idx: np.ndarray
     root: int
+    grid: bool = False
 
     @property
     def n_nodes(self):
@@ -231,7 +235,9 @@ def topology_hierarchy(topology):
     different dragonfly groups when no group attributes are known) is split further by recursive
     METIS bisection of the graph between its children (vertex weight = slots, edge weight = link
     capacity, every vertex counted with the child whose hosts reach it first), so that children
-    close to each other stay in one subtree.
+    close to each other stay in one subtree.  A torus or mesh whose hosts are its grid points gets
+    a coordinate bisection instead (:func:`_grid_tree`: boxes cut across their longest side, as
+    Scotch's torus target).
 
     Examples
     --------
@@ -241,6 +247,9 @@ def topology_hierarchy(topology):
     ([2, 2, 2], 15)
     """
     t = topology
+    grid = _grid_tree(t)
+    if grid is not None:
+        return grid
     hosts = t.hosts.astype(np.int64)
     H = hosts.size
     parent = [-1] * H
@@ -270,6 +279,55 @@ def topology_hierarchy(topology):
             parent[x] = root
     parent = np.asarray(parent, np.int64)
     return _split_uneven(t, _finish_tree(parent, hosts))
+
+
+def _grid_tree(topology):
+    """The hierarchy of a torus or mesh whose slot vertices are its grid points, or None:
+    recursive coordinate bisection of the box of grid points, always across its longest side
+    (halves of ``floor`` and ``ceil`` points; the first such dimension on a tie), down to single
+    points.  Every inner node is a box; its representative is the grid point nearest the box's
+    centre, so that :func:`_order` sees where a subtree lies.
+
+    This is the shape of Scotch's torus and mesh targets (recursive bipartitioning of the
+    coordinates): the parts of the communication graph land in boxes whose sides keep the
+    proportions of the grid, where a METIS bisection of the torus graph (the fall-back for other
+    uneven nodes) may cut the 16x16 torus into strips or snakes.
+    """
+    shape = topology.distances.grid_shape
+    if shape is None or topology.distances.kind != "grid":
+        return None
+    dims = np.asarray(shape[0], np.int64)
+    m = int(np.prod(dims))
+    hosts = topology.hosts.astype(np.int64)
+    if hosts.size < 2 or hosts.size != m or not np.array_equal(hosts, np.arange(m)):
+        return None
+    strides = np.r_[np.cumprod(dims[::-1])[::-1][1:], 1].astype(np.int64)
+    parent = [-1] * m
+    rep = [int(x) for x in range(m)]
+    # (node, lo, size) boxes, top-down; the root is node m
+    parent.append(-1)
+    rep.append(0)
+    stack = [(m, np.zeros(dims.size, np.int64), dims.copy())]
+    while stack:
+        x, lo, size = stack.pop()
+        rep[x] = int(np.dot(lo + (size - 1) // 2, strides))
+        d = int(np.argmax(size))
+        half = size[d] // 2
+        for off, sz in ((0, half), (half, size[d] - half)):
+            clo, csz = lo.copy(), size.copy()
+            clo[d] += off
+            csz[d] = sz
+            if int(np.prod(csz)) == 1:
+                parent[int(np.dot(clo, strides))] = x
+                continue
+            parent.append(x)
+            rep.append(0)
+            stack.append((len(parent) - 1, clo, csz))
+    parent = np.asarray(parent, np.int64)
+    h = _finish_tree(parent, hosts, np.zeros(parent.size, bool))
+    flat = np.zeros(parent.size, bool)
+    flat[:m] = True
+    return Hierarchy(h.parent, h.vertex, np.asarray(rep, np.int64), flat, h.child_ptr, h.child_idx, h.root, True)
 
 
 def _finish_tree(parent, hosts, flat=None):
@@ -513,6 +571,81 @@ def _swap_refine(ptr, idx, val, parts, k, rounds):
     return total
 
 
+@njit(cache=True)
+def _placed_swap_refine(ptr, idx, val, side, ext, cutw, rounds):
+    """Pairwise swaps between the two sides of a placed bisection that lower ``cutw x cut + sum of
+    the external costs``; ``ext[v]`` is what process ``v`` costs more on side 1 than on side 0
+    (its traffic to processes outside the split, times the difference of the distances to them).
+    Sizes never change.  Returns the cost removed."""
+    n = ptr.size - 1
+    ben = np.empty(n)
+    total = 0.0
+    for _ in range(rounds):
+        n0 = 0
+        for v in range(n):
+            g = _gain(ptr, idx, val, side, v, 1 - side[v])
+            ben[v] = cutw * g + (-ext[v] if side[v] == 0 else ext[v])
+            if side[v] == 0:
+                n0 += 1
+        a = np.empty(n0, np.int64)
+        b = np.empty(n - n0, np.int64)
+        i0 = 0
+        i1 = 0
+        for v in range(n):
+            if side[v] == 0:
+                a[i0] = v
+                i0 += 1
+            else:
+                b[i1] = v
+                i1 += 1
+        a = a[np.argsort(-ben[a], kind="mergesort")]
+        b = b[np.argsort(-ben[b], kind="mergesort")]
+        improved = 0.0
+        i = 0
+        j = 0
+        while i < a.size and j < b.size:
+            u = a[i]
+            v = b[j]
+            d = cutw * (_gain(ptr, idx, val, side, u, 1) + _gain(ptr, idx, val, side, v, 0)
+                        - 2.0 * _weight(ptr, idx, val, u, v)) - ext[u] + ext[v]
+            if d <= 1e-9:
+                break
+            side[u] = 1
+            side[v] = 0
+            improved += d
+            i += 1
+            j += 1
+        total += improved
+        if improved <= 1e-9:
+            break
+    return total
+
+
+def _placed_refine(topology, h, kids, child_of, procs, sp_, si, sv, loc, sym, inside):
+    """:func:`_placed_swap_refine` of a split into two children of a grid hierarchy: the cut counts
+    with the distance between the children's representatives, the traffic to processes outside the
+    split with the distances from each child's representative to where they are now."""
+    ptr, idx = sym.indptr, sym.indices
+    deg = ptr[procs + 1] - ptr[procs]
+    src_local = np.repeat(np.arange(procs.size), deg)
+    first = np.cumsum(deg) - deg
+    arcs = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(ptr[procs] - first, deg)
+    nb = idx[arcs]
+    ext_arc = ~inside[nb]
+    reps = h.rep[kids]
+    o = topology.distances
+    ext = np.zeros(procs.size)
+    if ext_arc.any():
+        s, where, w = src_local[ext_arc], loc[nb[ext_arc]], sym.wsum[arcs[ext_arc]]
+        d1 = o.pairs(np.full(where.size, reps[1]), where)
+        d0 = o.pairs(np.full(where.size, reps[0]), where)
+        ext = np.bincount(s, weights=w * (d1 - d0), minlength=procs.size)
+    cutw = float(max(o.pairs(reps[:1], reps[1:2])[0], 1))
+    side = child_of.astype(np.int64).copy()
+    _placed_swap_refine(sp_, si, sv, side, ext, cutw, REFINE_ROUNDS)
+    return side
+
+
 def refine_parts(adj, parts, *, rounds=REFINE_ROUNDS):
     """Lower the cut of a partition by swapping vertices between parts (sizes stay exact).
 
@@ -710,6 +843,7 @@ def _descend(topology, h, cap, sym, base_seed, tries):
     gamma = np.full(n, -1, np.int64)
     loc = np.full(n, h.rep[h.root], np.int64)
     inside = np.zeros(n, bool)
+    grid = h.grid
     stack = [(h.root, np.arange(n, dtype=np.int64))]
     while stack:
         x, procs = stack.pop()
@@ -730,11 +864,18 @@ def _descend(topology, h, cap, sym, base_seed, tries):
         parts = _split(sp_, si, sv, targets, base_seed + x % 64, max(int(tries), 1),
                        hosts=bool(np.all(h.vertex[kids] >= 0)))
         assign = np.arange(kids.size)
-        if not h.flat[x]:
+        child_of = None
+        # the order of the parts matters where the children are uneven, and also where even
+        # subtrees are not even to the outside (the routers of a dragonfly group: each has the
+        # global links to other groups); hosts under one switch are even to everything
+        if not h.flat[x] or not np.all(h.vertex[kids] >= 0):
             inside[procs] = True
             assign = _order(topology, h, kids, targets, parts, procs, loc, sym, inside)
+            if grid and kids.size == 2:
+                child_of = _placed_refine(topology, h, kids, assign[parts], procs, sp_, si, sv, loc, sym, inside)
             inside[procs] = False
-        child_of = assign[parts]
+        if child_of is None:
+            child_of = assign[parts]
         for c in range(kids.size - 1, -1, -1):
             sub = procs[child_of == c]
             loc[sub] = h.rep[kids[c]]
@@ -752,9 +893,15 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     with target weights, the exact-balance fix-up of the recursive strategy, and a pairwise swap refinement
     that keeps sizes exact; ``tries`` METIS seeds, the smallest cut wins (one seed and no pairwise
     re-bisection for splits of more than :data:`EFFORT_MAX` processes).  Where the children are
-    not all at the same distance, the parts are assigned to equal-sized children so that their
-    traffic to processes outside the subtree travels the fewest hops.  A host takes every process
-    that reaches it (several slots per host are one more level); on hosts of two slots, a split
+    not all at the same distance, or whose children are subtrees (not hosts), the parts are
+    assigned to equal-sized children so that their traffic to processes outside the subtree
+    travels the fewest hops (on a dragonfly, the parts of a group go to the routers that hold the
+    global links to the groups they talk to).  A host takes every process
+    that reaches it (several slots per host are one more level).  On a torus or mesh (a hierarchy
+    of boxes) every bisection is then refined with its placement in view: swaps between the two
+    boxes lower the cut, counted at the distance between the boxes' centres, plus the traffic to
+    processes outside the split, counted at the distances from each box's centre to where those
+    processes are (the external costs of Scotch's dual recursive bipartitioning).  On hosts of two slots, a split
     that leaves two processes without traffic between them on one host is replaced by the pairs
     of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from .local_search import SwapState, full_traffic, local_search, run_refinement
+from .local_search import SwapState, full_traffic, hops_lower_bound, local_search, run_refinement
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent"]
 
@@ -139,8 +139,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     stats : dict
         ``start_max``, ``max`` (exact when checked), ``start_hopbytes``, ``hopbytes``, ``accepted``,
         ``priced``, ``played``, ``passes``, ``reverted`` (the exact maximum came out above the cap
-        through float drift: ``start`` is returned), ``stopped`` (``"local optimum"``, ``"passes"`` or
-        ``"budget"``), ``seconds``.
+        through float drift: ``start`` is returned), ``stopped`` (``"local optimum"``, ``"passes"``,
+        ``"budget"``, or ``"bound"``: ``start``'s hop-bytes are at their lower bound, every edge at
+        distance 1, and nothing is tried), ``seconds``.
 
     Notes
     -----
@@ -157,9 +158,10 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     P = sym.n
     stats = {"start_hopbytes": hops.score, "hopbytes": hops.score, "accepted": 0, "priced": 0, "played": 0,
              "passes": 0, "stopped": "local optimum"}
-    if P < 2 or sym.indices.size == 0 or (deadline is not None and time.perf_counter() >= deadline):
+    at_bound = hops.score <= hops_lower_bound(sym, slots) * (1 + 1e-12)
+    if P < 2 or sym.indices.size == 0 or at_bound or (deadline is not None and time.perf_counter() >= deadline):
         stats.update(start_max=np.nan, max=np.nan, seconds=time.perf_counter() - t0,
-                     stopped="local optimum" if P < 2 or sym.indices.size == 0 else "budget")
+                     stopped="local optimum" if P < 2 or sym.indices.size == 0 else "bound" if at_bound else "budget")
         return start.copy(), stats
     cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx), routing=routing)
     setup = time.perf_counter() - t0
