@@ -17,8 +17,8 @@ that every point-to-point call made on it inside the block sends:
   buffer call, which is what mpi4py itself sends: a plain ``recv`` receives the object;
 * the neighbour collectives of a topology communicator, blocking and non-blocking
   (``Neighbor_allgather(v)``, ``Neighbor_alltoall(v/w)``, ``Ineighbor_...``, and the pickled
-  ``neighbor_allgather`` / ``neighbor_alltoall``, whose items are pickled once more to be counted):
-  one message per out-neighbour with its block's bytes.
+  ``neighbor_allgather`` / ``neighbor_alltoall``, whose objects are pickled once and their bytes sent
+  by the buffer collectives, as mpi4py does): one message per out-neighbour with its block's bytes.
 
 Receives are not counted (every byte is counted once, at its sender), nor are collectives other
 than the neighbour ones, persistent or partitioned requests (``*_init``), or communicators derived
@@ -52,7 +52,8 @@ from mpi4py import MPI
 from ..commgraph import CommGraph, as_commgraph
 from ..errors import ArgumentError, ArgumentTypeError
 from .cart import check_everywhere
-from .distgraph import _attach, _check_agreement, _reorder
+from .distgraph import _attach, _check_agreement, _check_options, _options, _reorder
+from .race import agree_arguments
 
 __all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
 
@@ -61,7 +62,13 @@ WEIGHTS = ("bytes", "messages")
 
 _ndarray = np.ndarray
 _dumps = MPI.pickle.dumps
+_loads = MPI.pickle.loads
 _BYTE = MPI.BYTE
+_INT64 = MPI.INT64_T
+_Neighbor_allgather = MPI.Topocomm.Neighbor_allgather
+_Neighbor_allgatherv = MPI.Topocomm.Neighbor_allgatherv
+_Neighbor_alltoall = MPI.Topocomm.Neighbor_alltoall
+_Neighbor_alltoallv = MPI.Topocomm.Neighbor_alltoallv
 
 
 # ----------------------------------------------------------------------------------- buffer specs
@@ -397,28 +404,67 @@ def _allgather_bytes(degree, spec):
     return _spec_bytes(spec)
 
 
+def _unpickle_blocks(buf, counts):
+    """The objects pickled back to back in ``buf``, ``counts[i]`` bytes each (None for an empty block, as
+    mpi4py's ``loadv``)."""
+    view, out, pos = memoryview(buf), [], 0
+    for c in counts.tolist():
+        out.append(_loads(view[pos:pos + c]) if c else None)
+        pos += c
+    return out
+
+
+def _displs(counts):
+    d = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=d[1:])
+    return d
+
+
 class _NeighborCounting:
-    """The neighbour collectives of a topology communicator, counted per out-neighbour."""
+    """The neighbour collectives of a topology communicator, counted per out-neighbour.
+
+    The pickled ``neighbor_allgather`` / ``neighbor_alltoall`` are mpi4py's two steps done here (each
+    object pickled once with ``MPI.pickle.dumps``, one neighbour collective of the byte counts, then one
+    of the bytes, each block unpickled with ``MPI.pickle.loads``), so that the bytes counted are the
+    bytes sent, from a single pickling.  Every rank of a traced communicator runs this version, inside
+    and after the block; the counts travel as 64-bit integers.
+    """
 
     #: The out-neighbours in MPI's order (``MPI.PROC_NULL`` included), set by :func:`trace`.
     _trace_outs = ()
+    #: The number of in-neighbours (``MPI.PROC_NULL`` included), set by :func:`trace`.
+    _trace_indegree = 0
 
     def neighbor_allgather(self, sendobj):
-        out = MPI.Topocomm.neighbor_allgather(self, sendobj)
+        data = _dumps(sendobj)
+        counts = np.zeros(self._trace_indegree, dtype=np.int64)
+        _Neighbor_allgather(self, [np.array([len(data)], dtype=np.int64), 1, _INT64], [counts, 1, _INT64])
+        buf = bytearray(int(counts.sum()))
+        _Neighbor_allgatherv(self, [data, len(data), _BYTE], [buf, (counts, _displs(counts)), _BYTE])
         live = self._trace_live
         if live is not None:
-            n = len(_dumps(sendobj)) + _MESSAGE
+            n = len(data) + _MESSAGE
             for dest in self._trace_outs:
                 live[dest] += n
-        return out
+        return _unpickle_blocks(buf, counts)
 
     def neighbor_alltoall(self, sendobj):
-        out = MPI.Topocomm.neighbor_alltoall(self, sendobj)
+        outs = self._trace_outs
+        datas = [_dumps(x) for x in sendobj]
+        if len(datas) != len(outs):
+            raise ArgumentError(f"neighbor_alltoall expects {len(outs)} items (one per out-neighbour), "
+                                f"got {len(datas)}")
+        scounts = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
+        rcounts = np.zeros(self._trace_indegree, dtype=np.int64)
+        _Neighbor_alltoall(self, [scounts, 1, _INT64], [rcounts, 1, _INT64])
+        buf = bytearray(int(rcounts.sum()))
+        _Neighbor_alltoallv(self, [b"".join(datas), (scounts, _displs(scounts)), _BYTE],
+                            [buf, (rcounts, _displs(rcounts)), _BYTE])
         live = self._trace_live
         if live is not None:
-            for dest, x in zip(self._trace_outs, sendobj):
-                live[dest] += len(_dumps(x)) + _MESSAGE
-        return out
+            for dest, k in zip(outs, scounts.tolist()):
+                live[dest] += k + _MESSAGE
+        return _unpickle_blocks(buf, rcounts)
 
 
 for _prefix in ("Neighbor_", "Ineighbor_"):
@@ -487,6 +533,7 @@ def trace(comm):
         tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
     if isinstance(comm, MPI.Topocomm):
         tcomm._trace_outs = tuple(comm.outedges)
+        tcomm._trace_indegree = comm.indegree
     tcomm._trace_peers = tcomm._trace_live = collections.defaultdict(int)
     try:
         yield tcomm
@@ -502,7 +549,7 @@ def _graph_fingerprint(g):
 
 
 def reorder(comm, graph, *, topology, strategies=None, objective="congestion", seed=None, time_budget=None,
-            iterations=None, refine=None, fake_names=None, placement=None, max_memory=None):
+            iterations=None, refine=None, fake_names=None, placement=None, max_memory=None, total_budget=None):
     """A communicator whose rank ``k`` plays vertex ``k`` of ``graph``, placed well on ``topology``.
 
     Collective: every process of ``comm`` calls it with the same graph and options.  The graph
@@ -520,6 +567,10 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
         The physical network (a path is loaded on every rank).
     strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
         As for :func:`libtopomap.Create_dist_graph_adjacent`.
+    total_budget : float, optional
+        Seconds for the whole portfolio on each mapping rank, as for
+        :func:`libtopomap.Create_dist_graph_adjacent`: checked and agreed on by every rank with the
+        other options before any collective data (different budgets are a :class:`CommError`).
 
     Returns
     -------
@@ -532,7 +583,8 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
     Raises
     ------
     ArgumentError
-        On every rank, when every rank passed a graph over another number of processes.
+        On every rank, when every rank passed a graph over another number of processes, or the same
+        bad option (``seed``, ``time_budget``, ``total_budget``...).
     CommError
         On every rank, when the ranks passed different graphs or options, or any rank failed
         (unreadable graph, bad topology, a host missing from it...), naming the rank(s) and cause.
@@ -559,6 +611,11 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
     """
     t_start = time.perf_counter()
     size = comm.Get_size()
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+    # the options are checked and agreed on first, as by the distributed-graph calls
+    agree_arguments(comm, _check_options, what="checking the arguments of reorder",
+                    options=_options(True, topology, **opts), **opts)
 
     def load():
         if isinstance(graph, (str, os.PathLike)):
@@ -572,9 +629,7 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
         return g
     g = check_everywhere(comm, load, what="reading the communication graph")
     _check_agreement(comm, "communication graph", _graph_fingerprint(g))
-    report, _ = _reorder(comm, topology, g, strategies=strategies, objective=objective, seed=seed,
-                         time_budget=time_budget, iterations=iterations, refine=refine, fake_names=fake_names,
-                         placement=placement, max_memory=max_memory)
+    report, _ = _reorder(comm, topology, g, fake_names=fake_names, placement=placement, **opts)
     t = time.perf_counter()
     newcomm = comm.Split(0, key=report.new_rank)
     report.timings["build"] = time.perf_counter() - t
