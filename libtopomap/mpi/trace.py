@@ -17,8 +17,8 @@ that every point-to-point call made on it inside the block sends:
   buffer call, which is what mpi4py itself sends: a plain ``recv`` receives the object;
 * the neighbour collectives of a topology communicator, blocking and non-blocking
   (``Neighbor_allgather(v)``, ``Neighbor_alltoall(v/w)``, ``Ineighbor_...``, and the pickled
-  ``neighbor_allgather`` / ``neighbor_alltoall``, whose objects are pickled once and their bytes sent
-  by the buffer collectives, as mpi4py does): one message per out-neighbour with its block's bytes.
+  ``neighbor_allgather`` / ``neighbor_alltoall``, whose objects are pickled once and the bytes
+  handed to mpi4py's collective): one message per out-neighbour with its block's bytes.
 
 Receives are not counted (every byte is counted once, at its sender), nor are collectives other
 than the neighbour ones, persistent or partitioned requests (``*_init``), or communicators derived
@@ -66,11 +66,8 @@ _ndarray = np.ndarray
 _dumps = MPI.pickle.dumps
 _loads = MPI.pickle.loads
 _BYTE = MPI.BYTE
-_INT64 = MPI.INT64_T
-_Neighbor_allgather = MPI.Topocomm.Neighbor_allgather
-_Neighbor_allgatherv = MPI.Topocomm.Neighbor_allgatherv
-_Neighbor_alltoall = MPI.Topocomm.Neighbor_alltoall
-_Neighbor_alltoallv = MPI.Topocomm.Neighbor_alltoallv
+_neighbor_allgather = MPI.Topocomm.neighbor_allgather
+_neighbor_alltoall = MPI.Topocomm.neighbor_alltoall
 
 
 # ----------------------------------------------------------------------------------- buffer specs
@@ -418,67 +415,43 @@ def _allgather_bytes(degree, spec):
     return _spec_bytes(spec)
 
 
-def _unpickle_blocks(buf, counts):
-    """The objects pickled back to back in ``buf``, ``counts[i]`` bytes each (None for an empty block, as
-    mpi4py's ``loadv``)."""
-    view, out, pos = memoryview(buf), [], 0
-    for c in counts.tolist():
-        out.append(_loads(view[pos:pos + c]) if c else None)
-        pos += c
-    return out
-
-
-def _displs(counts):
-    d = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=d[1:])
-    return d
+def _loaded(blocks):
+    """The objects of pickled ``blocks`` (None stays None: an ``MPI.PROC_NULL`` neighbour)."""
+    return [None if b is None else _loads(b) for b in blocks]
 
 
 class _NeighborCounting:
     """The neighbour collectives of a topology communicator, counted per out-neighbour.
 
-    The pickled ``neighbor_allgather`` / ``neighbor_alltoall`` are mpi4py's two steps done here (each
-    object pickled once with ``MPI.pickle.dumps``, one neighbour collective of the byte counts, then one
-    of the bytes, each block unpickled with ``MPI.pickle.loads``), so that the bytes counted are the
-    bytes sent, from a single pickling.  Every rank of a traced communicator runs this version, inside
-    and after the block; the counts travel as 64-bit integers.
+    The pickled ``neighbor_allgather`` / ``neighbor_alltoall`` pickle each object once
+    (``MPI.pickle.dumps``, as mpi4py does), count those bytes, and hand them to mpi4py's own
+    collective, which moves a ``bytes`` object with a copy, not a second pickling of the object; each
+    block received is unpickled.  So the bytes counted are the object's pickled bytes, what mpi4py sends
+    for it untraced (the wire carries a ``bytes`` header of a few bytes more).  Every rank of a traced
+    communicator runs this version, inside and after the block.
     """
 
     #: The out-neighbours in MPI's order (``MPI.PROC_NULL`` included), set by :func:`trace`.
     _trace_outs = ()
-    #: The number of in-neighbours (``MPI.PROC_NULL`` included), set by :func:`trace`.
-    _trace_indegree = 0
 
     def neighbor_allgather(self, sendobj):
         data = _dumps(sendobj)
-        counts = np.zeros(self._trace_indegree, dtype=np.int64)
-        _Neighbor_allgather(self, [np.array([len(data)], dtype=np.int64), 1, _INT64], [counts, 1, _INT64])
-        buf = bytearray(int(counts.sum()))
-        _Neighbor_allgatherv(self, [data, len(data), _BYTE], [buf, (counts, _displs(counts)), _BYTE])
+        out = _neighbor_allgather(self, data)
         live = self._trace_live
         if live is not None:
             n = len(data) + _MESSAGE
             for dest in self._trace_outs:
                 live[dest] += n
-        return _unpickle_blocks(buf, counts)
+        return _loaded(out)
 
     def neighbor_alltoall(self, sendobj):
-        outs = self._trace_outs
         datas = [_dumps(x) for x in sendobj]
-        if len(datas) != len(outs):
-            raise ArgumentError(f"neighbor_alltoall expects {len(outs)} items (one per out-neighbour), "
-                                f"got {len(datas)}")
-        scounts = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
-        rcounts = np.zeros(self._trace_indegree, dtype=np.int64)
-        _Neighbor_alltoall(self, [scounts, 1, _INT64], [rcounts, 1, _INT64])
-        buf = bytearray(int(rcounts.sum()))
-        _Neighbor_alltoallv(self, [b"".join(datas), (scounts, _displs(scounts)), _BYTE],
-                            [buf, (rcounts, _displs(rcounts)), _BYTE])
+        out = _neighbor_alltoall(self, datas)   # mpi4py checks the number of items
         live = self._trace_live
         if live is not None:
-            for dest, k in zip(outs, scounts.tolist()):
-                live[dest] += k + _MESSAGE
-        return _unpickle_blocks(buf, rcounts)
+            for dest, d in zip(self._trace_outs, datas):
+                live[dest] += len(d) + _MESSAGE
+        return _loaded(out)
 
 
 for _prefix in ("Neighbor_", "Ineighbor_"):
@@ -550,7 +523,6 @@ def trace(comm):
         tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
     if isinstance(comm, MPI.Topocomm):
         tcomm._trace_outs = tuple(comm.outedges)
-        tcomm._trace_indegree = comm.indegree
     tcomm._trace_peers = tcomm._trace_live = live
     try:
         yield tcomm

@@ -433,7 +433,7 @@ def test_pickled_neighbour_collectives_pickle_once_and_give_mpi4py_results():
             expect[d] = (b + len(MPI.pickle.dumps(_CountsPickling())) * 2 + len(MPI.pickle.dumps(objs[k]))
                          + len(MPI.pickle.dumps(("r", RANK))), m + 4)
     ok &= t.traffic() == dict(sorted(expect.items()))
-    with pytest.raises(ltm.ArgumentError, match="expects 4 items"):
+    with pytest.raises(ValueError, match="4 items, got 2"):   # mpi4py's own check, as untraced
         t.neighbor_alltoall([1, 2])
     cart.Free()
     assert agree(ok), (t.traffic(), expect)
