@@ -17,6 +17,19 @@ Usage::
 
 Prints a Markdown table and writes it next to the JSON (``.md``).  Timings are wall-clock seconds
 per generated topology (all draws, their evaluation and the final Topology), single process.
+
+Second table, Figures 4.4-4.8 (BigNetSim): the thesis plots message latency against load factor from
+a packet-level simulation (BlueGene/L-like switches, buffers, flow control; its Table 4.2 of
+parameters is empty in the text and the plots carry no numbers), so only its claims can be checked.
+The library's flow model gives the two ends of each curve for uniform random traffic: the latency at
+low load follows the average hops, and the load at which a network saturates is inversely
+proportional to its most loaded link (``link_traffic`` under a routing model).  The thesis' routings
+map onto the library's models: hypercube fixed (Hamming-distance) routing = ``dimension-order``
+(e-cube), LDR fixed shortest-path routing = ``table`` (the lowest-index shortest-path next hop),
+oblivious = ``oblivious`` on both, and adaptive routing is bounded by the best static split,
+``ecmp``.  Traffic: every ordered pair once at 64 nodes (exact), 200,000 seeded uniform random pairs
+at 2,048.  "sat. load vs HC fixed" is the hypercube's fixed-routing maximum link load divided by the
+row's: above 1, the network saturates at a higher load factor than the hypercube with its fixed routing.
 """
 
 from __future__ import annotations
@@ -45,6 +58,65 @@ def moore_diameter(n, d):
     while moore_bound(d, k) < n:
         k += 1
     return k
+
+
+#: Figures 4.4-4.8: (nodes, routing in the thesis, hypercube model, LDR model, the thesis' claim).
+FIGURES_4 = ((64, "fixed", "dimension-order", "table", "Fig. 4.4: LDR slightly lower latency up to load 0.6, "
+              "then it saturates at a much lower load than the hypercube"),
+             (64, "oblivious", "oblivious", "oblivious", "Fig. 4.5: LDR better over the whole load range"),
+             (64, "adaptive", "ecmp", "ecmp", "Fig. 4.7: about the same at low load, LDR better at high load"),
+             (2048, "adaptive", "ecmp", "ecmp", "Fig. 4.8: LDR latency 25-30% lower"))
+
+
+def uniform_pairs(n, *, pairs=200_000, seed=0):
+    """Uniform random traffic on ``n`` nodes: every ordered pair once when ``n * (n - 1) <= pairs``, else
+    ``pairs`` seeded random ordered pairs of distinct nodes (weights 1)."""
+    from libtopomap import CommGraph
+
+    if n * (n - 1) <= pairs:
+        src, dst = np.nonzero(~np.eye(n, dtype=bool))
+    else:
+        rng = np.random.default_rng(seed)
+        src = rng.integers(0, n, pairs)
+        dst = rng.integers(0, n - 1, pairs)
+        dst = dst + (dst >= src)
+    return CommGraph(n, src, dst, np.ones(src.size))
+
+
+def saturation_rows(max_nodes=2048, seed=0):
+    """Average hops and most loaded link of uniform traffic on the hypercube and ``ldr(N, log2 N, seed)``
+    under each routing model of :data:`FIGURES_4`."""
+    from libtopomap import link_traffic
+
+    rows = []
+    for n, routing, hc_model, ldr_model, claim in FIGURES_4:
+        if n > max_nodes:
+            continue
+        d = n.bit_length() - 1
+        g = uniform_pairs(n, seed=seed)
+        out = {"nodes": n, "routing": routing, "claim": claim, "pairs": int(g.n_edges)}
+        hc_fixed = link_traffic(hypercube(d), g, np.arange(n), routing="dimension-order").max()
+        for net, topo, model in (("hypercube", hypercube(d), hc_model), ("ldr", ldr(n, d, seed=seed), ldr_model)):
+            t0 = time.perf_counter()
+            load = link_traffic(topo, g, np.arange(n), routing=model)
+            out[net] = {"model": model, "avg_hops": float(load.sum() / g.weights.sum()),
+                        "max_link_load": float(load.max()), "saturation_vs_hc_fixed": float(hc_fixed / load.max()),
+                        "seconds": time.perf_counter() - t0}
+        rows.append(out)
+    return rows
+
+
+def saturation_markdown(rows):
+    lines = ["## Figures 4.4-4.8 (BigNetSim) in the flow model: uniform traffic, hops and saturation", "",
+             "| nodes | thesis routing | network (model) | avg hops | max link load | sat. load vs HC fixed | "
+             "thesis claim |", "|---:|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        for net in ("hypercube", "ldr"):
+            x = r[net]
+            lines.append(f"| {r['nodes']} | {r['routing']} | {net} ({x['model']}) | {x['avg_hops']:.3f} | "
+                         f"{x['max_link_load']:.1f} | {x['saturation_vs_hc_fixed']:.2f} | "
+                         f"{r['claim'] if net == 'ldr' else ''} |")
+    return lines
 
 
 def main(argv=None):
@@ -93,12 +165,14 @@ def main(argv=None):
     total = sum(r["matches"] for r in rows), sum(r["seeds"] for r in rows)
     lines += ["", f"{total[0]}/{total[1]} graphs match their row (same diameter, avg. i.n.d. <= thesis + 0.005). "
               f"Avg. i.n.d. over N^2 ordered pairs (self included). numba warm-up {compile_s:.1f} s."]
+    sat = saturation_rows(args.max_nodes)
+    lines += [""] + saturation_markdown(sat)
     md = "\n".join(lines) + "\n"
     print(md)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     result = {"benchmark": "ldr", "trials": args.trials, "compile_seconds": compile_s,
               "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()},
-              "rows": rows, "matches": total[0], "graphs": total[1]}
+              "rows": rows, "matches": total[0], "graphs": total[1], "figures_4": sat}
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     with open(os.path.splitext(args.out)[0] + ".md", "w") as f:

@@ -150,3 +150,107 @@ def test_cli_no_progress_when_stderr_is_not_a_terminal(torus_file, monkeypatch, 
     captured = capsys.readouterr()
     json.loads(captured.out)
     assert captured.err == ""
+
+
+# ----------------------------------------------------------------------------------- under mpiexec
+def test_for_command_under_mpiexec_draws_on_rank_0_only(monkeypatch):
+    monkeypatch.setattr("sys.stderr", FakeTTY())
+
+    class Args:
+        quiet = False
+    assert _progress.for_command(Args, "map", rank=0).enabled
+    assert not _progress.for_command(Args, "map", rank=1).enabled
+    Args.quiet = True
+    assert not _progress.for_command(Args, "map", rank=0).enabled
+    # rank 0 on a pipe: it draws when its launcher writes to a terminal
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    Args.quiet = False
+    for found in (True, False):
+        monkeypatch.setattr(_progress, "launcher_terminal", lambda found=found: found)
+        assert _progress.for_command(Args, "map", rank=0).enabled is found
+
+
+def _fake_proc(root, chain):
+    """A /proc of ``(pid, name, parent, stderr target)`` entries."""
+    import os
+
+    for pid, name, parent, err in chain:
+        d = root / str(pid)
+        (d / "fd").mkdir(parents=True)
+        (d / "stat").write_text(f"{pid} ({name}) S {parent} {pid} {pid} 0 -1 4194560\n")
+        os.symlink(err, d / "fd" / "2")
+
+
+@pytest.mark.parametrize("launcher_err, expect", [("/dev/pts/3", True), ("pipe:[812]", False),
+                                                  ("/tmp/job.err", False)])
+def test_launcher_terminal_reads_the_launchers_stderr(tmp_path, launcher_err, expect):
+    # rank -> hydra proxy -> mpiexec -> a shell on a terminal: only mpiexec's own stderr counts
+    _fake_proc(tmp_path, [(100, "python", 90, "pipe:[1]"), (90, "hydra_pmi_proxy", 80, "pipe:[2]"),
+                          (80, "mpiexec", 70, launcher_err), (70, "bash", 1, "/dev/pts/3")])
+    assert _progress.launcher_terminal(100, proc=str(tmp_path)) is expect
+
+
+def test_launcher_terminal_without_a_launcher_or_proc(tmp_path):
+    # a name with a parenthesis and spaces, no launcher up to init: False, even under a terminal shell
+    _fake_proc(tmp_path, [(100, "py (x) y", 70, "pipe:[1]"), (70, "bash", 1, "/dev/pts/3")])
+    assert _progress.launcher_terminal(100, proc=str(tmp_path)) is False
+    _fake_proc(tmp_path, [(200, "python", 190, "pipe:[1]"), (190, "prted", 180, "pipe:[2]"),
+                          (180, "mpirun", 1, "/dev/pts/0")])
+    assert _progress.launcher_terminal(200, proc=str(tmp_path)) is True
+    assert _progress.launcher_terminal(200, proc=str(tmp_path), levels=1) is False  # too far up
+    assert _progress.launcher_terminal(5, proc=str(tmp_path)) is False             # no such process
+    assert _progress.launcher_terminal(proc=str(tmp_path / "none")) is False
+
+
+def _run_on_a_terminal(cmd, env, timeout=240):
+    """Run ``cmd`` with its standard error on a pseudo-terminal and standard output on a pipe; the two as text."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    err, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal's other side closed: every writer is gone
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif proc.poll() is not None:
+            break
+    else:
+        proc.kill()
+    out = proc.communicate(timeout=30)[0]
+    os.close(master)
+    return proc.returncode, out.decode(), err.decode(errors="replace")
+
+
+def test_map_under_mpiexec_shows_progress_on_the_launchers_terminal(mpi, tmp_path):
+    """``mpiexec -n 2 libtopomap map`` run from a terminal: rank 0 draws the line (its own stderr is a pipe
+    to mpiexec), ``--json`` on standard output stays one JSON document, ``--quiet`` silences it."""
+    import sys
+
+    if mpi.problem:
+        pytest.skip(mpi.problem)
+    topo = tmp_path / "t.ltm"
+    ltm.save(str(topo), ltm.torus("8x8x8"))
+    argv = [sys.executable, "-m", "libtopomap", "map", "--topology", str(topo), "--graph", "torus-scrambled:6x6x6:3",
+            "--strategy", "random", "--refine", "ta", "--time-budget", "3", "--json"]
+    for quiet in (False, True):
+        rc, out, err = _run_on_a_terminal(mpi.command(2, *argv, *(["--quiet"] if quiet else [])), mpi.env())
+        assert rc == 0, (out, err)
+        recs = json.loads(out)
+        assert "\r" not in out and any(r.get("chosen") for r in recs)
+        if quiet:
+            assert "libtopomap map:" not in err, err
+        else:
+            assert "\rlibtopomap map:  " in err and "best congestion" in err, err
+            assert "on 2 ranks" in err or "random+ta" in err, err

@@ -281,8 +281,13 @@ def _run_mpi(args):
     from ..mpi.race import collective_call
 
     comm = MPI.COMM_WORLD
-    topo, problem, cands, budget, allocation = collective_call(comm, _prepare_job, args, what="reading the inputs")
-    result = race(comm, problem, lambda n: cands, max_memory=budget, what="mapping")
+    with for_command(args, "map", objective=args.objective, rank=comm.Get_rank()) as progress:
+        progress.stage("reading the inputs")
+        topo, problem, cands, budget, allocation = collective_call(comm, _prepare_job, args,
+                                                                   what="reading the inputs")
+        progress.stage(f"racing {len(cands)} candidates on {comm.Get_size()} ranks")
+        result = race(comm, problem, lambda n: cands, max_memory=budget, what="mapping",
+                      progress=progress.portfolio if progress.enabled else None)
 
     def finish():
         if comm.Get_rank() != 0:

@@ -10,17 +10,24 @@ when the stream is not a terminal or with ``--quiet``.
 
 A background thread redraws the line while a long kernel runs (it draws only when the kernel lets
 Python run); :meth:`Progress.portfolio` is the ``progress=`` callback of
-:func:`libtopomap.portfolio.run_portfolio`.
+:func:`libtopomap.portfolio.run_portfolio` and of :func:`libtopomap.mpi.driver.race`.
+
+Under ``mpiexec`` only rank 0 draws (``for_command(..., rank=r)``).  A rank's standard error is a pipe
+to the launcher there (MPICH's hydra, Open MPI's prted), which copies it to its own: rank 0 draws when
+its own standard error is a terminal, or when the launcher's is (:func:`launcher_terminal`: the
+nearest ancestor process named ``mpiexec``, ``mpirun``..., through Linux' ``/proc``; a rank on
+another node than its launcher finds none and stays silent).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
 import time
 
-__all__ = ["Progress", "add_quiet", "for_command", "DELAY", "INTERVAL"]
+__all__ = ["Progress", "add_quiet", "for_command", "launcher_terminal", "LAUNCHERS", "DELAY", "INTERVAL"]
 
 #: Seconds of work before a command's first progress line, and least seconds between two lines.
 DELAY = 2.0
@@ -201,9 +208,57 @@ def add_quiet(parser):
                              "longer than about 2 s)")
 
 
-def for_command(args, command, **options):
-    """The :class:`Progress` of a command: silent with ``--quiet``, else drawn when stderr is a terminal."""
+#: Process names of MPI launchers (``/proc/PID/stat``'s second field): hydra's and Open MPI's
+#: ``mpiexec``/``mpirun``, PRRTE's ``prterun``, the older ``orterun``, and Slurm's ``srun``.
+LAUNCHERS = ("mpiexec", "mpiexec.hydra", "mpirun", "prterun", "orterun", "srun")
+
+
+def launcher_terminal(pid=None, *, levels=6, proc="/proc"):
+    """Whether the MPI launcher that started process ``pid`` (default: this one) writes its standard error
+    to a terminal.
+
+    Walks up at most ``levels`` parents (through ``hydra_pmi_proxy``, ``prted``, ``setsid``...) to the
+    first process named in :data:`LAUNCHERS`, and answers whether its ``fd/2`` is a terminal
+    (``/dev/pts/*``, ``/dev/tty*``).  False when no launcher is found (a rank on another node than its
+    launcher), when the launcher's standard error is a pipe or a file (a job script, a test), or where
+    ``/proc`` is absent or unreadable (another OS, another user's process).
+
+    Examples
+    --------
+    >>> launcher_terminal(proc="/nonexistent")
+    False
+    """
+    pid = os.getpid() if pid is None else int(pid)
+    try:
+        for _ in range(levels + 1):
+            with open(f"{proc}/{pid}/stat") as f:
+                stat = f.read()
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            if name in LAUNCHERS:
+                return os.readlink(f"{proc}/{pid}/fd/2").startswith(("/dev/pts/", "/dev/tty"))
+            pid = int(stat[stat.rindex(")") + 1:].split()[1])  # the field after the state: the parent
+            if pid <= 1:
+                return False
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
+def for_command(args, command, *, rank=None, **options):
+    """The :class:`Progress` of a command: silent with ``--quiet``, else drawn when stderr is a terminal.
+
+    ``rank`` (under ``mpiexec``): only rank 0 draws, when its standard error or its launcher's
+    (:func:`launcher_terminal`) is a terminal.
+    """
     enabled = False if getattr(args, "quiet", False) else None
+    if rank is not None and enabled is None:
+        if rank != 0:
+            enabled = False
+        else:
+            try:
+                enabled = sys.stderr.isatty() or launcher_terminal()
+            except (OSError, ValueError):  # a closed stream
+                enabled = False
     options.setdefault("delay", DELAY)
     options.setdefault("interval", INTERVAL)
     return Progress(f"libtopomap {command}", enabled=enabled, **options)

@@ -82,7 +82,7 @@ def node_layout(comm):
     return every[:, 0].copy(), every[:, 1].copy(), every[:, 2].copy()
 
 
-def race(comm, problem, make, *, max_memory=None, what="mapping"):
+def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None):
     """Race a portfolio over the ranks of ``comm`` (collective).
 
     Parameters
@@ -98,6 +98,12 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
         a quarter of the physical memory of the smallest node.
     what : str
         Names the step in error messages.
+    progress : callable, optional
+        This rank's ``progress(phase, candidate, outcome)``, as for
+        :func:`~libtopomap.portfolio.run_portfolio`: called before (``outcome=None``) and after each of
+        this rank's constructions and refinements, and, after the constructions' ``allgather``, with every
+        rank's constructions (so the best so far is the job's).  Local: no rank waits for it (the CLI
+        passes ``Progress.portfolio`` on rank 0 only).
 
     Returns
     -------
@@ -161,9 +167,13 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
                 if s is not None:
                     late.append((i, s.reason))
                     continue
+                if progress is not None:
+                    progress("construct", cands[i], None)
                 o = problem.construct(cands[i]) if two_phase else problem.evaluate(cands[i])
                 o.rank = rank
                 outs.append(o)
+                if progress is not None:
+                    progress("construct", cands[i], o)
         return outs, late
     outs, late = collective_call(comm, work, what=what, quiet=True)
     late = [x for part in comm.allgather(late) for x in part]
@@ -177,6 +187,9 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
             # as run_portfolio, which stops at the first construction at the lower bound: the later
             # ones ran here at the same time, but are dropped with the serial driver's reason
             built = [Outcome.from_record(cands[r["index"]], r) for part in parts for r in part]
+            if progress is not None:
+                for o in built:
+                    progress("construct", o.candidate, o)
             stop = min((o for o in built if o.at_bound), key=lambda o: o.candidate.index, default=None)
             kept, dropped = outs, skipped
             if stop is not None:
@@ -196,8 +209,12 @@ def race(comm, problem, make, *, max_memory=None, what="mapping"):
             with numba_thread_limit(threads.get(rank)):
                 for k, o in enumerate(todo):
                     share = problem.remaining() / (len(todo) - k) if timed else None
+                    if progress is not None:
+                        progress("refine", o.candidate, None)
                     done[o.candidate.index] = (problem.refine(o.candidate, o, share=share) if timed
                                                else problem.refine(o.candidate, o))
+                    if progress is not None:
+                        progress("refine", o.candidate, done[o.candidate.index])
             done = [done.get(o.candidate.index) or (not_refined(o, stop) if o.candidate.refine and not o.at_bound
                                                     else o) for o in outs]
             for o in done:

@@ -17,8 +17,8 @@ that every point-to-point call made on it inside the block sends:
   buffer call, which is what mpi4py itself sends: a plain ``recv`` receives the object;
 * the neighbour collectives of a topology communicator, blocking and non-blocking
   (``Neighbor_allgather(v)``, ``Neighbor_alltoall(v/w)``, ``Ineighbor_...``, and the pickled
-  ``neighbor_allgather`` / ``neighbor_alltoall``, whose items are pickled once more to be counted):
-  one message per out-neighbour with its block's bytes.
+  ``neighbor_allgather`` / ``neighbor_alltoall``, whose objects are pickled once and the bytes
+  handed to mpi4py's collective): one message per out-neighbour with its block's bytes.
 
 Receives are not counted (every byte is counted once, at its sender), nor are collectives other
 than the neighbour ones, persistent or partitioned requests (``*_init``), or communicators derived
@@ -26,10 +26,13 @@ from the traced one (``Dup``, ``Split``, ``Create_cart``...: trace those themsel
 dictionaries of the peers actually reached, so memory follows the program's degree, not the
 number of processes.
 
-Cost: every counted method is one Python function over mpi4py's (built by :func:`_traced`,
-:func:`_traced_pickled` and :func:`_traced_neighbor`, with mpi4py's own signatures) that adds the
-message to one integer per peer; predefined datatypes' sizes are looked up, not asked of MPI.  About
-0.3 us per ndarray send (``benchmarks/bench_launch.py --overhead-only``).
+Cost: every counted point-to-point send is one Python function over mpi4py's, with mpi4py's own
+signature, that adds the message to one integer per peer; it reads the block's counters from a
+closure (:func:`_compile_counting_sends`: each ``trace`` block gets a class of its own), and
+predefined datatypes' sizes are looked up, not asked of MPI.  About 0.28 us per ndarray send
+(``benchmarks/bench_launch.py --overhead-only``), whatever its size: a few percent of a call that
+takes 10 us or more, some 15 % of a 512 B message between two processes of one node.  The neighbour collectives are wrapped by
+:func:`_traced_neighbor` and ``_NeighborCounting``.
 
 :meth:`TracedComm.graph` (collective) gathers the counts into the measured
 :class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a
@@ -52,7 +55,8 @@ from mpi4py import MPI
 from ..commgraph import CommGraph, as_commgraph
 from ..errors import ArgumentError, ArgumentTypeError
 from .cart import check_everywhere
-from .distgraph import _attach, _check_agreement, _reorder
+from .distgraph import _attach, _check_agreement, _check_options, _options, _reorder
+from .race import agree_arguments
 
 __all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
 
@@ -61,7 +65,10 @@ WEIGHTS = ("bytes", "messages")
 
 _ndarray = np.ndarray
 _dumps = MPI.pickle.dumps
+_loads = MPI.pickle.loads
 _BYTE = MPI.BYTE
+_neighbor_allgather = MPI.Topocomm.neighbor_allgather
+_neighbor_alltoall = MPI.Topocomm.neighbor_alltoall
 
 
 # ----------------------------------------------------------------------------------- buffer specs
@@ -212,60 +219,6 @@ def _w_bytes(spec):
 # like any peer and left out when the counts are read.
 _MESSAGE = 1 << 64
 
-_TEMPLATE = """
-def {name}(self, {params}):
-    out = _method(self, {args})
-    live = self._trace_live
-    if live is not None:
-        live[dest] += ({buf}.nbytes if type({buf}) is _ndarray else _spec_bytes({buf})) + _MESSAGE
-    return out
-"""
-
-
-def _traced(method):
-    """A traced version of the buffer send ``method`` of ``MPI.Comm`` (``Send``, ``Isend``, ``Sendrecv``...):
-    call it, then count the send buffer's bytes (its first argument) as one message to ``dest`` (its second).
-
-    The wrapper is compiled with ``method``'s own signature (names and defaults), so that it costs one
-    Python call layer and no ``*args``/``**kwargs`` packing (which doubles the overhead of a small call).
-    """
-    params = list(inspect.signature(method).parameters.values())[1:]
-    if len(params) < 2 or params[1].name != "dest" or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
-        raise ArgumentTypeError(f"cannot trace {method.__qualname__}{inspect.signature(method)}")
-    namespace = {"_method": method, "_ndarray": _ndarray, "_spec_bytes": _spec_bytes, "_MESSAGE": _MESSAGE}
-    decl = []
-    for p in params:
-        if p.default is p.empty:
-            decl.append(p.name)
-        else:
-            namespace[f"_default_{p.name}"] = p.default
-            decl.append(f"{p.name}=_default_{p.name}")
-    source = _TEMPLATE.format(name=method.__name__, params=", ".join(decl), buf=params[0].name,
-                              args=", ".join(p.name for p in params))
-    exec(compile(source, f"<traced {method.__qualname__}>", "exec"), namespace)  # noqa: S102 (fixed template)
-    wrapper = namespace[method.__name__]
-    wrapper.__doc__, wrapper.__qualname__ = method.__doc__, f"TracedComm.{method.__name__}"
-    wrapper.__module__ = __name__
-    return wrapper
-
-
-def _traced_pickled(method):
-    """A traced lower-case send (``send``, ``isend``...) on the buffer ``method`` (``Send``, ``Isend``...): the
-    object is pickled once (``MPI.pickle.dumps``, as mpi4py does) and its bytes sent with ``method``, which is
-    what mpi4py itself sends: a plain ``recv`` receives the object."""
-    def wrapper(self, obj, dest, tag=0):
-        data = _dumps(obj)
-        out = method(self, [data, _BYTE], dest, tag)
-        live = self._trace_live
-        if live is not None:
-            live[dest] += len(data) + _MESSAGE
-        return out
-    name = method.__name__.lower()
-    wrapper.__name__, wrapper.__qualname__ = name, f"TracedComm.{name}"
-    wrapper.__doc__ = getattr(MPI.Comm, name).__doc__
-    return wrapper
-
-
 _recv = MPI.Comm.recv
 _Isend = MPI.Comm.Isend
 #: The buffer sends that :class:`TracedComm` counts (``Isendrecv*`` where the MPI library has them).
@@ -274,6 +227,86 @@ BUFFER_SENDS = tuple(name for name in ("Send", "Ssend", "Bsend", "Rsend", "Isend
                      if hasattr(MPI.Comm, name))
 #: The lower-case (pickled) sends that :class:`TracedComm` counts, besides ``sendrecv``.
 PICKLED_SENDS = ("send", "ssend", "bsend", "isend", "issend", "ibsend")
+
+# The point-to-point sends are closures over the block's counters (``live``, rebound to None when the
+# block ends): reading a closure cell costs a few ns where an attribute of an mpi4py communicator
+# (``self._trace_live``) costs some 50 ns, a sixth of the whole overhead of a small traced call.
+# :func:`_counting_sends` builds them; it is compiled once, from one template per method with mpi4py's
+# own signature (names and defaults: no ``*args``/``**kwargs`` packing, which doubles the overhead).
+_BUFFER_TEMPLATE = """
+    def {name}(self, {params}):
+        out = _m_{name}(self, {args})
+        if live is not None:
+            live[dest] += ({buf}.nbytes if type({buf}) is _ndarray else _spec_bytes({buf})) + _MESSAGE
+        return out
+"""
+_PICKLED_TEMPLATE = """
+    def {name}(self, obj, dest, tag=0):
+        data = _dumps(obj)
+        out = _m_{name}(self, [data, _BYTE], dest, tag)
+        if live is not None:
+            live[dest] += len(data) + _MESSAGE
+        return out
+"""
+_SENDRECV = """
+    def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=_ANY_SOURCE, recvtag=_ANY_TAG, status=None):
+        data = _dumps(sendobj)
+        req = _Isend(self, [data, _BYTE], dest, sendtag)
+        try:
+            obj = _recv(self, recvbuf, source, recvtag, status)
+        finally:
+            req.Wait()
+        if live is not None:
+            live[dest] += len(data) + _MESSAGE
+        return obj
+"""
+
+
+def _compile_counting_sends():
+    """The function ``_counting_sends(live)`` -> ``({name: method}, stop)``: every counted point-to-point
+    send as a closure over the counters ``live`` (a defaultdict, or None: count nothing), and ``stop()``,
+    which makes them all count nothing from then on."""
+    namespace = {"_ndarray": _ndarray, "_spec_bytes": _spec_bytes, "_MESSAGE": _MESSAGE, "_dumps": _dumps,
+                 "_BYTE": _BYTE, "_recv": _recv, "_Isend": _Isend, "_ANY_SOURCE": MPI.ANY_SOURCE,
+                 "_ANY_TAG": MPI.ANY_TAG}
+    parts = []
+    for name in BUFFER_SENDS:
+        method = getattr(MPI.Comm, name)
+        params = list(inspect.signature(method).parameters.values())[1:]
+        if len(params) < 2 or params[1].name != "dest" or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+            raise ArgumentTypeError(f"cannot trace {method.__qualname__}{inspect.signature(method)}")
+        namespace[f"_m_{name}"] = method
+        decl = []
+        for p in params:
+            if p.default is p.empty:
+                decl.append(p.name)
+            else:
+                namespace[f"_d_{name}_{p.name}"] = p.default
+                decl.append(f"{p.name}=_d_{name}_{p.name}")
+        parts.append(_BUFFER_TEMPLATE.format(name=name, params=", ".join(decl), buf=params[0].name,
+                                             args=", ".join(p.name for p in params)))
+    for name in PICKLED_SENDS:
+        namespace[f"_m_{name}"] = getattr(MPI.Comm, name.capitalize())
+        parts.append(_PICKLED_TEMPLATE.format(name=name))
+    parts.append(_SENDRECV)
+    names = BUFFER_SENDS + PICKLED_SENDS + ("sendrecv",)
+    source = ("def _counting_sends(live):\n" + "".join(parts)
+              + "\n    def stop():\n        nonlocal live\n        live = None\n"
+              + "\n    return {" + ", ".join(f"{n!r}: {n}" for n in names) + "}, stop\n")
+    exec(compile(source, "<libtopomap.mpi.trace counting sends>", "exec"), namespace)  # noqa: S102 (fixed template)
+    return namespace["_counting_sends"]
+
+
+_counting_sends = _compile_counting_sends()
+
+
+def _sends(live):
+    """The counted sends over ``live`` (see :func:`_compile_counting_sends`), with mpi4py's docstrings and
+    ``TracedComm.<name>`` qualified names; and their ``stop``."""
+    methods, stop = _counting_sends(live)
+    for name, f in methods.items():
+        f.__doc__, f.__qualname__, f.__module__ = getattr(MPI.Comm, name).__doc__, f"TracedComm.{name}", __name__
+    return methods, stop
 
 
 def _counts(live):
@@ -297,20 +330,8 @@ class TracedComm:
     #: The counters while tracing (the same dict as ``_trace_peers``), None after the block.
     _trace_live = None
 
-    # the buffer and pickled sends are added below the class by _traced / _traced_pickled
-
-    def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
-                 status=None):
-        data = _dumps(sendobj)
-        req = _Isend(self, [data, _BYTE], dest, sendtag)
-        try:
-            obj = _recv(self, recvbuf, source, recvtag, status)
-        finally:
-            req.Wait()
-        live = self._trace_live
-        if live is not None:
-            live[dest] += len(data) + _MESSAGE
-        return obj
+    # the counted point-to-point sends: :func:`_sends` (these count nothing; :func:`trace` gives each
+    # traced communicator its own, counting into its block's counters)
 
     # -- results
     def traffic(self):
@@ -364,10 +385,8 @@ class TracedComm:
         return CommGraph(size, src, every[:, 0], every[:, 1 + col].astype(np.float64))
 
 
-for _name in BUFFER_SENDS:
-    setattr(TracedComm, _name, _traced(getattr(MPI.Comm, _name)))
-for _name in PICKLED_SENDS:
-    setattr(TracedComm, _name, _traced_pickled(getattr(MPI.Comm, _name.capitalize())))
+for _name, _method in _sends(None)[0].items():
+    setattr(TracedComm, _name, _method)
 
 
 def _traced_neighbor(method, per_peer):
@@ -397,28 +416,43 @@ def _allgather_bytes(degree, spec):
     return _spec_bytes(spec)
 
 
+def _loaded(blocks):
+    """The objects of pickled ``blocks`` (None stays None: an ``MPI.PROC_NULL`` neighbour)."""
+    return [None if b is None else _loads(b) for b in blocks]
+
+
 class _NeighborCounting:
-    """The neighbour collectives of a topology communicator, counted per out-neighbour."""
+    """The neighbour collectives of a topology communicator, counted per out-neighbour.
+
+    The pickled ``neighbor_allgather`` / ``neighbor_alltoall`` pickle each object once
+    (``MPI.pickle.dumps``, as mpi4py does), count those bytes, and hand them to mpi4py's own
+    collective, which moves a ``bytes`` object with a copy, not a second pickling of the object; each
+    block received is unpickled.  So the bytes counted are the object's pickled bytes, what mpi4py sends
+    for it untraced (the wire carries a ``bytes`` header of a few bytes more).  Every rank of a traced
+    communicator runs this version, inside and after the block.
+    """
 
     #: The out-neighbours in MPI's order (``MPI.PROC_NULL`` included), set by :func:`trace`.
     _trace_outs = ()
 
     def neighbor_allgather(self, sendobj):
-        out = MPI.Topocomm.neighbor_allgather(self, sendobj)
+        data = _dumps(sendobj)
+        out = _neighbor_allgather(self, data)
         live = self._trace_live
         if live is not None:
-            n = len(_dumps(sendobj)) + _MESSAGE
+            n = len(data) + _MESSAGE
             for dest in self._trace_outs:
                 live[dest] += n
-        return out
+        return _loaded(out)
 
     def neighbor_alltoall(self, sendobj):
-        out = MPI.Topocomm.neighbor_alltoall(self, sendobj)
+        datas = [_dumps(x) for x in sendobj]
+        out = _neighbor_alltoall(self, datas)   # mpi4py checks the number of items
         live = self._trace_live
         if live is not None:
-            for dest, x in zip(self._trace_outs, sendobj):
-                live[dest] += len(_dumps(x)) + _MESSAGE
-        return out
+            for dest, d in zip(self._trace_outs, datas):
+                live[dest] += len(d) + _MESSAGE
+        return _loaded(out)
 
 
 for _prefix in ("Neighbor_", "Ineighbor_"):
@@ -481,17 +515,21 @@ def trace(comm):
         what = "MPI.COMM_NULL" if isinstance(comm, MPI.Comm) and comm == MPI.COMM_NULL else type(comm).__name__
         raise ArgumentTypeError(f"trace needs an MPI intra-communicator, got {what}")
     cls = next(traced for base, traced in _TRACED if isinstance(comm, base))
-    tcomm = cls(comm)
+    live = collections.defaultdict(int)
+    sends, stop = _sends(live)
+    # a class of its own for this block: its sends count into ``live`` through a closure (about 50 us to make)
+    tcomm = type(cls.__name__, (cls,), {**sends, "__doc__": cls.__doc__, "__module__": __name__})(comm)
     extra = getattr(comm, "__dict__", None)
     if extra:
         tcomm.__dict__.update(extra)  # e.g. the report of a reordered communicator
     if isinstance(comm, MPI.Topocomm):
         tcomm._trace_outs = tuple(comm.outedges)
-    tcomm._trace_peers = tcomm._trace_live = collections.defaultdict(int)
+    tcomm._trace_peers = tcomm._trace_live = live
     try:
         yield tcomm
     finally:
         tcomm._trace_live = None
+        stop()
 
 
 def _graph_fingerprint(g):
@@ -502,7 +540,7 @@ def _graph_fingerprint(g):
 
 
 def reorder(comm, graph, *, topology, strategies=None, objective="congestion", seed=None, time_budget=None,
-            iterations=None, refine=None, fake_names=None, placement=None, max_memory=None):
+            iterations=None, refine=None, fake_names=None, placement=None, max_memory=None, total_budget=None):
     """A communicator whose rank ``k`` plays vertex ``k`` of ``graph``, placed well on ``topology``.
 
     Collective: every process of ``comm`` calls it with the same graph and options.  The graph
@@ -520,6 +558,10 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
         The physical network (a path is loaded on every rank).
     strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
         As for :func:`libtopomap.Create_dist_graph_adjacent`.
+    total_budget : float, optional
+        Seconds for the whole portfolio on each mapping rank, as for
+        :func:`libtopomap.Create_dist_graph_adjacent`: checked and agreed on by every rank with the
+        other options before any collective data (different budgets are a :class:`CommError`).
 
     Returns
     -------
@@ -532,7 +574,8 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
     Raises
     ------
     ArgumentError
-        On every rank, when every rank passed a graph over another number of processes.
+        On every rank, when every rank passed a graph over another number of processes, or the same
+        bad option (``seed``, ``time_budget``, ``total_budget``...).
     CommError
         On every rank, when the ranks passed different graphs or options, or any rank failed
         (unreadable graph, bad topology, a host missing from it...), naming the rank(s) and cause.
@@ -559,6 +602,11 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
     """
     t_start = time.perf_counter()
     size = comm.Get_size()
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+    # the options are checked and agreed on first, as by the distributed-graph calls
+    agree_arguments(comm, _check_options, what="checking the arguments of reorder",
+                    options=_options(True, topology, **opts), **opts)
 
     def load():
         if isinstance(graph, (str, os.PathLike)):
@@ -572,9 +620,7 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
         return g
     g = check_everywhere(comm, load, what="reading the communication graph")
     _check_agreement(comm, "communication graph", _graph_fingerprint(g))
-    report, _ = _reorder(comm, topology, g, strategies=strategies, objective=objective, seed=seed,
-                         time_budget=time_budget, iterations=iterations, refine=refine, fake_names=fake_names,
-                         placement=placement, max_memory=max_memory)
+    report, _ = _reorder(comm, topology, g, fake_names=fake_names, placement=placement, **opts)
     t = time.perf_counter()
     newcomm = comm.Split(0, key=report.new_rank)
     report.timings["build"] = time.perf_counter() - t

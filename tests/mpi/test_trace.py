@@ -373,3 +373,67 @@ def test_graph_errors_agree_across_ranks():
     all_same(raised(lambda: t.graph(weights=w)), "CommError", "differ between ranks")
     ok = t.graph().n_edges == 0 and t.graph().n == P
     assert agree(ok)
+
+
+def test_reorder_total_budget_is_agreed_and_honoured():
+    """``total_budget=`` as on the distributed-graph calls: checked and agreed on by every rank before any
+    collective data, then the portfolio's budget (a tiny one keeps the current placement)."""
+    topo, g = _torus(), ltm.stencil([P // 2, 2])
+    bad = _bad_placement(g)
+    all_same(raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=bad, total_budget=10.0 + (RANK == 1))),
+             "CommError", "total_budget differ between ranks")
+    all_same(raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=bad, total_budget=0)),
+             "ArgumentError", "total_budget must be a number of seconds > 0")
+    all_same(raised(lambda: ltm.reorder(COMM, g, topology=topo, placement=bad, total_budget="10")),
+             "ArgumentTypeError", "total_budget must be a number of seconds")
+    new = ltm.reorder(COMM, g, topology=topo, placement=bad, seed=2, total_budget=1e-6)
+    rep = last_report(new)
+    ok = rep.strategy == "identity" and not rep.improved and new.Get_rank() == RANK
+    ok &= len(rep.skipped) > 0 and all("of the 1e-06 s budget" in x for x in rep.skipped)
+    new.Free()
+    new = ltm.reorder(COMM, g, topology=topo, placement=bad, seed=2, total_budget=60.0)
+    rep = last_report(new)
+    ok &= rep.improved and rep.after["max_congestion"] < rep.before["max_congestion"]
+    new.Free()
+    assert agree(ok), (rep.strategy, rep.skipped)
+
+
+class _CountsPickling:
+    """An object that counts how often it is pickled."""
+    calls = 0
+
+    def __reduce__(self):
+        type(self).calls += 1
+        return (_CountsPickling, ())
+
+
+def test_pickled_neighbour_collectives_pickle_once_and_give_mpi4py_results():
+    """neighbor_allgather / neighbor_alltoall pickle each object once (the bytes counted are the bytes sent),
+    and return what mpi4py's own methods return, None for MPI.PROC_NULL neighbours included."""
+    cart = COMM.Create_cart([P // 2, 2], [False, True])
+    objs = [{"to": k, "from": RANK, "pad": "x" * (7 * k + RANK)} for k in range(4)]
+    with ltm.trace(cart) as t:
+        _CountsPickling.calls = 0
+        got = t.neighbor_allgather(_CountsPickling())
+        once = _CountsPickling.calls == 1
+        t.neighbor_alltoall([_CountsPickling() for _ in range(4)])
+        once &= _CountsPickling.calls == 5
+        mine = t.neighbor_alltoall(objs)
+        mine_ag = t.neighbor_allgather(("r", RANK))
+    after = t.neighbor_allgather(RANK)           # after the block: still mpi4py's answer, not counted
+    ref, ref_ag, ref_after = cart.neighbor_alltoall(objs), cart.neighbor_allgather(("r", RANK)), cart.neighbor_allgather(RANK)
+    ok = once and mine == ref and mine_ag == ref_ag and after == ref_after
+    ok &= all((x is None) == (s < 0) for x, s in zip(got, cart.inedges))
+    ok &= all(isinstance(x, _CountsPickling) for x, s in zip(got, cart.inedges) if s >= 0)
+    # per out-neighbour: the pickled bytes of what went to it
+    expect = {}
+    for k, d in enumerate(cart.outedges):
+        if d >= 0:
+            b, m = expect.get(d, (0, 0))
+            expect[d] = (b + len(MPI.pickle.dumps(_CountsPickling())) * 2 + len(MPI.pickle.dumps(objs[k]))
+                         + len(MPI.pickle.dumps(("r", RANK))), m + 4)
+    ok &= t.traffic() == dict(sorted(expect.items()))
+    with pytest.raises(ValueError, match="4 items, got 2"):   # mpi4py's own check, as untraced
+        t.neighbor_alltoall([1, 2])
+    cart.Free()
+    assert agree(ok), (t.traffic(), expect)
