@@ -19,6 +19,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+# the docs extension imports docutils and Sphinx at module level: without the ``docs`` extra, skip
+pytest.importorskip("docutils", reason="the docs extra is not installed (pip install -e '.[docs]')")
+pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[docs]')")
 _EXT = runpy.run_path(str(DOCS / "_ext" / "ltm_docs.py"))
 
 
