@@ -131,6 +131,12 @@ class DistanceOracle:
         meta[2 + nd:] = self._wrap
         self._meta = meta
         self._grid_arcs = None
+        self._fattree = None  # (k, n, arcs): arcs False until fattree_arcs() checked the CSR
+        if t.attrs.get("generator") == "fattree":
+            try:
+                self._fattree = (int(t.attrs["k"]), int(t.attrs["n"]), False)
+            except (KeyError, TypeError, ValueError):
+                self._fattree = None
         for arr in (self._meta, self._packed, self._table, self._att, self._off):
             arr.setflags(write=False)
 
@@ -211,6 +217,8 @@ class DistanceOracle:
         held = (self._att, self._off, self._coords, self._table, self._tpos, self._packed)
         if self._grid_arcs is not None:
             held += (self._grid_arcs,)
+        if self._fattree is not None and self._fattree[2]:
+            held += tuple(self._fattree[2])
         return int(sum(a.nbytes for a in held))
 
     @property
@@ -266,6 +274,21 @@ class DistanceOracle:
             arcs.setflags(write=False)
             self._grid_arcs = arcs
         return self._grid_arcs
+
+    def fattree_arcs(self):
+        """``(k, n, (up, host_up))`` of a k-ary n-tree from :func:`libtopomap.fattree` whose CSR has
+        exactly that structure (:func:`libtopomap._kernels.fattree_up_arcs`, checked on first use
+        and kept), else None.  Hosts are vertices ``0..k**n - 1``."""
+        if self._fattree is None:
+            return None
+        k, n, arcs = self._fattree
+        if arcs is False:
+            arcs = _kernels.fattree_up_arcs(self._indptr, self._indices, k, n) if k >= 1 and n >= 1 else None
+            if arcs is not None:
+                for a in arcs:
+                    a.setflags(write=False)
+            self._fattree = (k, n, arcs)
+        return None if arcs is None else (k, n, arcs)
 
     def attachments(self):
         """``(att, off)`` arrays over all vertices (read-only views)."""
