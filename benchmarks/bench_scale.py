@@ -376,6 +376,25 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def growth_table(rows):
+    """Markdown table of the construction seconds of rcm and greedy on the tori by P, with the
+    exponent between consecutive sizes and the least-squares exponent over all of them (the
+    ``P^1.3`` target); empty when fewer than two torus sizes were measured."""
+    lines = []
+    for s in ("rcm", "greedy"):
+        pts = sorted((r["P"], r["strategy_s"]) for r in rows if r["strategy"] == s and r["family"] == "torus"
+                     and r.get("strategy_s") is not None)
+        if len(pts) < 2:
+            continue
+        if not lines:
+            lines = ["| strategy | P | torus | strategy s | exponent from the previous P |", "|---|---:|---|---:|---:|"]
+        for i, (P, t) in enumerate(pts):
+            k = math.log(max(t, 1e-6) / max(pts[i - 1][1], 1e-6)) / math.log(P / pts[i - 1][0]) if i else None
+            lines.append(f"| {s} | {P} | {TORUS[P]} | {t:.3f} | {_f(k, '.2f')} |")
+        lines.append(f"| {s} | fit | {pts[0][0]}..{pts[-1][0]} | | **{_fit_exponent(pts):.2f}** |")
+    return "\n".join(lines)
+
+
 def _status(r):
     """Status with the timeout and the phase that was running, e.g. ``timeout (300 s) in evaluate``."""
     st = r["status"]
@@ -573,6 +592,9 @@ def write(args, meta, rows, sizes, strategies, final):
     res = targets(rows, sizes, strategies)
     md = [markdown(rows), "", "| target | verdict | detail |", "|---|---|---|"]
     md += [f"| {a} | {b} | {c} |" for a, b, c in res]
+    growth = growth_table(rows)
+    if growth:
+        md += ["", growth]
     m = meta["machine"]
     md.append(f"\n{m['cpus']} CPUs, {m.get('memtotal_gib', '?')} GiB, load {m['load_average_at_start'][0]:.2f} at start"
               + (f", {m['load_average_at_end'][0]:.2f} at end" if "load_average_at_end" in m else "")
