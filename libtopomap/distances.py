@@ -96,6 +96,12 @@ class DistanceOracle:
         self._coords = np.zeros((1, 1), np.int32)
         self._table = np.zeros((1, 1), np.uint8)
         self._tpos = np.full(n, -1, np.int32)
+        self._fattree = None  # (k, n, arcs): arcs False until fattree_arcs() checked the CSR
+        if t.attrs.get("generator") == "fattree":
+            try:
+                self._fattree = (int(t.attrs["k"]), int(t.attrs["n"]), False)
+            except (KeyError, TypeError, ValueError):
+                self._fattree = None
         kind = self._closed_form(t, att, off)
         if kind is None:
             if n <= table_limit:
@@ -131,12 +137,6 @@ class DistanceOracle:
         meta[2 + nd:] = self._wrap
         self._meta = meta
         self._grid_arcs = None
-        self._fattree = None  # (k, n, arcs): arcs False until fattree_arcs() checked the CSR
-        if t.attrs.get("generator") == "fattree":
-            try:
-                self._fattree = (int(t.attrs["k"]), int(t.attrs["n"]), False)
-            except (KeyError, TypeError, ValueError):
-                self._fattree = None
         for arr in (self._meta, self._packed, self._table, self._att, self._off):
             arr.setflags(write=False)
 
@@ -195,7 +195,36 @@ class DistanceOracle:
         rest = np.arange(m, t.n_vertices)
         return bool(np.all(off[rest] == 1) and np.all(att[rest] < m))
 
+    def _fattree_table(self, core):
+        """The table over ``core`` of a verified k-ary n-tree (:meth:`fattree_arcs`) whose core
+        vertices are all leaf switches, by formula: leaves whose words agree except in their lowest
+        ``m`` digits are ``2 m`` hops apart (up ``m`` levels to a common ancestor and down).  None
+        otherwise (then one search per core vertex builds it)."""
+        ft = self.fattree_arcs()
+        if ft is None:
+            return None
+        k, levels, _ = ft
+        S = k ** (levels - 1)
+        word = core - (k ** levels + (levels - 1) * S)
+        if word.size == 0 or word.min() < 0 or word.max() >= S:
+            return None
+        table = np.zeros((core.size, core.size), np.uint8)
+        differ = np.empty(table.shape, np.bool_)
+        for j in range(levels - 1):  # words still differ after dropping their j lowest digits
+            prefix = word // k ** j
+            np.not_equal(prefix[:, None], prefix[None, :], out=differ)
+            table += differ
+        table *= 2
+        return table
+
     def _build_table(self, core):
+        table = self._fattree_table(core)
+        if table is not None:
+            tpos = np.full(self.n, -1, np.int64)
+            tpos[core] = np.arange(core.size)
+            self._table = table
+            self._tpos = tpos.astype(np.int32)
+            return
         dmax = 0
         if core.size:
             ecc = _kernels.multi_source_levels(self._indptr, self._indices, self.n, core[:1]).max()

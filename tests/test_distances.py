@@ -176,6 +176,20 @@ def test_fat_tree_loads_in_closed_form_equal_the_searches(k, n):
     np.testing.assert_allclose(got, _brandes(topo, vert2[src], vert2[dst], w), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("k, n", [(2, 2), (3, 3), (2, 4), (4, 3)])
+def test_fat_tree_leaf_table_by_formula_equals_bfs(k, n):
+    # a table over the leaf switches only (table_limit = their number): filled by formula
+    topo = ltm.fattree(k, n)
+    o = DistanceOracle(topo, table_limit=k ** (n - 1))
+    assert o.kind == "table" and o._fattree_table(np.unique(o.attachments()[0][:k ** n]).astype(np.int64)) is not None
+    ref = _bfs_all(topo)
+    a, b = np.divmod(np.arange(topo.n_vertices ** 2), topo.n_vertices)
+    assert np.array_equal(o.pairs(a, b), ref[a, b])
+    out = np.empty(a.size, np.int64)
+    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    assert np.array_equal(out, ref[a, b])
+
+
 def test_fat_tree_closed_form_only_where_it_holds():
     topo = ltm.fattree(2, 3)
     assert ltm.torus("4x4").distances.fattree_arcs() is None
