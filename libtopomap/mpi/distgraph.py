@@ -302,6 +302,11 @@ def _check_options(*, strategies, objective, seed, time_budget, iterations, refi
             raise ArgumentError(f"iterations must be >= 0, got {iterations}")
 
 
+def _options(reorder, topology, **options):
+    """The per-rank arguments that must be equal on every rank, for :func:`agree_arguments`."""
+    return {"reorder": bool(reorder), "topology given": topology is not None, **options}
+
+
 def _agree_options(comm, check, *, what, reorder, topology, **options):
     """Entry of every reordering call: check the portfolio ``options`` (:func:`_check_options`) and this
     rank's own arguments (``check()``, which returns them normalized), and agree in one ``allgather``
@@ -313,8 +318,7 @@ def _agree_options(comm, check, *, what, reorder, topology, **options):
     def run():
         _check_options(**options)
         return check()
-    agreed = {"reorder": bool(reorder), "topology given": topology is not None, **options}
-    return agree_arguments(comm, run, what=what, options=agreed)
+    return agree_arguments(comm, run, what=what, options=_options(reorder, topology, **options))
 
 
 class _GatheredGraph:
