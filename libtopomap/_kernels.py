@@ -1231,61 +1231,74 @@ def fattree_up_arcs(indptr, indices, k, n):
 
 
 @njit(cache=True)
-def _fattree_demand(s, t, w, k, n, H, S, up, host_up, arc_reverse, traffic):
-    if s == t or w == 0.0:
-        return
-    traffic[host_up[s]] += w
-    traffic[arc_reverse[host_up[t]]] += w
-    ws = s // k
-    wt = t // k
-    if ws == wt:
-        return
-    # d: the first (most significant) digit where the leaves' words differ
-    d = 0
-    place = S // k
-    while (ws // place) % k == (wt // place) % k:
-        d += 1
-        place //= k
-    # up: from level l + 1 to level l, l = n-2 .. d; the switches of level l + 1 keep ws's digits
-    # 0..l and range over the rest (the lowest n-2-l digits)
-    span = 1
-    for l in range(n - 2, d - 1, -1):
-        f = w / (span * k)
-        base = (ws // span) * span
-        row0 = (l + 1) * S
-        for x in range(span):
-            r = row0 + base + x
-            for j in range(k):
-                traffic[up[r, j]] += f
-        span *= k
-    # down: from level l to level l + 1, l = d .. n-2; the switches of level l have t's digits
-    # 0..l-1 and range over the rest (the lowest n-1-l digits); the arc sets digit l to t's
-    span = S
-    for _ in range(d):
-        span //= k
-    for l in range(d, n - 1):
-        f = w / span
-        place = span // k  # of digit l
-        tl = (wt // place) % k
-        base = (wt // span) * span
-        row0 = (l + 1) * S
-        for x in range(span):
-            p = base + x
-            pl = (p // place) % k
-            child = p + (tl - pl) * place
-            traffic[arc_reverse[up[row0 + child, pl]]] += f
-        span //= k
+def _fattree_gather(src, dst, wf, wr, k, n, host_up, arc_reverse, traffic, up_w, down_w):
+    """Host links of every demand into ``traffic``; the rest summed per (source leaf, digit) in
+    ``up_w`` and per (target leaf, digit) in ``down_w``: the switch-level loads of a demand depend only
+    on its source leaf (up), its target leaf (down) and the first digit ``d`` where they differ."""
+    S = k ** (n - 1)
+    for e in range(src.size):
+        for side in range(2):
+            s, t, w = (src[e], dst[e], wf[e]) if side == 0 else (dst[e], src[e], wr[e])
+            if s == t or w == 0.0:
+                continue
+            traffic[host_up[s]] += w
+            traffic[arc_reverse[host_up[t]]] += w
+            ws = s // k
+            wt = t // k
+            if ws == wt:
+                continue
+            d = 0
+            place = S // k
+            while (ws // place) % k == (wt // place) % k:
+                d += 1
+                place //= k
+            up_w[ws, d] += w
+            down_w[wt, d] += w
+
+
+@njit(cache=True)
+def _fattree_spread(leaf, d, w_up, w_down, k, n, up, arc_reverse, traffic):
+    """Switch-level ECMP loads of the demands summed in ``w_up`` (from leaf ``leaf``) and ``w_down``
+    (into it) whose leaves first differ in digit ``d``: up from level ``l + 1`` to ``l`` for
+    ``l = n-2 .. d``, split evenly over the switches that keep the leaf's digits ``0..l``; down
+    symmetrically, the arc at level ``l`` setting digit ``l`` to the target's."""
+    S = k ** (n - 1)
+    if w_up != 0.0:
+        span = 1
+        for l in range(n - 2, d - 1, -1):
+            f = w_up / (span * k)
+            base = (leaf // span) * span
+            row0 = (l + 1) * S
+            for x in range(span):
+                r = row0 + base + x
+                for j in range(k):
+                    traffic[up[r, j]] += f
+            span *= k
+    if w_down != 0.0:
+        span = S
+        for _ in range(d):
+            span //= k
+        for l in range(d, n - 1):
+            f = w_down / span
+            place = span // k  # of digit l
+            tl = (leaf // place) % k
+            base = (leaf // span) * span
+            row0 = (l + 1) * S
+            for x in range(span):
+                p = base + x
+                pl = (p // place) % k
+                child = p + (tl - pl) * place
+                traffic[arc_reverse[up[row0 + child, pl]]] += f
+            span //= k
 
 
 @njit(cache=True, parallel=True)
-def _fattree_chunks(src, dst, wf, wr, k, n, up, host_up, arc_reverse, parts, nchunks):
-    H = k ** n
-    S = k ** (n - 1)
-    m = src.size
+def _fattree_chunks(up_w, down_w, k, n, up, arc_reverse, parts, nchunks):
+    S = up_w.shape[0]
     for c in numba.prange(nchunks):
-        for e in range(c * m // nchunks, (c + 1) * m // nchunks):
-            _fattree_demand(src[e], dst[e], wf[e], k, n, H, S, up, host_up, arc_reverse, parts[c])
-            _fattree_demand(dst[e], src[e], wr[e], k, n, H, S, up, host_up, arc_reverse, parts[c])
+        for leaf in range(c * S // nchunks, (c + 1) * S // nchunks):
+            for d in range(n - 1):
+                _fattree_spread(leaf, d, up_w[leaf, d], down_w[leaf, d], k, n, up, arc_reverse, parts[c])
     return parts
 
 
@@ -1293,8 +1306,11 @@ def fattree_ecmp_traffic(arcs, arc_reverse, k, n, src, dst, wf, wr, n_arcs):
     """ECMP traffic per arc of the demands ``src[e] -> dst[e]`` (weight ``wf[e]``) and back
     (``wr[e]``) between hosts of a k-ary n-tree, in closed form (no search).
 
-    ``arcs`` is :func:`fattree_up_arcs`'s result.  Work per demand: the arcs its paths use
-    (``O(k^(n-1-d))`` for leaves that first differ in digit ``d``); memory ``O(threads x arcs)``.
+    ``arcs`` is :func:`fattree_up_arcs`'s result.  The switch-level loads of a demand depend only on
+    its source leaf, its target leaf and the first digit ``d`` where they differ, so the demands are
+    first summed per (leaf, ``d``) (``O(1)`` each), then each sum is spread over the arcs its paths
+    use (``O(k^(n-1-d))``): work ``O(demands + leaves x n x k^(n-1))``, whatever the placement;
+    memory ``O(threads x arcs)``.
     Equal to :func:`ecmp_traffic` up to float rounding (exactly when ``k`` is a power of two).
 
     Examples
@@ -1307,13 +1323,22 @@ def fattree_ecmp_traffic(arcs, arc_reverse, k, n, src, dst, wf, wr, n_arcs):
     [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
     """
     up, host_up = arcs
+    k, n = int(k), int(n)
     src = np.ascontiguousarray(src, np.int64)
     dst = np.ascontiguousarray(dst, np.int64)
     wf = np.ascontiguousarray(wf, np.float64)
     wr = np.ascontiguousarray(wr, np.float64)
-    nchunks = int(max(1, min(src.size, numba.get_num_threads())))
+    arc_reverse = np.ascontiguousarray(arc_reverse, np.int64)
+    traffic = np.zeros(n_arcs, np.float64)
+    if not src.size:
+        return traffic
+    S = k ** (n - 1)
+    up_w = np.zeros((S, max(n - 1, 1)), np.float64)
+    down_w = np.zeros_like(up_w)
+    _fattree_gather(src, dst, wf, wr, k, n, host_up, arc_reverse, traffic, up_w, down_w)
+    if n < 2:
+        return traffic
+    nchunks = int(max(1, min(S, numba.get_num_threads())))
     parts = np.zeros((nchunks, n_arcs), np.float64)
-    if src.size:
-        _fattree_chunks(src, dst, wf, wr, int(k), int(n), up, host_up, np.ascontiguousarray(arc_reverse, np.int64),
-                        parts, nchunks)
-    return parts.sum(axis=0) if nchunks > 1 else parts[0]
+    _fattree_chunks(up_w, down_w, k, n, up, arc_reverse, parts, nchunks)
+    return traffic + parts.sum(axis=0)

@@ -96,6 +96,12 @@ class DistanceOracle:
         self._coords = np.zeros((1, 1), np.int32)
         self._table = np.zeros((1, 1), np.uint8)
         self._tpos = np.full(n, -1, np.int32)
+        self._fattree = None  # (k, n, arcs): arcs False until fattree_arcs() checked the CSR
+        if t.attrs.get("generator") == "fattree":
+            try:
+                self._fattree = (int(t.attrs["k"]), int(t.attrs["n"]), False)
+            except (KeyError, TypeError, ValueError):
+                self._fattree = None
         kind = self._closed_form(t, att, off)
         if kind is None:
             if n <= table_limit:
@@ -189,7 +195,36 @@ class DistanceOracle:
         rest = np.arange(m, t.n_vertices)
         return bool(np.all(off[rest] == 1) and np.all(att[rest] < m))
 
+    def _fattree_table(self, core):
+        """The table over ``core`` of a verified k-ary n-tree (:meth:`fattree_arcs`) whose core
+        vertices are all leaf switches, by formula: leaves whose words agree except in their lowest
+        ``m`` digits are ``2 m`` hops apart (up ``m`` levels to a common ancestor and down).  None
+        otherwise (then one search per core vertex builds it)."""
+        ft = self.fattree_arcs()
+        if ft is None:
+            return None
+        k, levels, _ = ft
+        S = k ** (levels - 1)
+        word = core - (k ** levels + (levels - 1) * S)
+        if word.size == 0 or word.min() < 0 or word.max() >= S:
+            return None
+        table = np.zeros((core.size, core.size), np.uint8)
+        differ = np.empty(table.shape, np.bool_)
+        for j in range(levels - 1):  # words still differ after dropping their j lowest digits
+            prefix = word // k ** j
+            np.not_equal(prefix[:, None], prefix[None, :], out=differ)
+            table += differ
+        table *= 2
+        return table
+
     def _build_table(self, core):
+        table = self._fattree_table(core)
+        if table is not None:
+            tpos = np.full(self.n, -1, np.int64)
+            tpos[core] = np.arange(core.size)
+            self._table = table
+            self._tpos = tpos.astype(np.int32)
+            return
         dmax = 0
         if core.size:
             ecc = _kernels.multi_source_levels(self._indptr, self._indices, self.n, core[:1]).max()
@@ -211,6 +246,8 @@ class DistanceOracle:
         held = (self._att, self._off, self._coords, self._table, self._tpos, self._packed)
         if self._grid_arcs is not None:
             held += (self._grid_arcs,)
+        if self._fattree is not None and self._fattree[2]:
+            held += tuple(self._fattree[2])
         return int(sum(a.nbytes for a in held))
 
     @property
@@ -266,6 +303,21 @@ class DistanceOracle:
             arcs.setflags(write=False)
             self._grid_arcs = arcs
         return self._grid_arcs
+
+    def fattree_arcs(self):
+        """``(k, n, (up, host_up))`` of a k-ary n-tree from :func:`libtopomap.fattree` whose CSR has
+        exactly that structure (:func:`libtopomap._kernels.fattree_up_arcs`, checked on first use
+        and kept), else None.  Hosts are vertices ``0..k**n - 1``."""
+        if self._fattree is None:
+            return None
+        k, n, arcs = self._fattree
+        if arcs is False:
+            arcs = _kernels.fattree_up_arcs(self._indptr, self._indices, k, n) if k >= 1 and n >= 1 else None
+            if arcs is not None:
+                for a in arcs:
+                    a.setflags(write=False)
+            self._fattree = (k, n, arcs)
+        return None if arcs is None else (k, n, arcs)
 
     def attachments(self):
         """``(att, off)`` arrays over all vertices (read-only views)."""

@@ -189,10 +189,9 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
     (``O(1)`` for a demand one hop long).  Hosts on a single link put their whole demand on that
     link.
 
-    On fat trees from :func:`libtopomap.fattree` (their structure checked against the CSR) with
-    every process on a host, in closed form (:func:`libtopomap._kernels.fattree_ecmp_traffic`: the
-    paths of a demand go up to the level of the leaves' lowest common ancestor and down, spread
-    evenly), ``O(arcs of its paths)`` per demand.
+    On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
+    (:func:`libtopomap._kernels.fattree_ecmp_traffic`, work proportional to the arcs of each demand's
+    paths).
 
     Elsewhere, one breadth-first search per source vertex counts shortest paths and stops at the
     farthest target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no
@@ -222,14 +221,15 @@ def ecmp_vertex_traffic(topology, s, t, w):
     oracle = topology.distances
     if oracle.grid_shape is not None:
         return _grid_link_traffic(topology, oracle, s, t, w)
-    if (topology.attrs or {}).get("generator") == "fattree":
-        from .mappers.local_search import _fattree_arcs
-
-        ft = _fattree_arcs(topology)  # a k-ary n-tree verified against its CSR: loads in closed form
-        if ft is not None and (s.size == 0 or max(int(s.max()), int(t.max())) < ft[1].size):
-            a = topology.attrs
-            return _kernels.fattree_ecmp_traffic(ft, topology.arc_reverse, a["k"], a["n"], s, t, w, np.zeros(s.size),
-                                                 topology.n_arcs)
+    ft = oracle.fattree_arcs()
+    if ft is not None and (s.size == 0 or max(int(s.max()), int(t.max())) < ft[2][1].size):
+        # a generated fat tree, hosts only: closed form, no search (every shortest path goes up to the
+        # level of the leaves' lowest common ancestor and down, split evenly at each level)
+        k, n, arcs = ft
+        keep = s != t
+        w = np.asarray(w, np.float64)[keep]
+        return _kernels.fattree_ecmp_traffic(arcs, topology.arc_reverse, k, n, s[keep], t[keep], w,
+                                             np.zeros_like(w), oracle.n_arcs)
     sources, ptr, t, w, first_hop = _demands(s, t, w, oracle)
     traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)

@@ -140,6 +140,72 @@ def test_link_traffic_equals_plain_brandes(name, topo):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
 
 
+def _brandes(topo, s, t, w):
+    keep = s != t
+    order = np.lexsort((t[keep], s[keep]))
+    ss, tt, ww = s[keep][order], t[keep][order], w[keep][order]
+    us, start = np.unique(ss, return_index=True)
+    return _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
+                                 np.append(start, ss.size).astype(np.int64), tt, ww)
+
+
+@pytest.mark.parametrize("k, n", [(2, 1), (3, 2), (2, 4), (3, 3), (4, 3)])
+def test_fat_tree_loads_in_closed_form_equal_the_searches(k, n):
+    """link_traffic / evaluate on a generated fat tree use the closed form (oracle.fattree_arcs):
+    the same loads as plain Brandes searches, exactly for integer weights and k a power of two."""
+    topo = ltm.fattree(k, n)
+    assert topo.distances.fattree_arcs() is not None and topo.distances.fattree_arcs()[:2] == (k, n)
+    rng = np.random.default_rng(k * 10 + n)
+    H = k ** n
+    src = np.repeat(np.arange(H), 3)
+    dst = rng.integers(0, H, src.size)
+    w = rng.integers(1, 9, src.size).astype(np.float64)
+    g = ltm.CommGraph(H, src, dst, w)
+    vert = rng.permutation(H)
+    got = ltm.link_traffic(topo, g, vert)
+    ref = _brandes(topo, vert[src].astype(np.int64), vert[dst].astype(np.int64), w)
+    if k & (k - 1) == 0:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    # a process on a switch: the searches (the closed form is for hosts)
+    from libtopomap.metrics import ecmp_vertex_traffic
+
+    vert2 = np.append(vert[:-1], topo.n_vertices - 1).astype(np.int64)
+    got = ecmp_vertex_traffic(topo, vert2[src], vert2[dst], w)
+    np.testing.assert_allclose(got, _brandes(topo, vert2[src], vert2[dst], w), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k, n", [(2, 2), (3, 3), (2, 4), (4, 3)])
+def test_fat_tree_leaf_table_by_formula_equals_bfs(k, n):
+    # a table over the leaf switches only (table_limit = their number): filled by formula
+    topo = ltm.fattree(k, n)
+    o = DistanceOracle(topo, table_limit=k ** (n - 1))
+    assert o.kind == "table" and o._fattree_table(np.unique(o.attachments()[0][:k ** n]).astype(np.int64)) is not None
+    ref = _bfs_all(topo)
+    a, b = np.divmod(np.arange(topo.n_vertices ** 2), topo.n_vertices)
+    assert np.array_equal(o.pairs(a, b), ref[a, b])
+    out = np.empty(a.size, np.int64)
+    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    assert np.array_equal(out, ref[a, b])
+
+
+def test_fat_tree_closed_form_only_where_it_holds():
+    topo = ltm.fattree(2, 3)
+    assert ltm.torus("4x4").distances.fattree_arcs() is None
+    links = np.stack([topo.arc_source, topo.indices], 1)
+    links = links[links[:, 0] < links[:, 1]]
+    links = np.delete(links, np.flatnonzero(links[:, 0] >= 8)[0], axis=0)  # one switch-to-switch link fewer
+    broken = ltm.Topology(topo.names, links, slots=topo.slots, kinds=topo.kinds, attrs=topo.attrs)
+    assert broken.distances.fattree_arcs() is None
+    # the searches still answer on the broken one
+    g = ltm.CommGraph(8, np.arange(8), (np.arange(8) + 3) % 8, np.ones(8))
+    vert = np.arange(8)
+    np.testing.assert_allclose(ltm.link_traffic(broken, g, vert),
+                               _brandes(broken, vert.astype(np.int64), (vert[(np.arange(8) + 3) % 8]).astype(np.int64),
+                                        np.ones(8)), rtol=1e-12, atol=1e-12)
+
+
 def test_equal_topologies_and_mappings_hash_alike():
     a, b = ltm.torus("3x3"), ltm.torus("3x3")
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1

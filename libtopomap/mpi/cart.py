@@ -23,7 +23,7 @@ from mpi4py import MPI
 from ..cartesian import cart_neighbors, check_cart_args
 from ..errors import ArgumentError, ArgumentTypeError, CommError
 from .auto import resolve as resolve_auto
-from .distgraph import _attach, _check_agreement, _check_options, _reorder
+from .distgraph import _agree_options, _attach, _check_agreement, _reorder
 from .locate import locate
 from .race import agree_arguments, collective_call
 
@@ -38,7 +38,7 @@ def check_everywhere(comm, fn, *args, what):
 
 def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weights=None, strategies=None,
                 objective="congestion", seed=None, time_budget=None, iterations=None, refine=None,
-                fake_names=None, placement=None, max_memory=None):
+                fake_names=None, placement=None, max_memory=None, total_budget=None):
     """``comm.Create_cart`` that really reorders ranks onto ``topology``.
 
     A one-line change in an mpi4py stencil code: replace ``comm.Create_cart(dims, periods,
@@ -60,8 +60,10 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
         The physical network (a path is loaded on every rank).
     weights : sequence of int, optional
         Message volume per dimension (default 1 each), e.g. the halo sizes of an anisotropic grid.
-    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory
-        As for :func:`libtopomap.Create_dist_graph_adjacent`.
+    strategies, objective, seed, time_budget, iterations, refine, fake_names, placement, max_memory, total_budget
+        As for :func:`libtopomap.Create_dist_graph_adjacent` (checked and agreed between ranks by the same
+        code): with ``total_budget``, constructions estimated not to fit are skipped with the reason in
+        the report, and a budget too small for any of them keeps the current placement.
 
     Returns
     -------
@@ -78,7 +80,8 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
         On every rank, when every rank passed the same bad ``dims``, ``periods`` or ``weights``
         (a size < 1, more grid points than processes, lists of different lengths...).
     CommError
-        On every rank when the ranks passed different arguments, or any rank failed while mapping
+        On every rank when the ranks passed different arguments (``total_budget`` included), or any rank
+        failed while mapping
         (bad topology, a host missing from it...), naming the rank(s) and cause.
 
     Notes
@@ -101,15 +104,16 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
     >>> c.Get_coords(0), type(c) is MPI.Cartcomm
     ([0], True)
     """
-    if not reorder or topology is None:
-        return comm.Create_cart(dims, periods, reorder=reorder)
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
-    def check():
-        _check_options(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
-                       iterations=iterations, refine=refine, max_memory=max_memory)
-        return check_cart_args(size, dims, periods, weights)
-    d, p, w = check_everywhere(comm, check, what="checking the Cartesian arguments")
+    opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
+                iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
+    # as in Create_dist_graph: check and agree first (reorder and the options included), so that no rank
+    # enters MPI's Create_cart while another waits in the race
+    d, p, w = _agree_options(comm, lambda: check_cart_args(size, dims, periods, weights),
+                             what="checking the Cartesian arguments", reorder=reorder, topology=topology, **opts)
+    if not reorder or topology is None:
+        return comm.Create_cart(dims, periods, reorder=reorder)
     _check_agreement(comm, "options dims, periods and weights", repr((d, p, w)).encode())
     if not d:  # a 0-dimensional grid: nothing to map
         return comm.Create_cart(d, p, reorder=False)
@@ -128,9 +132,7 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
     n = math.prod(d)
     nbrs, wts = cart_neighbors(rank, d, p, w) if rank < n else ([], [])
     ws = wts if nbrs else MPI.WEIGHTS_EMPTY
-    report, _ = _reorder(comm, topo, (nbrs, nbrs, ws, ws), strategies=strategies, objective=objective,
-                         seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
-                         fake_names=None, placement=current.tolist(), max_memory=max_memory)
+    report, _ = _reorder(comm, topo, (nbrs, nbrs, ws, ws), fake_names=None, placement=current.tolist(), **opts)
     t = time.perf_counter()
     split = comm.Split(0 if report.new_rank < n else MPI.UNDEFINED, key=report.new_rank)
     if split == MPI.COMM_NULL:

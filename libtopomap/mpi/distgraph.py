@@ -312,6 +312,20 @@ def _options(reorder, topology, **options):
     return {"reorder": bool(reorder), "topology given": topology is not None, **options}
 
 
+def _agree_options(comm, check, *, what, reorder, topology, **options):
+    """Entry of every reordering call: check the portfolio ``options`` (:func:`_check_options`) and this
+    rank's own arguments (``check()``, which returns them normalized), and agree in one ``allgather``
+    (:func:`~libtopomap.mpi.race.agree_arguments`) on the outcome and on ``reorder``, whether a topology
+    was given, and every option (``total_budget`` included).
+
+    Returns ``check()``'s result; raises the same error on every rank, or :class:`CommError` on every
+    rank when some ranks failed or the options differ between ranks."""
+    def run():
+        _check_options(**options)
+        return check()
+    return agree_arguments(comm, run, what=what, options=_options(reorder, topology, **options))
+
+
 class _GatheredGraph:
     """Every rank's adjacency lists, gathered with one Allgather of counts and one Allgatherv."""
 
@@ -729,12 +743,11 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
                 routing=routing)
 
     def check():
-        _check_options(**opts)
         src, dst, sw, dw, codes = _local_lists(comm.Get_size(), sources, destinations, sourceweights, destweights)
         return (src.tolist(), dst.tolist(), sw.tolist() if codes[0] == _W_LIST else sourceweights,
                 dw.tolist() if codes[1] == _W_LIST else destweights)
-    lists = agree_arguments(comm, check, what="checking the arguments of Create_dist_graph_adjacent",
-                            options=_options(reorder, topology, **opts))
+    lists = _agree_options(comm, check, what="checking the arguments of Create_dist_graph_adjacent",
+                           reorder=reorder, topology=topology, **opts)
     if not reorder or topology is None:
         return comm.Create_dist_graph_adjacent(*lists, info=info, reorder=reorder)
     report, gathered = _reorder(comm, topology, lists,
@@ -772,11 +785,9 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
                 iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget,
                 routing=routing)
 
-    def check():
-        _check_options(**opts)
-        return _general_lists(comm.Get_size(), sources, degrees, destinations, weights)
-    args = agree_arguments(comm, check, what="checking the arguments of Create_dist_graph",
-                           options=_options(reorder, topology, **opts))
+    args = _agree_options(comm, lambda: _general_lists(comm.Get_size(), sources, degrees, destinations, weights),
+                          what="checking the arguments of Create_dist_graph", reorder=reorder, topology=topology,
+                          **opts)
     if not reorder or topology is None:
         return comm.Create_dist_graph(*args, info=info, reorder=reorder)
     plain = comm.Create_dist_graph(*args, info=info, reorder=False)
@@ -829,14 +840,13 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
     def check():
         if not isinstance(distgraph_comm, MPI.Comm) or distgraph_comm == MPI.COMM_NULL:
             raise ArgumentTypeError(f"topomap needs a distributed-graph communicator, got {distgraph_comm!r}")
-        _check_options(**opts)
     if isinstance(distgraph_comm, MPI.Intracomm) and distgraph_comm.Get_topology() != MPI.DIST_GRAPH:
         # the same on every rank (a communicator's topology is collective): no rank is left waiting
         kind = {MPI.CART: "a Cartesian", MPI.GRAPH: "a graph"}.get(distgraph_comm.Get_topology(), "no")
         raise ArgumentTypeError(f"topomap needs a communicator with a distributed-graph topology "
                                 f"(from Create_dist_graph[_adjacent]); this one has {kind} topology")
-    agree_arguments(distgraph_comm, check, what="checking the arguments of topomap",
-                    options=_options(True, topology, **opts))
+    _agree_options(distgraph_comm, check, what="checking the arguments of topomap", reorder=True,
+                   topology=topology, **opts)
     lists = _own_lists(distgraph_comm)
     report, _ = _reorder(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                          seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,

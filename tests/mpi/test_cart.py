@@ -186,6 +186,52 @@ def test_weights_and_topology_path(tmp_path_factory):
     assert agree(ok)
 
 
+# ----------------------------------------------------------------------- total_budget
+def test_a_tiny_budget_keeps_the_current_placement():
+    dims, periods = [P // 2, 2], [True, True]
+    placement = _bad_placement(dims, periods)
+    cart = ltm.Create_cart(COMM, dims, periods, topology=_torus(), placement=placement, seed=5, total_budget=1e-6)
+    rep = last_report(cart)
+    # nothing fits in 1 microsecond: every construction is skipped with the reason, no rank moves
+    ok = rep.strategy == "identity" and not rep.improved and rep.candidates == []
+    ok &= cart.Get_rank() == RANK and rep.vertices_after.tolist() == placement
+    ok &= len(rep.skipped) > 0 and all("of the 1e-06 s budget" in x for x in rep.skipped)
+    cart.Free()
+    # a budget large enough for everything maps as without one
+    cart = ltm.Create_cart(COMM, dims, periods, topology=_torus(), placement=placement, seed=5, total_budget=1e3)
+    rep = last_report(cart)
+    ok &= rep.improved and not any("budget" in x for x in rep.skipped)
+    ok &= rep.after["objective"] < rep.before["objective"]
+    cart.Free()
+    assert agree(ok), rep.skipped
+
+
+def test_budgets_that_differ_between_ranks_raise_the_same_comm_error_everywhere():
+    dims, periods = [P // 2, 2], [True, True]
+    got = raised(lambda: ltm.Create_cart(COMM, dims, periods, topology=_torus(), placement=list(range(P)),
+                                          seed=1, total_budget=10.0 + (RANK == 1)))
+    msgs = COMM.allgather(got)
+    assert all(m is not None and m == msgs[0] for m in msgs), msgs
+    assert msgs[0][0] == "CommError" and "total_budget differ between ranks" in msgs[0][1], msgs[0]
+    # the same bad budget everywhere: the same ArgumentError on every rank
+    got = raised(lambda: ltm.Create_cart(COMM, dims, periods, topology=_torus(), placement=list(range(P)),
+                                          total_budget=0))
+    msgs = COMM.allgather(got)
+    assert all(m is not None and m == msgs[0] for m in msgs), msgs
+    assert msgs[0][0] == "ArgumentError" and "total_budget must be a number of seconds > 0" in msgs[0][1]
+    assert COMM.allreduce(1) == P
+
+
+def test_reorder_that_differs_between_ranks_raises_instead_of_hanging():
+    dims = [P // 2, 2]
+    got = raised(lambda: ltm.Create_cart(COMM, dims, True, reorder=RANK != 0, topology=_torus(),
+                                          placement=list(range(P))))
+    msgs = COMM.allgather(got)
+    assert all(m is not None and m == msgs[0] and m[0] == "CommError" for m in msgs), msgs
+    assert "reorder differ between ranks" in msgs[0][1], msgs[0]
+    assert COMM.allreduce(1) == P
+
+
 # ----------------------------------------------------------------------- halo exchange, fake names
 def _halo_checksum(cart, n=8, steps=3):
     """Jacobi-like halo exchange with Sendrecv along Shift in every dimension; a global checksum."""
