@@ -160,3 +160,39 @@ def test_grow_groups_prefers_heavy_edges():
     w = np.array([1.0, 9.0, 1.0, 9.0, 9.0, 1.0, 9.0, 1.0])
     grp = _grow_groups(ptr, idx, w, 2)
     assert grp[0] == grp[2] != grp[1] == grp[3]
+
+
+def test_capped_hopbytes_descent_checks_the_clock_between_chunks(monkeypatch):
+    """The clean-up's deadline is checked before every chunk of congestion moves, not once per batch:
+    with a clock that advances only when a chunk is played, no chunk starts after the deadline."""
+    import importlib
+
+    # the module, not the function of the same name that libtopomap.mappers exports
+    ta = importlib.import_module("libtopomap.mappers.threshold_accepting")
+
+    class Clock:  # the module's ``time``: perf_counter is the number of chunks played so far
+        now = 0.0
+
+        def perf_counter(self):
+            return self.now
+
+    clock = Clock()
+    late = []
+    run = ta.SwapState.run
+
+    def counting_run(self, levels, rng, *args, **kwargs):
+        if self.objective == "congestion" and kwargs.get("moves") is not None:
+            if clock.now >= 3.0:
+                late.append(clock.now)
+            clock.now += 1.0
+        return run(self, levels, rng, *args, **kwargs)
+
+    monkeypatch.setattr(ta, "time", clock)
+    monkeypatch.setattr(ta.SwapState, "run", counting_run)
+    topo = ltm.torus("32x32")   # its first batch holds 7 chunks of moves (97 moves)
+    g = scrambled_torus((32, 32), seed=4)
+    start = ltm.map_processes(topo, g, strategy="random", seed=4).vertices
+    _, st = ta.capped_hopbytes_descent(topo, g, start, np.asarray(topo.slots), rng=np.random.default_rng(4),
+                                       deadline=3.0)
+    assert clock.now == 3.0 and not late   # exactly three chunks, then the budget stop
+    assert st["stopped"] == "budget"
