@@ -799,11 +799,9 @@ class MappingProblem:
         searches (switches outside its table), one breadth-first search of the whole topology per
         used vertex (about 2 ns per vertex or arc visited, idle), times the machine's slowdown.  A fat
         tree from :func:`libtopomap.fattree` has its loads in closed form (no search)."""
-        from .mappers.local_search import _fattree_arcs
-
         secs = self._score_seconds
         if (self.objective == "congestion" and not self.topology.distances.covers_all
-                and _fattree_arcs(self.topology) is None):
+                and self.topology.distances.fattree_arcs() is None):
             t = self.topology
             secs = max(secs, 2e-9 * self._slowdown * int(np.count_nonzero(self.slots)) * (t.n_vertices + t.n_arcs))
         return secs

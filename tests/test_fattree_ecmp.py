@@ -6,7 +6,7 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import _kernels
-from libtopomap.mappers.local_search import SymGraph, _fattree_arcs, full_traffic
+from libtopomap.mappers.local_search import SymGraph, full_traffic
 
 
 def _searched(topo, sym, vert):
@@ -35,7 +35,7 @@ def test_closed_form_equals_the_searches(k, n, seed):
     rng = np.random.default_rng(seed)
     topo = ltm.fattree(k, n)
     H = k ** n
-    assert _fattree_arcs(topo) is not None
+    assert topo.distances.fattree_arcs() is not None
     P = 2 * H
     g = _graph(P, rng)
     sym = SymGraph(g)
@@ -58,12 +58,12 @@ def test_the_closed_form_applies_only_where_it_holds():
     vert[0] = topo.n_vertices - 1
     np.testing.assert_array_equal(full_traffic(topo, sym, vert), _searched(topo, sym, vert))
     # other topologies, or a fat tree's links changed behind its attributes: no closed form
-    assert _fattree_arcs(ltm.torus("4x4")) is None
+    assert ltm.torus("4x4").distances.fattree_arcs() is None
     links = np.stack([topo.arc_source, topo.indices], 1)
     links = links[links[:, 0] < links[:, 1]]
     links = np.delete(links, np.flatnonzero(links[:, 0] >= 8)[0], axis=0)  # one switch-to-switch link fewer
     broken = ltm.Topology(topo.names, links, slots=topo.slots, kinds=topo.kinds, attrs=topo.attrs)
-    assert _fattree_arcs(broken) is None
+    assert broken.distances.fattree_arcs() is None
 
 
 def test_engine_setup_on_a_fat_tree_matches_evaluate():

@@ -168,22 +168,6 @@ def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_pt
     return parts
 
 
-def _fattree_arcs(topology):
-    """:func:`libtopomap._kernels.fattree_up_arcs` of a topology built by :func:`libtopomap.fattree`
-    (checked against its CSR), cached on the topology; None for any other topology."""
-    attrs = getattr(topology, "attrs", None) or {}
-    if attrs.get("generator") != "fattree":
-        return None
-    cached = getattr(topology, "_fattree_arcs_cache", False)
-    if cached is False:
-        try:
-            cached = _kernels.fattree_up_arcs(topology.indptr, topology.indices, int(attrs["k"]), int(attrs["n"]))
-        except (KeyError, TypeError, ValueError):
-            cached = None
-        topology._fattree_arcs_cache = cached
-    return cached
-
-
 def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
     """Traffic per arc of a whole mapping under ``routing`` (default ECMP), by the cheapest exact method.
 
@@ -204,14 +188,14 @@ def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
         return route_traffic(topology, vert[rows], vert[sym.indices], sym.wout, routing=r)
     oracle = topology.distances if oracle is None else oracle
     t = topology
-    ft = _fattree_arcs(t)
+    ft = oracle.fattree_arcs()  # a generated fat tree, checked against its CSR: loads in closed form
     vert = np.asarray(proc_vertex, np.int64)
-    if ft is not None and (vert.size == 0 or int(vert.max()) < ft[1].size):
-        attrs = t.attrs
+    if ft is not None and (vert.size == 0 or int(vert.max()) < ft[2][1].size):
+        k, n, ft = ft
         ptr, idx = sym.indptr, sym.indices
         u = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(ptr))
         once = idx > u  # each undirected pair once, as the pruned searches take them
-        return _kernels.fattree_ecmp_traffic(ft, t.arc_reverse, attrs["k"], attrs["n"], vert[u[once]],
+        return _kernels.fattree_ecmp_traffic(ft, t.arc_reverse, k, n, vert[u[once]],
                                              vert[idx[once]], sym.wout[once], sym.win[once], t.n_arcs)
     if oracle.covers_all:
         nchunks = max(1, min(numba.get_num_threads(), sym.n))
