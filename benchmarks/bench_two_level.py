@@ -115,7 +115,7 @@ class Machine:
         # the network alone, each host with as many slots as cores
         self.flat = ltm.Topology(network.names, np.stack([network.link_u, network.link_v], 1),
                                  capacities=network.capacity, slots=np.where(network.slots > 0, len(node.cpus), 0),
-                                 kinds=network.kinds, name=network.name)
+                                 kinds=network.kinds, name=network.name, attrs=network.attrs)
         one = ltm.Topology(["h"], np.zeros((0, 2), np.int64), slots=[1])
         self.node_topo = with_nodes(one, node)
         self.node_cores = np.array([v for v in range(self.node_topo.n_vertices)

@@ -29,6 +29,7 @@ from .scotch import HAVE_SCOTCH, map_scotch
 from .threshold_accepting import refine_threshold_accepting, threshold_accepting
 from .twisted_mappings import map_diagonal_shift, map_twisted_identity
 from .two_opt import refine_two_opt, two_opt
+from .two_level import map_two_level, split_node_levels
 
 __all__ = [
     "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
@@ -131,7 +132,10 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         one group per host).  ``None`` applies it when every usable host has the same ``p >= 2``
         slots and ``p`` divides the number of processes; ``False`` never; ``True`` requires it.
         Not used by ``identity``, ``random``, ``multisection`` (hosts are a level of its own
-        hierarchy) and ``scotch``.
+        hierarchy) and ``scotch``.  On a topology with node levels (``attrs["node_levels"]``), every
+        strategy but ``identity`` and ``random`` maps onto the network first, each host offering its
+        cores' slots, then each host's processes onto its node's tree
+        (:func:`~libtopomap.mappers.two_level.map_two_level`); ``False`` maps the whole topology at once.
 
     Returns
     -------
@@ -172,11 +176,19 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     twisted = strategy in TWISTED_STRATEGIES or concentration is not None
     if not twisted and strategy != "identity" and objective == "congestion":
         slots = spare_weakest_hosts(topology, slots, g.n)
+    # nodes with their inside (node levels): the network first, then each host's tree, same strategy
+    split = None if twisted or strategy in ("identity", "random") or multicore is False else split_node_levels(topology)
     if twisted:
         twist = map_twisted_identity if strategy == "identity" else _CONSTRUCT[strategy]
         m = twist(topology, g, concentration=concentration, slots=slots)
     elif strategy == "identity":
         m = map_identity(topology, g, slots=slots, placement=placement)
+    elif split is not None:
+        def construct(t, sub, s):
+            return map_processes(t, sub, strategy=strategy, slots=s, seed=seed, objective=objective).vertices
+
+        m = Mapping(topology, map_two_level(topology, g, construct, slots=slots, split=split), strategy=strategy,
+                    slots=slots)
     elif strategy in ("random", "scotch", "multisection"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
     else:

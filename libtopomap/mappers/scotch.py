@@ -184,8 +184,9 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     from .recursive import int_weights
 
     sym = SymGraph(g)
-    if sym.indices.size == 0:
-        # Scotch cannot map an edgeless graph meaningfully; any placement is optimal
+    if sym.indices.size == 0 or np.count_nonzero(slots) == 1:
+        # Scotch cannot map an edgeless graph meaningfully, and a single slot vertex (a one-host
+        # network has no links at all) leaves one choice: any placement is optimal
         return finish(topology, slot_list(slots)[:g.n], slots, "scotch")
     src = np.repeat(np.arange(g.n), np.diff(sym.indptr))
     keep = src < sym.indices
