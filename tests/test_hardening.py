@@ -290,7 +290,8 @@ def test_item6_graph_specs_and_concentration_hit_the_limit():
         ltm.load_graph("random:1000000000:3:1")
     with pytest.raises(ltm.CommGraphError, match="needs 0 <= degree <= 2P"):
         ltm.load_graph("random:10:1000000000:1")
-    with pytest.raises(ltm.CommGraphError, match=r"graph spec 'uniform:1000:1000000000' has 1000000000000"):
+    with pytest.raises(ltm.CommGraphError, match=r"uniform traffic\(1000\) with 1000000000 messages per process has "
+                                                 r"1000000000000 messages, above the limit of 268435456 \(.*--max-edges"):
         ltm.load_graph("uniform:1000:1000000000")
     with pytest.raises(ltm.TopologyError, match=r"concentrate\(torus-4x4, 1000000\) has 16000016 vertices"):
         ltm.concentrate(ltm.torus("4x4"), 1000000)

@@ -4,7 +4,7 @@ import argparse
 
 from ..errors import ArgumentError, TopologyError
 from ..formats import write
-from ._options import add_max_vertices, non_negative_int, positive_int
+from ._options import add_max_edges, add_max_vertices, non_negative_int, positive_int
 
 
 def _gen():
@@ -90,6 +90,7 @@ def add_parser(sub):
         k.add_argument("--concentration", type=positive_int, metavar="C",
                        help="attach C hosts to every slot vertex, which becomes a router")
         add_max_vertices(k)
+        add_max_edges(k)
     return p
 
 

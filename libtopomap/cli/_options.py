@@ -8,7 +8,7 @@ import math
 import sys
 import warnings
 
-__all__ = ["add_deprecated_alias", "add_max_vertices", "positive_int", "non_negative_int", "positive_float",
+__all__ = ["add_deprecated_alias", "add_max_vertices", "add_max_edges", "positive_int", "non_negative_int", "positive_float",
            "non_negative_float"]
 
 
@@ -105,3 +105,20 @@ def add_max_vertices(parser):
         "--max-vertices", type=positive_int, metavar="N",
         help="refuse inputs (topologies, graphs, hostlists) of more than N vertices or processes, before "
              f"allocating for them (default: $LIBTOPOMAP_MAX_VERTICES or {MAX_VERTICES})")
+
+
+def add_max_edges(parser):
+    """Add ``--max-edges N``: the edge limit (links, messages, graph edges) of every topology, graph and
+    pattern the command reads or generates (:mod:`libtopomap._limits`); :func:`libtopomap.cli.main`
+    applies it around the run.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser or argument group
+    """
+    from .._limits import MAX_EDGES
+
+    return parser.add_argument(
+        "--max-edges", type=positive_int, metavar="N",
+        help="refuse inputs (topologies, graphs, traffic patterns) of more than N links or messages, before "
+             f"allocating for them (default: $LIBTOPOMAP_MAX_EDGES or {MAX_EDGES})")
