@@ -563,3 +563,13 @@ def test_item7_mapping_file_with_an_infinite_vertex_is_one_line(tmp_path, capsys
     line = _one_line_error(capsys, ["plot", "hops", "--topology", t, "--graph", "stencil:2x2", "--mapping",
                                     str(tmp_path / "m.json"), "-o", str(tmp_path / "p")])
     assert line.endswith("m.json: unknown vertex inf"), line
+
+
+def test_bench_iterations_are_bounded(capsys):
+    # found by the fuzzer: `bench --iterations 1000000000` ran for hours instead of a usage error
+    from libtopomap.cli import main
+    from libtopomap.cli._bench import MAX_ITERATIONS
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--topology", "t.ltm", "--iterations", str(MAX_ITERATIONS + 1)])
+    assert e.value.code == 2 and f"at most {MAX_ITERATIONS} timed calls per size" in capsys.readouterr().err
