@@ -21,7 +21,7 @@ Each input goes to one family, in turn:
   (:func:`libtopomap.nodeinside.parse_hwloc_xml`), ``scontrol show topology`` output
   (:func:`libtopomap.autotopo.parse_scontrol`), CPU lists and ``plot times --from`` JSON;
 * ``cli``: the argument paths of ``libtopomap generate / info / ingest / map / collective / simulate /
-  plot`` (``--max-vertices`` included) with option values replaced by hostile ones (sizes, NaN, huge
+  plot`` (``--max-vertices`` and ``--max-edges`` included) with option values replaced by hostile ones (sizes, NaN, huge
   dimensions, binary files, ``/dev/zero``, a FIFO, a folder that does not exist), run in-process by
   :func:`libtopomap.cli.main`;
 * ``bench``: the argument paths of ``libtopomap bench`` (``--topology``, ``--fake-names``, ``--graph``,
@@ -78,7 +78,8 @@ HOSTS = ["node[01-04]\n", "n1 slots=4\nn2 slots=4\n", "a:2\nb:2\n# c\n", "x\nx\n
 HOSTILE = ["", "-1", "0", "1", "1G", "1e308", "nan", "inf", "-inf", "99999999999999999999", "x", "\x00", "4x4",
            "100000x100000", "1000000000", "2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
            "1.5", "--", "-", "/dev/zero", "/nonexistent/file", "@BIN", "@DIR", "@TOPO", "@GRAPH", "0x0",
-           "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648"]
+           "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648",
+           "local-global:8x8:0.5:10000000000", "uniform:100:100000000000", "random:1000000:1999999"]
 MISC = {
     "hostmap": "# GUID map\nH-0002c90300a1b2c3 node01\n0x0002c90300a1b2c4 node02\n0x0002c90300a1b2c5 \"node03 HCA-1\"\n",
     "mapping-lines": "0 n0\n1 n1\n2 n3\n3 n2\n",
@@ -304,6 +305,10 @@ CLI = [
     ["info", "@TOPO", "--max-vertices", "100"],
     ["generate", "torus", "--dims", "4x4", "-o", "@OUT", "--max-vertices", "16"],
     ["map", "--topology", "@TOPO", "--graph", "@GRAPH", "--max-vertices", "8", "--strategy", "greedy"],
+    ["map", "--topology", "@TOPO", "--graph", "local-global:2x2:0.5:3", "--max-edges", "12", "--strategy", "greedy"],
+    ["generate", "dragonfly", "--groups", "3", "--routers", "2", "--terminals", "1", "--global", "1", "-o", "@OUT",
+     "--max-edges", "100"],
+    ["generate", "ldr", "--nodes", "8", "--degree", "3", "-o", "@OUT", "--max-edges", "12"],
     ["simulate", "--topology", "@TOPO", "--graph", "@GRAPH", "--sizes", "1K"],
     ["plot", "adjacency", "--topology", "@TOPO", "--graph", "@GRAPH", "-o", "@PLOT"],
     ["plot", "hops", "--topology", "@TOPO", "--graph", "@GRAPH", "--mapping", "@MAPPING", "-o", "@PLOT"],
