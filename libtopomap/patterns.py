@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from ._limits import MAX_VERTICES, check_edge_count, check_vertex_count, max_vertices
+from ._textio import read_text
 from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
@@ -436,14 +437,7 @@ def read_edge_list(path):
     src, dst, w = [], [], []
     loops = []  # (line, process) of the self loops: a warning
     limit = max_processes()
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
-                          line=data.count(b"\n", 0, e.start) + 1) from None
-    del data
+    text = read_text(path)
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
