@@ -56,6 +56,6 @@ def read_text(path, *, limit=None, hint=""):
         raw = f.read() if limit is None else f.read(limit)
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
+    except UnicodeDecodeError as e:  # the line counts LF (so CRLF) line ends, as JSON's messages do
         raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x}){hint}", path=path,
                           line=raw.count(b"\n", 0, e.start) + 1) from None

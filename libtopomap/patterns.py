@@ -528,12 +528,7 @@ def _read_mtx(path):
     """
     if not os.path.isfile(path):
         raise FormatError("not a regular file", path=path)
-    try:
-        with open(path, encoding="utf-8", newline=None) as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not a Matrix Market file: not UTF-8 text ({e.reason} at byte {e.start})",
-                          path=path) from None
+    lines = read_text(path, hint=": not a Matrix Market file").splitlines()  # LF, CRLF and CR line ends
     if not lines or not lines[0].lower().startswith("%%matrixmarket"):
         raise FormatError("not a Matrix Market file: the first line must be '%%MatrixMarket matrix ...'",
                           path=path, line=1)

@@ -573,3 +573,16 @@ def test_bench_iterations_are_bounded(capsys):
     with pytest.raises(SystemExit) as e:
         main(["bench", "--topology", "t.ltm", "--iterations", str(MAX_ITERATIONS + 1)])
     assert e.value.code == 2 and f"at most {MAX_ITERATIONS} timed calls per size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_one_utf8_reader_names_the_line(tmp_path, end):
+    # libtopomap._textio.read_text serves the edge-list, Matrix Market, fake-names, mapping and plot readers
+    p = tmp_path / "a.mtx"
+    p.write_bytes(end.join([b"%%MatrixMarket matrix coordinate real general", b"2 2 1", b"1 2 \xff", b""]))
+    with pytest.raises(ltm.FormatError, match=r"a\.mtx:3: not UTF-8 text \(byte 0xff\): not a Matrix Market file"):
+        ltm.load_graph(p)
+    e = tmp_path / "e.txt"
+    e.write_bytes(end.join([b"0 1", b"1 2", b"2 \xe9", b""]))
+    with pytest.raises(ltm.FormatError, match=r"e\.txt:3: not UTF-8 text \(byte 0xe9\)"):
+        ltm.load_graph(e)
