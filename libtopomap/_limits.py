@@ -92,30 +92,14 @@ def max_edges():
     return _positive_env("LIBTOPOMAP_MAX_EDGES", text) if text else MAX_EDGES
 
 
-@contextlib.contextmanager
 def vertex_limit(n):
-    """Use ``n`` as the vertex limit inside the ``with`` block (``None``: no change).
-
-    Parameters
-    ----------
-    n : int or None
-        A positive integer.
-    """
-    with _override(_OVERRIDE, n, "vertex"):
-        yield
+    """Context manager: ``n`` (a positive int; ``None``: no change) is the vertex limit inside the block."""
+    return _override(_OVERRIDE, n, "vertex")
 
 
-@contextlib.contextmanager
 def edge_limit(n):
-    """Use ``n`` as the edge limit inside the ``with`` block (``None``: no change).
-
-    Parameters
-    ----------
-    n : int or None
-        A positive integer.
-    """
-    with _override(_EDGE_OVERRIDE, n, "edge"):
-        yield
+    """Context manager: ``n`` (a positive int; ``None``: no change) is the edge limit inside the block."""
+    return _override(_EDGE_OVERRIDE, n, "edge")
 
 
 @contextlib.contextmanager

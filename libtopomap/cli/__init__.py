@@ -23,7 +23,7 @@ import warnings
 
 from .._limits import edge_limit, vertex_limit
 from ..errors import ArgumentError, LibTopoMapError
-from ._options import add_max_edges, add_max_vertices
+from ._options import add_size_limits
 
 __all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
@@ -64,8 +64,7 @@ def build_parser(commands=None):
             p = mod.add_parser(sub)
             p.set_defaults(_run=mod.run)
             if name in _SIZE_LIMITED:
-                add_max_vertices(p)
-                add_max_edges(p)
+                add_size_limits(p)
         else:
             sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     return parser
