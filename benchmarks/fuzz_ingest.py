@@ -425,15 +425,18 @@ def _cli_files(tmp):
 
 
 def warm_up(tmp):
-    """Compile (or load) the numba kernels the command line uses, untimed: a compilation interrupted by
-    the hang alarm would start again at every input (a machine under load takes minutes for it)."""
+    """Compile (or load) the numba kernels the command line uses, and load matplotlib (its font cache),
+    untimed: a compilation interrupted by the hang alarm would start again at every input (a machine
+    under load takes minutes for it)."""
     from libtopomap.cli import main
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         for argv in (["info", str(tmp / "t.ltm")],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"), "--seed", "1"],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", "stencil:2x2", "--iterations", "10"],
-                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"]):
+                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"],
+                     ["plot", "adjacency", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"),
+                      "-o", str(tmp / "plot")]):
             try:
                 main(argv)
             except BaseException:  # noqa: BLE001 - only warming up; the fuzzed runs are checked
