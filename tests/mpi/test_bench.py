@@ -13,10 +13,7 @@ from mpi4py import MPI
 import libtopomap as ltm
 from libtopomap.collectives import schedule
 from libtopomap.mpi import bench
-
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
+from _helpers import COMM, P, RANK
 
 
 def _bad_placement():
