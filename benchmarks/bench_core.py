@@ -27,19 +27,12 @@ import tracemalloc
 import numpy as np
 
 import libtopomap
-from libtopomap import CommGraph, Mapping, congestion, congestion_estimate, torus
+from libtopomap import Mapping, congestion, congestion_estimate, torus
 
 
 def stencil_7pt(side):
     """Periodic 3-D 7-point stencil on side^3 processes: each process sends 1 unit to its 6 neighbours."""
-    n = side ** 3
-    idx = np.arange(n).reshape(side, side, side)
-    src, dst = [], []
-    for axis in range(3):
-        for shift in (1, -1):
-            src.append(idx.ravel())
-            dst.append(np.roll(idx, shift, axis=axis).ravel())
-    return CommGraph(n, np.concatenate(src), np.concatenate(dst))
+    return libtopomap.stencil(f"{side}x{side}x{side}")
 
 
 def maxrss_mib():

@@ -36,14 +36,9 @@ from libtopomap.routing import route_traffic
 
 
 def stencil(side):
-    n = side ** 3
-    idx = np.arange(n).reshape(side, side, side)
-    src, dst = [], []
-    for axis in range(3):
-        for shift in (1, -1):
-            src.append(idx.ravel())
-            dst.append(np.roll(idx, shift, axis=axis).ravel())
-    return np.concatenate(src), np.concatenate(dst)
+    """``(src, dst)`` of the periodic 3-D 7-point stencil on ``side^3`` processes."""
+    g = ltm.stencil(f"{side}x{side}x{side}")
+    return g.src, g.dst
 
 
 def measure(topo, s, t, model, repeat):

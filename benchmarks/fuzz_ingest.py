@@ -1,6 +1,6 @@
 """Long fuzz run of every reader and of the command line: N mutated inputs, zero crashes allowed.
 
-Usage: ``python benchmarks/fuzz_ingest.py [-n 200000] [--seed 0] [--jobs 2] [--memory 3] [--out PREFIX]``
+Usage: ``python benchmarks/fuzz_ingest.py [-n 200000] [--seed 0] [--jobs 2] [--memory 3] [--out PREFIX] [--family F]``
 
 Each input goes to one family, in turn:
 
@@ -21,9 +21,14 @@ Each input goes to one family, in turn:
   (:func:`libtopomap.nodeinside.parse_hwloc_xml`), ``scontrol show topology`` output
   (:func:`libtopomap.autotopo.parse_scontrol`), CPU lists and ``plot times --from`` JSON;
 * ``cli``: the argument paths of ``libtopomap generate / info / ingest / map / collective / simulate /
-  plot`` (``--max-vertices`` included) with option values replaced by hostile ones (sizes, NaN, huge
+  plot`` (``--max-vertices`` and ``--max-edges`` included) with option values replaced by hostile ones (sizes, NaN, huge
   dimensions, binary files, ``/dev/zero``, a FIFO, a folder that does not exist), run in-process by
-  :func:`libtopomap.cli.main`.
+  :func:`libtopomap.cli.main`;
+* ``bench``: the argument paths of ``libtopomap bench`` (``--topology``, ``--fake-names``, ``--graph``,
+  ``--collectives``, ``--sizes``, ``--iterations``, ``--strategies``, ``--seed``, ``--max-vertices``,
+  ``--max-edges``) with hostile values, each run in a fresh ``mpiexec -n 1`` or ``-n 2`` (the venv's
+  MPI; a singleton without ``mpiexec`` when there is none) under the hang limit: it needs MPI, and an
+  MPI abort must show as a failure, not kill the worker.  Exit status 0, 1 or 2 only, no traceback.
 
 Every :class:`~libtopomap.LibTopoMapWarning` an input raises is counted (``warnings``); on the command
 line each must be one line on stderr.
@@ -58,10 +63,10 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ADAPTERS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")
-FAMILIES = ("topology", "slurm-yaml", "graph", "hosts", "misc", "cli")
-# Inputs per family in every 100 (the expensive ones less often): the order in which they come.
-SCHEDULE = [f for f, k in (("topology", 18), ("slurm-yaml", 25), ("graph", 15), ("hosts", 25), ("misc", 14),
-                           ("cli", 3)) for _ in range(k)]
+FAMILIES = ("topology", "slurm-yaml", "graph", "hosts", "misc", "cli", "bench")
+# Inputs per family in every 1000 (the expensive ones less often: a bench input starts MPI, 2-4 s).
+SCHEDULE = [f for f, k in (("topology", 180), ("slurm-yaml", 250), ("graph", 150), ("hosts", 250), ("misc", 140),
+                           ("cli", 29), ("bench", 1)) for _ in range(k)]
 # The input being read, for the failure report.
 LAST = {"input": ""}
 _PROFS = {}
@@ -73,7 +78,8 @@ HOSTS = ["node[01-04]\n", "n1 slots=4\nn2 slots=4\n", "a:2\nb:2\n# c\n", "x\nx\n
 HOSTILE = ["", "-1", "0", "1", "1G", "1e308", "nan", "inf", "-inf", "99999999999999999999", "x", "\x00", "4x4",
            "100000x100000", "1000000000", "2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
            "1.5", "--", "-", "/dev/zero", "/nonexistent/file", "@BIN", "@DIR", "@TOPO", "@GRAPH", "0x0",
-           "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648"]
+           "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648",
+           "local-global:8x8:0.5:10000000000", "uniform:100:100000000000", "random:1000000:1999999"]
 MISC = {
     "hostmap": "# GUID map\nH-0002c90300a1b2c3 node01\n0x0002c90300a1b2c4 node02\n0x0002c90300a1b2c5 \"node03 HCA-1\"\n",
     "mapping-lines": "0 n0\n1 n1\n2 n3\n3 n2\n",
@@ -299,6 +305,10 @@ CLI = [
     ["info", "@TOPO", "--max-vertices", "100"],
     ["generate", "torus", "--dims", "4x4", "-o", "@OUT", "--max-vertices", "16"],
     ["map", "--topology", "@TOPO", "--graph", "@GRAPH", "--max-vertices", "8", "--strategy", "greedy"],
+    ["map", "--topology", "@TOPO", "--graph", "local-global:2x2:0.5:3", "--max-edges", "12", "--strategy", "greedy"],
+    ["generate", "dragonfly", "--groups", "3", "--routers", "2", "--terminals", "1", "--global", "1", "-o", "@OUT",
+     "--max-edges", "100"],
+    ["generate", "ldr", "--nodes", "8", "--degree", "3", "-o", "@OUT", "--max-edges", "12"],
     ["simulate", "--topology", "@TOPO", "--graph", "@GRAPH", "--sizes", "1K"],
     ["plot", "adjacency", "--topology", "@TOPO", "--graph", "@GRAPH", "-o", "@PLOT"],
     ["plot", "hops", "--topology", "@TOPO", "--graph", "@GRAPH", "--mapping", "@MAPPING", "-o", "@PLOT"],
@@ -341,6 +351,66 @@ def fam_cli(rng, docs, tmp):
     return out
 
 
+BENCH = [
+    ["--topology", "@TOPO", "--fake-names", "@FAKE", "--sizes", "8", "--iterations", "2"],
+    ["--topology", "@TOPO", "--fake-names", "@FAKE", "--graph", "@GRAPH", "--collectives", "neighbor_alltoall",
+     "--sizes", "8,1K", "--iterations", "2", "--seed", "3"],
+    ["--topology", "@TOPO", "--fake-names", "@FAKE", "--graph", "stencil:2x2", "--collectives", "bcast,allreduce",
+     "--strategies", "identity,greedy", "--sizes", "64", "--iterations", "1"],
+    ["--topology", "@TOPO", "--fake-names", "@FAKE", "--collectives", "alltoall", "--sizes", "1K", "--iterations",
+     "1", "--max-vertices", "16", "--max-edges", "64", "--json"],
+]
+
+
+def fam_bench(rng, docs, tmp):
+    """One ``libtopomap bench`` run with 1-2 hostile option values, in a fresh MPI job (module docstring)."""
+    import subprocess
+
+    argv = list(BENCH[int(rng.integers(len(BENCH)))])
+    for _ in range(int(rng.integers(1, 3))):
+        i = int(rng.integers(len(argv)))
+        if argv[i].startswith("-") and rng.random() < 0.5:
+            continue
+        argv[i] = HOSTILE[int(rng.integers(len(HOSTILE)))]
+    subst = {"@BIN": str(tmp / "bin"), "@DIR": str(tmp), "@TOPO": str(tmp / "t.ltm"), "@GRAPH": str(tmp / "g.txt"),
+             "@FIFO": str(tmp / "fifo"), "@NODIR": str(tmp / "no" / "such" / "dir" / "x"),
+             "@JSON": str(tmp / "times.json"), "@MAPPING": str(tmp / "m.txt"), "@FAKE": str(tmp / "fake.txt")}
+    argv = [subst.get(a, a) for a in argv]
+    nprocs = int(rng.integers(1, 3))
+    mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+    launch = [str(mpiexec), "-n", str(nprocs)] if mpiexec.exists() else []
+    cmd = launch + [sys.executable, "-m", "libtopomap", "bench"] + argv
+    LAST["input"] = cmd
+    if any("\x00" in a for a in cmd):  # exec() refuses it: the in-process cli family covers a NUL argument
+        return Counter({"skipped (NUL byte)": 1})
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=tmp)
+    try:
+        output, _ = proc.communicate(timeout=max(1, BENCH_TIMEOUT[0]))
+    except subprocess.TimeoutExpired:
+        raise Hang(f"bench took more than {BENCH_TIMEOUT[0]} s") from None
+    finally:
+        if proc.poll() is None:  # timed out, or the worker's own hang alarm: end the whole MPI job
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    text = output.decode("utf-8", "replace")
+    if "Traceback (most recent call last)" in text or "MemoryError" in text:
+        raise AssertionError(f"a traceback was printed:\n{text[-1500:]}")
+    if proc.returncode not in (0, 1, 2):
+        raise AssertionError(f"exit status {proc.returncode} (an abort or a signal):\n{text[-1500:]}")
+    out = Counter({f"exit {proc.returncode}": 1, f"-n {nprocs}": 1})
+    for line in text.splitlines():
+        if ": warning: " in line:
+            out["warnings"] += 1
+        elif "Warning:" in line or line.startswith("  warnings.warn"):
+            raise AssertionError(f"a warning not on one line:\n{text[-1500:]}")
+    return out
+
+
+#: Seconds a bench run may take (a little under the hang limit, so that the run is killed, not the worker).
+BENCH_TIMEOUT = [55]
+
+
 def _cli_files(tmp):
     import libtopomap as ltm
 
@@ -349,20 +419,24 @@ def _cli_files(tmp):
     (tmp / "bin").write_bytes(bytes(range(256)) * 8)
     (tmp / "times.json").write_text(MISC["times"])
     (tmp / "m.txt").write_text(MISC["mapping-lines"].replace("n", "n"))
+    (tmp / "fake.txt").write_text("0 n0\n1 n1\n2 n2\n3 n3\n")
     if not (tmp / "fifo").exists():
         os.mkfifo(tmp / "fifo")  # no writer ever opens it: reading it would block for ever
 
 
 def warm_up(tmp):
-    """Compile (or load) the numba kernels the command line uses, untimed: a compilation interrupted by
-    the hang alarm would start again at every input (a machine under load takes minutes for it)."""
+    """Compile (or load) the numba kernels the command line uses, and load matplotlib (its font cache),
+    untimed: a compilation interrupted by the hang alarm would start again at every input (a machine
+    under load takes minutes for it)."""
     from libtopomap.cli import main
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         for argv in (["info", str(tmp / "t.ltm")],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"), "--seed", "1"],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", "stencil:2x2", "--iterations", "10"],
-                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"]):
+                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"],
+                     ["plot", "adjacency", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"),
+                      "-o", str(tmp / "plot")]):
             try:
                 main(argv)
             except BaseException:  # noqa: BLE001 - only warming up; the fuzzed runs are checked
@@ -371,7 +445,8 @@ def warm_up(tmp):
 
 # ----------------------------------------------------------------------------- driver
 def worker(args):
-    seed, count, memory_gib, hang_s = args
+    seed, count, memory_gib, hang_s, only = args
+    BENCH_TIMEOUT[0] = max(1, hang_s - 5)
     resource.setrlimit(resource.RLIMIT_AS, (memory_gib << 30, memory_gib << 30))
 
     def alarm(signum, frame):
@@ -390,9 +465,9 @@ def worker(args):
         _cli_files(tmp)
         warm_up(tmp)
         funcs = {"topology": fam_topology, "slurm-yaml": fam_slurm_yaml, "graph": fam_graph, "hosts": fam_hosts,
-                 "misc": fam_misc, "cli": fam_cli}
+                 "misc": fam_misc, "cli": fam_cli, "bench": fam_bench}
         for k in range(count):
-            fam = SCHEDULE[int(rng.integers(len(SCHEDULE)))]
+            fam = SCHEDULE[int(rng.integers(len(SCHEDULE)))] if not only else only[int(rng.integers(len(only)))]
             t0 = time.perf_counter()
             signal.alarm(hang_s)
             try:
@@ -431,6 +506,8 @@ def main(argv=None):
     ap.add_argument("--memory", type=int, default=3, help="address-space limit per worker in GiB (default 3)")
     ap.add_argument("--hang", type=int, default=60, help="seconds after which an input counts as a hang")
     ap.add_argument("--out", help="write PREFIX.md and PREFIX.json")
+    ap.add_argument("--family", action="append", choices=FAMILIES,
+                    help="fuzz only this family (repeatable; default: all, in the fixed proportions)")
     args = ap.parse_args(argv)
     chunks = max(50, args.n // 500)
     per = [args.n // chunks + (1 if i < args.n % chunks else 0) for i in range(chunks)]
@@ -439,7 +516,7 @@ def main(argv=None):
     slowest, failures = (0.0, ""), []
     n_fail = 0
     with mp.Pool(args.jobs) as pool:
-        jobs = [(args.seed * 100_000 + i, c, args.memory, args.hang) for i, c in enumerate(per)]
+        jobs = [(args.seed * 100_000 + i, c, args.memory, args.hang, args.family) for i, c in enumerate(per)]
         for done, (tot, slow, fails) in enumerate(pool.imap_unordered(worker, jobs), 1):
             for f in FAMILIES:
                 totals[f].update(tot[f])

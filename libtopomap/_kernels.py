@@ -720,25 +720,32 @@ def _k_nearest(indptr, indices, n, sources, mask, k, counts, idx, ptr, nchunks, 
         lo, hi = _chunk(c, sources.size, nchunks)
         stamp, level, queue = _bfs_scratch(n)
         for i in range(lo, hi):
-            s = sources[i]
-            head, tail = _bfs_start(s, i, stamp, level, queue)
-            found = 0
-            stop_level = -1
-            while head < tail:
-                v = queue[head]
-                head += 1
-                lv = level[v]
-                if stop_level >= 0 and lv > stop_level:
-                    break
-                if v != s and mask[v]:
-                    if write:
-                        idx[ptr[i] + found] = v
-                    found += 1
-                    if found >= k and stop_level < 0:
-                        stop_level = lv
-                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
-            counts[i] = found
+            counts[i] = _nearest_from(indptr, indices, sources[i], i, stamp, level, queue, mask, k, idx, ptr[i], write)
     return counts
+
+
+@njit(cache=True, inline="always")
+def _nearest_from(indptr, indices, s, mark, stamp, level, queue, mask, k, idx, base, write):
+    """One search of :func:`k_nearest` (search id ``mark``): the ``mask`` vertices nearest ``s``, all
+    of the level where the ``k``-th is found; written at ``idx[base:]`` when ``write``.  Returns
+    how many."""
+    head, tail = _bfs_start(s, mark, stamp, level, queue)
+    found = 0
+    stop_level = -1
+    while head < tail:
+        v = queue[head]
+        head += 1
+        lv = level[v]
+        if stop_level >= 0 and lv > stop_level:
+            break
+        if v != s and mask[v]:
+            if write:
+                idx[base + found] = v
+            found += 1
+            if found >= k and stop_level < 0:
+                stop_level = lv
+        tail, _ = _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, stamp)
+    return found
 
 
 def bfs_balls(indptr, indices, n, sources, depth, cap):
@@ -755,20 +762,26 @@ def _bfs_balls(indptr, indices, n, sources, depth, cap, counts, idx, ptr, nchunk
         lo, hi = _chunk(c, sources.size, nchunks)
         stamp, level, queue = _bfs_scratch(n)
         for i in range(lo, hi):
-            s = sources[i]
-            head, tail = _bfs_start(s, i, stamp, level, queue)
-            found = 0
-            while head < tail and found < cap:
-                v = queue[head]
-                head += 1
-                if v > s:
-                    if write:
-                        idx[ptr[i] + found] = v
-                    found += 1
-                if level[v] < depth:
-                    tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
-            counts[i] = found
+            counts[i] = _ball_from(indptr, indices, sources[i], i, stamp, level, queue, depth, cap, idx, ptr[i], write)
     return counts
+
+
+@njit(cache=True, inline="always")
+def _ball_from(indptr, indices, s, mark, stamp, level, queue, depth, cap, idx, base, write):
+    """One search of :func:`bfs_balls` (search id ``mark``): the vertices ``w > s`` within ``depth``
+    hops, at most ``cap``; written at ``idx[base:]`` when ``write``.  Returns how many."""
+    head, tail = _bfs_start(s, mark, stamp, level, queue)
+    found = 0
+    while head < tail and found < cap:
+        v = queue[head]
+        head += 1
+        if v > s:
+            if write:
+                idx[base + found] = v
+            found += 1
+        if level[v] < depth:
+            tail, _ = _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, stamp)
+    return found
 
 
 def multi_source_levels(indptr, indices, n, sources):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._textio import read_text
 from .errors import FormatError, MappingError
 
 __all__ = ["Mapping", "check_mapping", "SavedMapping", "read_saved_mapping", "MAPPING_FORMAT"]
@@ -207,15 +208,9 @@ def read_saved_mapping(path):
         If the file cannot be read.
     """
     path = os.fspath(path)
-    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block, a device never ends
-        raise FormatError("not a regular file", path=path)
-    with open(path, "rb") as f:
-        raw = f.read()
+    text = read_text(path)
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x})", path=path,
-                          line=raw.count(b"\n", 0, e.start) + 1) from None
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise FormatError(f"not JSON: {e.msg} (column {e.colno})", path=path, line=e.lineno) from None
     except RecursionError:

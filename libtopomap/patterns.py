@@ -23,12 +23,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
 import numpy as np
 
-from ._limits import MAX_VERTICES, check_vertex_count, max_vertices
+from ._limits import MAX_VERTICES, check_edge_count, check_vertex_count, max_vertices
+from ._textio import read_text
 from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
@@ -46,6 +48,13 @@ def max_processes():
 def _check_size(n, path, line=None):
     """Raise FormatError before allocating for ``n`` processes beyond :func:`max_processes`."""
     check_vertex_count(n, "the graph", path=path, line=line, unit="processes")
+
+
+def _check_messages(n, messages, what, unit="messages"):
+    """Raise CommGraphError before allocating ``n`` processes with ``messages`` messages (or edges) each
+    beyond the vertex or the edge limit (:mod:`libtopomap._limits`)."""
+    check_vertex_count(n, what, error=CommGraphError, unit="processes")
+    check_edge_count(n * messages, f"{what} with {messages} {unit} per process", error=CommGraphError, unit=unit)
 
 __all__ = ["load_graph", "stencil", "stencil_dims", "scrambled_torus", "random_graph", "read_edge_list",
            "read_matrix_market", "shift_traffic", "ring_traffic", "bit_transpose_traffic", "bit_reversal_traffic",
@@ -161,7 +170,7 @@ def random_graph(P, degree, seed=None):
         raise CommGraphError(f"random graph needs P >= 1, got {P}")
     if degree < 0 or degree > 2 * P:
         raise CommGraphError(f"random graph needs 0 <= degree <= 2P, got {degree} for P = {P}")
-    check_vertex_count(P, f"random graph({P}, {degree})", error=CommGraphError, unit="processes")
+    _check_messages(P, 2 * ((degree + 1) // 2), f"random graph({P}, {degree})", unit="edges")
     rng = np.random.default_rng(seed)
     if P == 1 or degree == 0:
         return CommGraph(P, [], [])
@@ -303,6 +312,7 @@ def uniform_traffic(n, messages=1, *, seed=None):
         raise CommGraphError(f"uniform traffic needs n >= 2 processes, got {n}")
     if messages < 0:
         raise CommGraphError(f"messages must be >= 0, got {messages}")
+    _check_messages(n, messages, f"uniform traffic({n})")
     rng = np.random.default_rng(seed)
     src = np.repeat(np.arange(n, dtype=np.int64), messages)
     return CommGraph(n, src, (src + rng.integers(1, n, size=src.size)) % n)
@@ -356,7 +366,8 @@ def local_global_traffic(dims, alpha, messages=1, *, seed=None):
         raise CommGraphError(f"alpha must be in [0, 1], got {alpha}")
     if messages < 0:
         raise CommGraphError(f"messages must be >= 0, got {messages}")
-    n = int(np.prod(dims))
+    n = math.prod(dims)
+    _check_messages(n, messages, f"local-global traffic({'x'.join(map(str, dims))})")
     rng = np.random.default_rng(seed)
     src = np.repeat(np.arange(n, dtype=np.int64), messages)
     dst = rng.integers(0, n, size=src.size)  # global draws
@@ -402,8 +413,7 @@ def _traffic_spec(head, rest, spec):
     if not lo <= len(fields) <= hi:
         raise CommGraphError(f"graph spec {spec!r}: expected {syntax}")
     ints = [_int(x, what, spec) for x, what in zip(fields, ("N", "K" if head == "k-shift" else "MESSAGES", "SEED"))]
-    check_vertex_count(ints[0] * (ints[1] if head == "uniform" and len(ints) > 1 else 1), f"graph spec {spec[:40]!r}",
-                       error=CommGraphError, unit="processes (or messages)")
+    check_vertex_count(ints[0], f"graph spec {spec[:40]!r}", error=CommGraphError, unit="processes")
     return make(ints)
 
 
@@ -427,14 +437,7 @@ def read_edge_list(path):
     src, dst, w = [], [], []
     loops = []  # (line, process) of the self loops: a warning
     limit = max_processes()
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
-                          line=data.count(b"\n", 0, e.start) + 1) from None
-    del data
+    text = read_text(path)
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -525,12 +528,7 @@ def _read_mtx(path):
     """
     if not os.path.isfile(path):
         raise FormatError("not a regular file", path=path)
-    try:
-        with open(path, encoding="utf-8", newline=None) as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not a Matrix Market file: not UTF-8 text ({e.reason} at byte {e.start})",
-                          path=path) from None
+    lines = read_text(path, hint=": not a Matrix Market file").splitlines()  # LF, CRLF and CR line ends
     if not lines or not lines[0].lower().startswith("%%matrixmarket"):
         raise FormatError("not a Matrix Market file: the first line must be '%%MatrixMarket matrix ...'",
                           path=path, line=1)

@@ -73,6 +73,18 @@ _BIN = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9, "ps": 1e12}
 
 
+def _quantity(value, number_types, pattern, convert, what, examples):
+    """``value`` itself when it is one of ``number_types`` (not a bool), else ``convert(x, match)`` where
+    ``match`` is ``pattern`` matched against ``str(value)`` and ``x`` its first group as a float; the one
+    parser behind :func:`parse_size`, :func:`parse_bandwidth` and :func:`parse_latency`."""
+    if isinstance(value, number_types) and not isinstance(value, bool):
+        return value
+    m = re.fullmatch(pattern, str(value))
+    if not m:
+        raise ArgumentError(f"bad {what} {value!r}: expected e.g. {examples}")
+    return convert(float(m.group(1)), m)
+
+
 def parse_size(value):
     """Message size in bytes: an int, or ``"256"``, ``"1K"``, ``"64KiB"``, ``"1M"``, ``"1MB"``.
 
@@ -83,16 +95,12 @@ def parse_size(value):
     >>> parse_size("64K"), parse_size("1MiB"), parse_size(100)
     (65536, 1048576, 100)
     """
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        n = int(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?B)?\s*", str(value))
-        if not m:
-            raise ArgumentError(f"bad message size {value!r}: expected e.g. 1024, 1K, 64KiB, 1M")
-        n = float(m.group(1)) * _BIN[m.group(2).lower()]
+    n = _quantity(value, (int, np.integer), r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?B)?\s*",
+                  lambda x, m: x * _BIN[m.group(2).lower()], "message size", "1024, 1K, 64KiB, 1M")
+    if isinstance(n, float):
         if n != int(n):
             raise ArgumentError(f"message size {value!r} is not a whole number of bytes")
-        n = int(n)
+    n = int(n)
     if n < 0:
         raise ArgumentError(f"message size must be >= 0, got {value!r}")
     return n
@@ -117,15 +125,10 @@ def parse_bandwidth(value):
     >>> parse_bandwidth("100Gbps"), parse_bandwidth("1GBps"), parse_bandwidth(5e9)
     (12500000000.0, 1000000000.0, 5000000000.0)
     """
-    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-        bw = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([kKmMgGtT]?)(bps|b/s|Bps|B/s)?\s*", str(value))
-        if not m:
-            raise ArgumentError(f"bad bandwidth {value!r}: expected e.g. 100Gbps, 12.5GBps or bytes/s")
-        bw = float(m.group(1)) * _SI[m.group(2).lower()]
-        if m.group(3) in ("bps", "b/s"):
-            bw /= 8.0
+    bw = float(_quantity(value, (int, float, np.number),
+                         r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([kKmMgGtT]?)(bps|b/s|Bps|B/s)?\s*",
+                         lambda x, m: x * _SI[m.group(2).lower()] / (8.0 if m.group(3) in ("bps", "b/s") else 1.0),
+                         "bandwidth", "100Gbps, 12.5GBps or bytes/s"))
     if not np.isfinite(bw) or bw <= 0:
         raise ArgumentError(f"bandwidth must be positive, got {value!r}")
     return bw
@@ -139,13 +142,9 @@ def parse_latency(value):
     >>> parse_latency("100ns"), parse_latency("1.5us"), parse_latency(0)
     (1e-07, 1.5e-06, 0.0)
     """
-    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-        lat = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(s|ms|us|µs|ns|ps)?\s*", str(value))
-        if not m:
-            raise ArgumentError(f"bad latency {value!r}: expected e.g. 100ns, 1us or seconds")
-        lat = float(m.group(1)) / _PER_SECOND[m.group(2) or "s"]
+    lat = float(_quantity(value, (int, float, np.number),
+                          r"\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(s|ms|us|µs|ns|ps)?\s*",
+                          lambda x, m: x / _PER_SECOND[m.group(2) or "s"], "latency", "100ns, 1us or seconds"))
     if not np.isfinite(lat) or lat < 0:
         raise ArgumentError(f"latency must be >= 0, got {value!r}")
     return lat

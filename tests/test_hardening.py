@@ -290,7 +290,8 @@ def test_item6_graph_specs_and_concentration_hit_the_limit():
         ltm.load_graph("random:1000000000:3:1")
     with pytest.raises(ltm.CommGraphError, match="needs 0 <= degree <= 2P"):
         ltm.load_graph("random:10:1000000000:1")
-    with pytest.raises(ltm.CommGraphError, match=r"graph spec 'uniform:1000:1000000000' has 1000000000000"):
+    with pytest.raises(ltm.CommGraphError, match=r"uniform traffic\(1000\) with 1000000000 messages per process has "
+                                                 r"1000000000000 messages, above the limit of 268435456 \(.*--max-edges"):
         ltm.load_graph("uniform:1000:1000000000")
     with pytest.raises(ltm.TopologyError, match=r"concentrate\(torus-4x4, 1000000\) has 16000016 vertices"):
         ltm.concentrate(ltm.torus("4x4"), 1000000)
@@ -562,3 +563,26 @@ def test_item7_mapping_file_with_an_infinite_vertex_is_one_line(tmp_path, capsys
     line = _one_line_error(capsys, ["plot", "hops", "--topology", t, "--graph", "stencil:2x2", "--mapping",
                                     str(tmp_path / "m.json"), "-o", str(tmp_path / "p")])
     assert line.endswith("m.json: unknown vertex inf"), line
+
+
+def test_bench_iterations_are_bounded(capsys):
+    # found by the fuzzer: `bench --iterations 1000000000` ran for hours instead of a usage error
+    from libtopomap.cli import main
+    from libtopomap.cli._bench import MAX_ITERATIONS
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--topology", "t.ltm", "--iterations", str(MAX_ITERATIONS + 1)])
+    assert e.value.code == 2 and f"at most {MAX_ITERATIONS} timed calls per size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_one_utf8_reader_names_the_line(tmp_path, end):
+    # libtopomap._textio.read_text serves the edge-list, Matrix Market, fake-names, mapping and plot readers
+    p = tmp_path / "a.mtx"
+    p.write_bytes(end.join([b"%%MatrixMarket matrix coordinate real general", b"2 2 1", b"1 2 \xff", b""]))
+    with pytest.raises(ltm.FormatError, match=r"a\.mtx:3: not UTF-8 text \(byte 0xff\): not a Matrix Market file"):
+        ltm.load_graph(p)
+    e = tmp_path / "e.txt"
+    e.write_bytes(end.join([b"0 1", b"1 2", b"2 \xe9", b""]))
+    with pytest.raises(ltm.FormatError, match=r"e\.txt:3: not UTF-8 text \(byte 0xe9\)"):
+        ltm.load_graph(e)

@@ -5,7 +5,8 @@ Each subcommand lives in its own module ``_<name>.py`` with ``add_parser(subpars
 message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file); a bad option value
 found after parsing (:class:`~libtopomap.ArgumentError`) is a usage error, exit 2.  Warnings (e.g.
 :class:`~libtopomap.LibTopoMapWarning` for a self loop in a graph file) are one line each on stderr.
-Commands that read or generate topologies and graphs take ``--max-vertices N`` (:mod:`libtopomap._limits`).
+Commands that read or generate topologies and graphs take ``--max-vertices N`` and ``--max-edges N``
+(:mod:`libtopomap._limits`).
 
 Start-up stays fast: :func:`main` imports only the module of the command on the command line
 (``libtopomap --help`` imports none; its one-line summaries are in :data:`COMMAND_HELP`, which
@@ -20,9 +21,9 @@ import importlib
 import sys
 import warnings
 
-from .._limits import vertex_limit
+from .._limits import edge_limit, vertex_limit
 from ..errors import ArgumentError, LibTopoMapError
-from ._options import add_max_vertices
+from ._options import add_size_limits
 
 __all__ = ["main", "build_parser", "COMMANDS", "COMMAND_HELP"]
 
@@ -39,7 +40,8 @@ COMMAND_HELP = {
     "plot": "draw adjacency matrices, link loads, hop histograms or simulated times",
 }
 COMMANDS = list(COMMAND_HELP)
-#: Commands that read topologies or graphs: they get ``--max-vertices`` (``generate`` adds it to each kind).
+#: Commands that read topologies or graphs: they get ``--max-vertices`` and ``--max-edges``
+#: (``generate`` adds them to each kind).
 _SIZE_LIMITED = ("info", "ingest", "map", "collective", "bench", "simulate", "plot")
 
 
@@ -62,7 +64,7 @@ def build_parser(commands=None):
             p = mod.add_parser(sub)
             p.set_defaults(_run=mod.run)
             if name in _SIZE_LIMITED:
-                add_max_vertices(p)
+                add_size_limits(p)
         else:
             sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     return parser
@@ -94,7 +96,8 @@ def main(argv=None):
     parser = build_parser([command] if command else [])
     args = parser.parse_args(argv)
     try:
-        with vertex_limit(getattr(args, "max_vertices", None)), warnings.catch_warnings():
+        with vertex_limit(getattr(args, "max_vertices", None)), edge_limit(getattr(args, "max_edges", None)), \
+                warnings.catch_warnings():
             warnings.showwarning = functools.partial(_one_line_warning, f"libtopomap {args.command}")
             return int(args._run(args) or 0)
     except ArgumentError as e:

@@ -7,11 +7,24 @@ the mapping optimizes, plus the model's congestion and dilation before and after
 which the mapping also optimises).  Only rank 0 prints.
 """
 
+import argparse
 import json
 
 from ..errors import ArgumentError
 from ._mpi_command import run_on_every_rank
 from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
+
+#: Most timed calls per size: more adds no precision that repeated runs would not, and a typo
+#: (``--iterations 1000000000``) would otherwise hold the whole allocation for days.
+MAX_ITERATIONS = 10_000
+
+
+def _iterations(text):
+    """argparse type: an integer in ``1..MAX_ITERATIONS``."""
+    n = positive_int(text)
+    if n > MAX_ITERATIONS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_ITERATIONS} timed calls per size, got {text!r}")
+    return n
 
 
 def add_parser(sub):
@@ -33,7 +46,8 @@ def add_parser(sub):
                    help="comma-separated, from bcast, allreduce, alltoall, neighbor_alltoall (default: all)")
     p.add_argument("--sizes", default="8,1K,64K,1M",
                    help="message sizes in bytes with K/M suffixes (default: 8,1K,64K,1M)")
-    p.add_argument("--iterations", type=positive_int, default=10, help="timed calls per size (default: 10)")
+    p.add_argument("--iterations", type=_iterations, default=10,
+                   help=f"timed calls per size, at most {MAX_ITERATIONS} (default: 10)")
     p.add_argument("--strategies", help="comma-separated mapping strategies to race (default: all installed)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping portfolio (default: 0)")
     add_routing_option(p)

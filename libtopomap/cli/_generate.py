@@ -4,7 +4,7 @@ import argparse
 
 from ..errors import ArgumentError, TopologyError
 from ..formats import write
-from ._options import add_max_vertices, non_negative_int, positive_int
+from ._options import add_size_limits, non_negative_int, positive_int
 
 
 def _gen():
@@ -89,7 +89,7 @@ def add_parser(sub):
                        help="output format (default: from the extension, .json -> json, else ltm)")
         k.add_argument("--concentration", type=positive_int, metavar="C",
                        help="attach C hosts to every slot vertex, which becomes a router")
-        add_max_vertices(k)
+        add_size_limits(k)
     return p
 
 

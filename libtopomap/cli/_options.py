@@ -8,8 +8,8 @@ import math
 import sys
 import warnings
 
-__all__ = ["add_deprecated_alias", "add_max_vertices", "positive_int", "non_negative_int", "positive_float",
-           "non_negative_float"]
+__all__ = ["add_deprecated_alias", "add_size_limits", "add_max_vertices", "positive_int", "non_negative_int",
+           "positive_float", "non_negative_float"]
 
 
 def _number(text, kind, what, ok):
@@ -91,17 +91,24 @@ def add_routing_option(parser, flag="--routing", *, dest="routing"):
                                     "(default ecmp)")
 
 
-def add_max_vertices(parser):
-    """Add ``--max-vertices N``: the size limit of every topology, graph and hostlist the command reads
-    or generates (:mod:`libtopomap._limits`); :func:`libtopomap.cli.main` applies it around the run.
+def add_size_limits(parser):
+    """Add ``--max-vertices N`` and ``--max-edges N``: the size limits of every topology, graph, hostlist
+    and traffic pattern the command reads or generates (:mod:`libtopomap._limits`);
+    :func:`libtopomap.cli.main` applies them around the run.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser or argument group
     """
-    from .._limits import MAX_VERTICES
+    from .._limits import MAX_EDGES, MAX_VERTICES
 
-    return parser.add_argument(
-        "--max-vertices", type=positive_int, metavar="N",
-        help="refuse inputs (topologies, graphs, hostlists) of more than N vertices or processes, before "
-             f"allocating for them (default: $LIBTOPOMAP_MAX_VERTICES or {MAX_VERTICES})")
+    for flag, things, units, env, default in (
+            ("--max-vertices", "topologies, graphs, hostlists", "vertices or processes", "MAX_VERTICES", MAX_VERTICES),
+            ("--max-edges", "topologies, graphs, traffic patterns", "links or messages", "MAX_EDGES", MAX_EDGES)):
+        parser.add_argument(flag, type=positive_int, metavar="N",
+                            help=f"refuse inputs ({things}) of more than N {units}, before allocating for them "
+                                 f"(default: $LIBTOPOMAP_{env} or {default})")
+
+
+#: The name before ``--max-edges`` came (the commands of other branches may call it).
+add_max_vertices = add_size_limits

@@ -12,8 +12,6 @@ Kinds:
 
 from __future__ import annotations
 
-import json
-
 from ..errors import ArgumentError, FormatError, LibTopoMapError, MappingError
 from ..vocabulary import COLLECTIVES
 from ._options import non_negative_int, positive_int
@@ -75,26 +73,14 @@ def _read_times(path):
     import math
     import os
 
-    if not os.path.isfile(path):
-        raise FormatError("no such file" if not os.path.exists(path) else "not a regular file", path=path)
-    with open(path, "rb") as f:
-        raw = f.read(64 << 20)  # a simulate --json document is a few kilobytes
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x}): not the output of 'libtopomap simulate "
-                          "--json'", path=path, line=raw.count(b"\n", 0, e.start) + 1) from None
+    from .._textio import read_text
+    from ..formats.json_format import load_json
 
-    def constant(name):
-        raise FormatError(f"{name} is not a JSON number")
-    try:
-        data = json.loads(text, parse_constant=constant)
-    except json.JSONDecodeError as e:
-        raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
-    except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply", path=path) from None
-    except FormatError as e:
-        raise FormatError(f"invalid JSON: {e.reason}", path=path) from None
+    if not os.path.exists(path):
+        raise FormatError("no such file", path=path)
+    # a simulate --json document is a few kilobytes
+    text = read_text(path, limit=64 << 20, hint=": not the output of 'libtopomap simulate --json'")
+    data = load_json(text, path=path)
 
     def numbers(x, what, positive=False):
         if not isinstance(x, list) or not x or not all(

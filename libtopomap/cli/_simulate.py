@@ -84,17 +84,9 @@ def read_mapping_file(path, topology, nprocs=None):
     """Vertex of each process from a file: JSON list (names or indices) or ``[process] vertex`` lines."""
     import numpy as np
 
-    import os
+    from .._textio import read_text
 
-    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block, a device never ends
-        raise FormatError("not a regular file", path=path)
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x})", path=path,
-                          line=raw.count(b"\n", 0, e.start) + 1) from None
+    text = read_text(path)
     stripped = text.lstrip()
     items = []
     if stripped.startswith("[") or stripped.startswith("{"):

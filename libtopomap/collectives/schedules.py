@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._limits import check_edge_count
 from ..commgraph import CommGraph
 from ..errors import CommGraphError
 from ..vocabulary import COLLECTIVES
@@ -110,8 +111,12 @@ def bruck_alltoall(nprocs):
 
 
 def ring_allgather(nprocs):
-    """Ring allgather (``MPIR_Allgather_intra_ring``): ``P - 1`` steps, rank ``i`` sends to ``i + 1``."""
+    """Ring allgather (``MPIR_Allgather_intra_ring``): ``P - 1`` steps, rank ``i`` sends to ``i + 1``.
+
+    ``P (P - 1)`` messages in all, checked against the edge limit (``--max-edges``) before allocating.
+    """
     p = _check_nprocs(nprocs)
+    check_edge_count(p * (p - 1), f"the ring allgather on {p} ranks", error=CommGraphError, unit="messages")
     i = np.arange(p, dtype=np.int64)
     ring = np.stack([i, (i + 1) % p], 1)
     return [ring.copy() for _ in range(p - 1)]

@@ -23,7 +23,7 @@ from .._limits import check_vertex_count
 from ..errors import ArgumentTypeError, FormatError, TopologyError
 from ..topology import Topology
 
-__all__ = ["read_json", "write_json", "FORMAT_TAG", "VERSION"]
+__all__ = ["read_json", "write_json", "load_json", "FORMAT_TAG", "VERSION"]
 
 FORMAT_TAG = "libtopomap-topology"
 VERSION = 1
@@ -41,14 +41,7 @@ def read_json(file, *, path="<stream>"):
         ``[u, v]`` or ``[u, v, capacity]`` with vertex indices and a finite positive capacity,
         ``name`` not a string or ``attrs`` not an object.
     """
-    try:
-        doc = json.load(file, parse_constant=_no_constant)
-    except json.JSONDecodeError as e:
-        raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
-    except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply", path=path) from None
-    except FormatError as e:  # _no_constant
-        raise FormatError(f"invalid JSON: {e.reason}", path=path) from None
+    doc = load_json(file.read(), path=path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_TAG:
         raise FormatError(f"not a libtopomap topology: expected \"format\": \"{FORMAT_TAG}\"", path=path)
     if doc.get("version") != VERSION:
@@ -99,6 +92,33 @@ def read_json(file, *, path="<stream>"):
 
 def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def load_json(text, *, path="<stream>"):
+    """Strict JSON: the document of ``text``, every problem a one-line :class:`~libtopomap.FormatError`.
+
+    Used for every JSON document the library reads from a user (topologies, ``plot times --from``).
+
+    Parameters
+    ----------
+    text : str
+    path : str
+        The file, for messages.
+
+    Raises
+    ------
+    FormatError
+        ``file:line: invalid JSON: ...`` for a syntax error; ``NaN``, ``Infinity`` and ``-Infinity``
+        (not JSON, although Python's parser takes them); nesting too deep for the parser.
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
+    except RecursionError:
+        raise FormatError("invalid JSON: nested too deeply", path=path) from None
+    except FormatError as e:  # _no_constant
+        raise FormatError(f"invalid JSON: {e.reason}", path=path) from None
 
 
 def _no_constant(text):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grid import check_vertex_count
+from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
@@ -74,6 +74,7 @@ def circulant(n, jumps=None, *, name=None):
     norm = sorted({min(c, n - c) for c in given})
     if np.gcd.reduce(np.array(norm + [n])) != 1:
         raise TopologyError(f"jumps {norm} leave C({n}; ...) disconnected (gcd with n is not 1)")
+    check_edge_count(n * len(norm), f"circulant({n}) with {len(norm)} jumps", unit="links")
     a = np.arange(n, dtype=np.int64)
     links = []
     for c in norm:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grid import check_vertex_count
+from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
@@ -77,6 +77,9 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
                             f"to join every pair of groups; a*h = {a * h}")
     n_routers = g * a
     n_terms = n_routers * p
+    # local all-to-all, global (a*h ports per group, each link counted at both ends), terminal links
+    check_edge_count(g * (a * (a - 1) // 2) + (g * a * h) // 2 + n_terms, f"dragonfly({g}, {a}, {p}, {h})",
+                     unit="links")
     router0 = n_terms  # vertex of router 0
     links, caps = [], []
     # Local links: all-to-all inside each group.

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._limits import MAX_VERTICES, check_vertex_count  # noqa: F401 - the generators import them from here
+from .._limits import MAX_VERTICES, check_edge_count, check_vertex_count  # noqa: F401 - the generators import them from here
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 from .fattree import fattree
-from .grid import check_vertex_count, hypercube
+from .grid import check_edge_count, check_vertex_count, hypercube
 from .ldr import ldr
 
 __all__ = ["hybrid", "hybrid_route", "hybrid_layout", "HYBRID_EXAMPLES"]
@@ -134,6 +134,9 @@ def hybrid(nodes, component_size, *, component="hypercube", degree=None, arity=N
         deg = d.bit_length() - 1
     else:
         deg = (d.bit_length() - 1) if degree is None else int(degree)
+        # p copies of the component, d fat trees of `levels` levels of p links each
+        check_edge_count(t_nodes * max(deg, 0) // 2 + d * levels * p, f"hybrid({t_nodes}, {d}, degree={deg})",
+                         unit="links")
         comp = ldr(d, deg, seed=seed, trials=trials)
     cu, cv = comp.link_u.astype(np.int64), comp.link_v.astype(np.int64)
     offsets = (np.arange(p, dtype=np.int64) * d)[:, None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .grid import check_vertex_count
+from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
@@ -406,6 +406,7 @@ def ldr(n, degree, *, seed=None, trials=100, name=None):
         raise TopologyError(f"an LDR graph needs degree >= 2 and nodes > degree; got nodes={n}, degree={degree}")
     if (n * degree) % 2:
         raise TopologyError(f"nodes * degree must be even for a regular graph; got {n} * {degree}")
+    check_edge_count(n * degree // 2, f"ldr({n}, {degree})", unit="links")
     if trials < 1:
         raise TopologyError(f"trials must be >= 1, got {trials}")
     rng = np.random.default_rng(seed)

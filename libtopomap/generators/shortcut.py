@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .grid import check_vertex_count
+from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
@@ -75,6 +75,7 @@ def random_shortcut_ring(n, degree, *, seed=None, name=None):
         raise TopologyError(f"a shortcut ring needs n >= 3 vertices, got {n}")
     if not 2 <= degree <= n - 1:
         raise TopologyError(f"degree must be in 2..{n - 1} for n = {n}, got {degree}")
+    check_edge_count(n * degree // 2, f"random_shortcut_ring({n}, {degree})", unit="links")
     rng = np.random.default_rng(seed)
 
     adj = [set() for _ in range(n)]

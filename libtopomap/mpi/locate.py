@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from .._textio import read_text
 from ..errors import FormatError, MappingError, TopologyError
 
 __all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "fake_host_names", "locate"]
@@ -76,15 +77,7 @@ def read_fake_names(path, *, n_ranks=None):
     path = os.fspath(path)
     table = {}
     first_line = {}
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise FormatError("not a regular file", path=path)
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"not UTF-8 text (byte {data[e.start]:#04x})", path=path,
-                          line=data.count(b"\n", 0, e.start) + 1) from None
+    text = read_text(path)
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:

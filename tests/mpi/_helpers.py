@@ -34,13 +34,15 @@ def raised(fn):
 
 
 def all_same(got, kind, *needles):
-    """Assert that every rank got the same error (``raised``'s result), of type ``kind``, naming ``needles``."""
+    """Assert that every rank got the same error (``raised``'s result), of type ``kind``, naming ``needles``;
+    returns its message."""
     msgs = COMM.allgather(got)
     assert all(m is not None and m == msgs[0] for m in msgs), msgs
     assert msgs[0][0] == kind, msgs[0]
     for n in needles:
         assert n in msgs[0][1], msgs[0]
     assert COMM.allreduce(1) == P  # nobody is stuck
+    return msgs[0][1]
 
 
 def shared_dir(tmp_path_factory, name="shared"):

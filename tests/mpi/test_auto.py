@@ -9,22 +9,15 @@ import warnings
 
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 import libtopomap as ltm
 from libtopomap.errors import CommError
 from libtopomap.mpi.auto import discover
+from _helpers import COMM, P, RANK, agree
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
 HOSTS = {r: f"nid{r // 2:04d}" for r in range(P)}  # two ranks per host
 _VARS = ("SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "LIBTOPOMAP_TOPOLOGY",
          "LIBTOPOMAP_FAKE_NAMES", "SLURM_JOB_ID")
-
-
-def _agree(ok):
-    return all(COMM.allgather(bool(ok)))
 
 
 @pytest.fixture
@@ -54,7 +47,7 @@ def test_slurm_addresses_of_every_rank_give_one_fat_tree(env):
           and all(topo.names[v].split(":")[0] == HOSTS[r] for r, v in enumerate(placement))
           and bindings[RANK] is not None and set(kinds[placement]) <= {"core", "host"}
           and ltm.properties(topo)["hosts"] == P // 2)
-    assert _agree(ok), (topo, topo.attrs, placement)
+    assert agree(ok), (topo, topo.attrs, placement)
 
 
 def test_xnames_of_every_rank_give_a_dragonfly(env):
@@ -64,7 +57,7 @@ def test_xnames_of_every_rank_give_a_dragonfly(env):
     routers = sorted({f"x{1000 + r // 4}c{(r // 2) % 2}" for r in range(P)})
     ok = topo.attrs["source"] == "xname" and sorted(n for n, k in zip(topo.names, topo.kinds) if k == "switch") \
         == routers
-    assert _agree(ok), topo.names
+    assert agree(ok), topo.names
 
 
 def test_nothing_known_is_one_switch_and_rank0_alone_warns(env):
@@ -73,7 +66,7 @@ def test_nothing_known_is_one_switch_and_rank0_alone_warns(env):
         topo = discover(COMM, fake_names=HOSTS).topology
     said = [str(w.message) for w in caught if "no network description found" in str(w.message)]
     ok = topo.attrs["source"] == "single-switch" and len(said) == (1 if RANK == 0 else 0)
-    assert _agree(ok), said
+    assert agree(ok), said
 
 
 def test_a_bad_address_fails_on_every_rank(env):
@@ -84,7 +77,7 @@ def test_a_bad_address_fails_on_every_rank(env):
         got = None
     except CommError as e:
         got = str(e)
-    assert _agree(got is not None and "does not match SLURM_TOPOLOGY_ADDR_PATTERN" in got), got
+    assert agree(got is not None and "does not match SLURM_TOPOLOGY_ADDR_PATTERN" in got), got
 
 
 def test_create_dist_graph_adjacent_on_auto(env):
@@ -100,7 +93,7 @@ def test_create_dist_graph_adjacent_on_auto(env):
             and rep.topology == "auto:slurm"
     finally:
         new.Free()
-    assert _agree(ok), rep
+    assert agree(ok), rep
 
 
 def test_create_cart_and_reorder_for_collective_on_auto(env):
@@ -115,4 +108,4 @@ def test_create_cart_and_reorder_for_collective_on_auto(env):
     finally:
         cart.Free()
         coll.Free()
-    assert _agree(ok is True), ok
+    assert agree(ok is True), ok

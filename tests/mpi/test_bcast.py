@@ -6,15 +6,12 @@ assertions are made on ``allgather``-ed values so all ranks agree.
 
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 import libtopomap as ltm
 from libtopomap.collectives import BCAST_ALGORITHMS, dragonfly_bcast
 from libtopomap.errors import CommError
+from _helpers import COMM, P, RANK
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
 TOPO = ltm.dragonfly(9, 4, 2, 2)  # 72 terminals, 9 groups
 
 

@@ -11,10 +11,8 @@ import libtopomap as ltm
 from libtopomap.collectives import schedule, total_hops
 from libtopomap.errors import CommError
 from libtopomap.mpi import reorder_for_collective
+from _helpers import COMM, P, RANK
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
 LOG2P = P.bit_length() - 1
 
 

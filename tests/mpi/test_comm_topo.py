@@ -20,8 +20,8 @@ import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+from _helpers import COMM
 
-COMM = MPI.COMM_WORLD
 KINDS = ["self", "world", "selfdup", "worlddup"]
 
 

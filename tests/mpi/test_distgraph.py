@@ -9,10 +9,7 @@ from mpi4py import MPI
 
 import libtopomap as ltm
 from libtopomap.mpi import collective_call, last_report
-
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
+from _helpers import COMM, P, RANK
 
 
 def _torus():

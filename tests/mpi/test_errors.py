@@ -13,10 +13,7 @@ from mpi4py import MPI
 import libtopomap as ltm
 import libtopomap.mappers
 from libtopomap.mpi import collective_call, select_best
-
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
+from _helpers import COMM, P, RANK, all_same, raised, shared_file
 
 
 def _torus():
@@ -28,38 +25,6 @@ def _ring(rank):
     return nb, nb
 
 
-def _raise_everywhere(fn):
-    """Run ``fn`` and return this rank's CommError message (None if it did not raise CommError)."""
-    try:
-        out = fn()
-    except ltm.CommError as e:
-        return str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
-
-
-def _check_all_raised(msg, *needles):
-    msgs = COMM.allgather(msg)
-    assert all(m is not None for m in msgs), msgs
-    assert len(set(msgs)) == 1, msgs  # the same message everywhere
-    for n in needles:
-        assert n in msgs[0], msgs[0]
-    # nobody is stuck: the communicator still works
-    assert COMM.allreduce(1) == P
-    return msgs[0]
-
-
-def _shared_file(tmp_path_factory, text, name):
-    """Write ``text`` to a file on rank 0 and return its path on every rank."""
-    def write():
-        if RANK == 0:
-            p = tmp_path_factory.mktemp("names") / name
-            p.write_text(text)
-            return str(p)
-    return COMM.bcast(collective_call(COMM, write, what="writing a test file"), root=0)
-
-
 def test_collective_call_names_failing_rank():
     bad = P - 2
 
@@ -67,8 +32,8 @@ def test_collective_call_names_failing_rank():
         if RANK == bad:
             raise ValueError(f"no good at {x}")
         return x + RANK
-    msg = _raise_everywhere(lambda: collective_call(COMM, work, 5, what="test step"))
-    _check_all_raised(msg, f"test step failed on rank {bad} of {P}", "ValueError: no good at 5")
+    msg = raised(lambda: collective_call(COMM, work, 5, what="test step"))
+    all_same(msg, "CommError", f"test step failed on rank {bad} of {P}", "ValueError: no good at 5")
     assert collective_call(COMM, lambda: RANK) == RANK
 
 
@@ -101,9 +66,9 @@ def test_bad_neighbor_on_one_rank():
     s, d = _ring(RANK)
     if RANK == 2:
         d = d + [P + 5]
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(range(P)), seed=1))
-    _check_all_raised(msg, f"failed on rank 2 of {P}", f"destinations[2] = {P + 5}")
+    all_same(msg, "CommError", f"failed on rank 2 of {P}", f"destinations[2] = {P + 5}")
 
 
 def test_strategy_error_on_one_rank(monkeypatch):
@@ -115,37 +80,37 @@ def test_strategy_error_on_one_rank(monkeypatch):
         return original(*args, **kw)
     monkeypatch.setattr(libtopomap.mappers, "map_processes", flaky)
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(np.arange(P)[::-1]), seed=1,
         strategies=("greedy", "rcm")))
-    _check_all_raised(msg, f"failed on rank 1 of {P}", "strategy 'rcm'", "RuntimeError: strategy blew up")
+    all_same(msg, "CommError", f"failed on rank 1 of {P}", "strategy 'rcm'", "RuntimeError: strategy blew up")
 
 
 def test_unknown_strategy_and_objective():
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(range(P)), strategies=("greedy", "nonesuch")))
-    _check_all_raised(msg, "unknown strategy 'nonesuch'")
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    all_same(msg, "CommError", "unknown strategy 'nonesuch'")
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(range(P)), objective="speed"))
-    _check_all_raised(msg, "unknown objective 'speed'")
+    all_same(msg, "CommError", "unknown objective 'speed'")
 
 
 def test_bad_topology_file(tmp_path_factory):
-    path = _shared_file(tmp_path_factory, "num: 2\n0 a\n1 b\n0 1\n1 7\n", "broken.topo")
+    path = shared_file(tmp_path_factory, "num: 2\n0 a\n1 b\n0 1\n1 7\n", "broken.topo")
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=path, placement=list(range(P))))
-    _check_all_raised(msg, "preparing the topology failed", "broken.topo")
+    all_same(msg, "CommError", "preparing the topology failed", "broken.topo")
 
 
 def test_host_missing_from_topology():
     names = {r: f"n{r}" for r in range(P)}
     names[P - 1] = "ghost.example.org"
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), fake_names=names))
-    _check_all_raised(msg, f"rank {P - 1}: host 'ghost'", "not in the topology")
+    all_same(msg, "CommError", f"rank {P - 1}: host 'ghost'", "not in the topology")
 
 
 def test_real_hostname_not_in_topology():
@@ -153,21 +118,21 @@ def test_real_hostname_not_in_topology():
     s, d = _ring(RANK)
     env = os.environ.pop("LIBTOPOMAP_FAKE_NAMES", None)
     try:
-        msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus()))
+        msg = raised(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus()))
     finally:
         if env is not None:
             os.environ["LIBTOPOMAP_FAKE_NAMES"] = env
     host = MPI.Get_processor_name().split(".")[0]
-    _check_all_raised(msg, f"host {host!r} (MPI processor name) is not in the topology")
+    all_same(msg, "CommError", f"host {host!r} (MPI processor name) is not in the topology")
 
 
 def test_more_processes_than_slots_on_a_host():
     names = {r: f"n{r}" for r in range(P)}
     names[0] = names[1] = names[2] = "n3"
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), fake_names=names))
-    _check_all_raised(msg, "host 'n3'", "runs 4 processes (ranks 0, 1, 2, 3)", "1 slot")
+    all_same(msg, "CommError", "host 'n3'", "runs 4 processes (ranks 0, 1, 2, 3)", "1 slot")
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -177,16 +142,16 @@ def test_more_processes_than_slots_on_a_host():
     ("0 n0\n", "bad.names: no line for world rank(s) 1"),
 ])
 def test_bad_fake_names_file(tmp_path_factory, text, needle):
-    path = _shared_file(tmp_path_factory, text, "bad.names")
+    path = shared_file(tmp_path_factory, text, "bad.names")
     s, d = _ring(RANK)
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus(), fake_names=path))
-    _check_all_raised(msg, f"reading fake names failed on rank 0 of {P}", "FormatError", needle)
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus(), fake_names=path))
+    all_same(msg, "CommError", f"reading fake names failed on rank 0 of {P}", "FormatError", needle)
 
 
 def test_fake_names_from_environment(tmp_path_factory, monkeypatch):
     # reversed layout via LIBTOPOMAP_FAKE_NAMES; a file for a larger job is fine
     lines = "".join(f"{r} n{(P - 1 - r) % P}.cluster\n" for r in range(P)) + f"{P} n0\n"
-    path = _shared_file(tmp_path_factory, lines, "env.names")
+    path = shared_file(tmp_path_factory, lines, "env.names")
     monkeypatch.setenv("LIBTOPOMAP_FAKE_NAMES", path)
     s, d = _ring(RANK)
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_torus(), seed=1)
@@ -198,13 +163,13 @@ def test_fake_names_from_environment(tmp_path_factory, monkeypatch):
 def test_inputs_that_differ_between_ranks():
     s, d = _ring(RANK)
     topo = ltm.torus(f"{P // 2}x2") if RANK != 1 else ltm.torus(str(P))
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=topo, placement=list(range(P)), seed=1))
-    _check_all_raised(msg, "the topology differs between ranks: rank(s) 1 disagree with rank 0")
+    all_same(msg, "CommError", "the topology differs between ranks: rank(s) 1 disagree with rank 0")
     placement = list(range(P)) if RANK != 2 else list(range(P))[::-1]
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=placement, seed=1))
-    _check_all_raised(msg, "the process placement differs between ranks: rank(s) 2 disagree")
-    msg = _raise_everywhere(lambda: ltm.Create_dist_graph_adjacent(
+    all_same(msg, "CommError", "the process placement differs between ranks: rank(s) 2 disagree")
+    msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(range(P)), seed=RANK))
-    _check_all_raised(msg, "the argument(s) seed differ between ranks", "rank(s) 1, 2")
+    all_same(msg, "CommError", "the argument(s) seed differ between ranks", "rank(s) 1, 2")

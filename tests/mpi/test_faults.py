@@ -23,12 +23,10 @@ import libtopomap as ltm
 import libtopomap.mappers
 import libtopomap.portfolio
 from libtopomap.mpi import collective_call
+from _helpers import COMM, P, RANK
 
 race = sys.modules["libtopomap.mpi.race"]
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
 WHERE = {"first": 0, "middle": P // 2, "last": P - 1}
 # A hang detector, not a performance target: every fault below ends in a few seconds when nothing hangs.
 HANG = 120

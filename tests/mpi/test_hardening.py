@@ -11,10 +11,8 @@ from mpi4py import MPI
 
 import libtopomap as ltm
 from libtopomap.mpi import collective_call
+from _helpers import COMM, P, RANK, all_same, raised
 
-COMM = MPI.COMM_WORLD
-RANK = COMM.Get_rank()
-P = COMM.Get_size()
 ODD = [0, P // 2, P - 1]  # the rank with the bad argument: first, middle, last
 
 
@@ -24,27 +22,6 @@ def _one_host(n):
 
 def _ring():
     return [(RANK - 1) % P], [(RANK + 1) % P]
-
-
-def _outcome(fn):
-    """``(type name, message)`` of what ``fn`` raised, or None; frees a returned communicator."""
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001 - the test compares what every rank raised
-        return type(e).__name__, str(e)
-    if isinstance(out, MPI.Comm) and out != MPI.COMM_NULL:
-        out.Free()
-    return None
-
-
-def _same_everywhere(outcome, kind, *needles):
-    got = COMM.allgather(outcome)
-    assert all(g == got[0] for g in got), got          # the same error on every rank
-    assert got[0] is not None and got[0][0] == kind, got[0]
-    for n in needles:
-        assert n in got[0][1], got[0]
-    assert COMM.allreduce(1) == P                       # nobody is left in a collective
-    return got[0][1]
 
 
 def _adjacent(sources, destinations, sw=None, dw=None, **kw):
@@ -64,8 +41,8 @@ def test_item1_a_weight_beyond_mpi_int_on_one_edge_fails_on_every_rank(odd, reor
     big = 2**31
     sw = [big] if RANK == (odd + 1) % P else [1]
     dw = [big] if RANK == odd else [1]
-    msg = _same_everywhere(_outcome(_adjacent(s, d, sw, dw, reorder=reorder)), "CommError",
-                           "2147483648 is out of range 0..2147483647", f"rank {odd}")
+    msg = all_same(raised(_adjacent(s, d, sw, dw, reorder=reorder)), "CommError",
+                 "2147483648 is out of range 0..2147483647", f"rank {odd}")
     assert "checking the arguments of Create_dist_graph_adjacent" in msg
 
 
@@ -75,13 +52,13 @@ def test_item1_a_rank_id_out_of_range_on_one_rank(odd, bad):
     s, d = _ring()
     if RANK == odd:
         d = [bad]
-    _same_everywhere(_outcome(_adjacent(s, d)), "CommError", f"destinations[0] = {bad} is out of range",
-                     f"rank {odd} of {P}")
+    all_same(raised(_adjacent(s, d)), "CommError", f"destinations[0] = {bad} is out of range",
+           f"rank {odd} of {P}")
 
 
 def test_item1_the_same_bad_weight_everywhere_is_a_value_error_as_in_mpi4py():
     s, d = _ring()
-    msg = _same_everywhere(_outcome(_adjacent(s, d, [2**40], [2**40])), "ArgumentError", "out of range")
+    msg = all_same(raised(_adjacent(s, d, [2**40], [2**40])), "ArgumentError", "out of range")
     assert "sourceweights[0]" in msg
 
 
@@ -105,7 +82,7 @@ def test_item4_general_form_bad_argument_on_one_rank_is_agreed_before_mpi(odd, c
             degrees = [1, 0]
     fn = lambda: ltm.Create_dist_graph(COMM, sources, degrees, dests, weights, reorder=reorder,  # noqa: E731
                                        topology=_one_host(P), placement=[0] * P, seed=1)
-    msg = _same_everywhere(_outcome(fn), "CommError", f"rank {odd} of {P}")
+    msg = all_same(raised(fn), "CommError", f"rank {odd} of {P}")
     assert "checking the arguments of Create_dist_graph" in msg
 
 
@@ -132,28 +109,28 @@ def test_item4_general_form_still_builds_the_graph():
 def test_item9_per_rank_options_are_agreed_at_entry(odd, option, good, bad):
     s, d = _ring()
     kw = {option: bad if RANK == odd else good}
-    _same_everywhere(_outcome(_adjacent(s, d, **kw)), "CommError", f"argument(s) {option} differ",
-                     f"rank(s) {odd} disagree")
+    all_same(raised(_adjacent(s, d, **kw)), "CommError", f"argument(s) {option} differ",
+           f"rank(s) {odd} disagree")
 
 
 @pytest.mark.parametrize("odd", ODD)
 def test_item9_topology_given_on_some_ranks_only(odd):
     s, d = _ring()
-    _same_everywhere(_outcome(_adjacent(s, d, topology=None if RANK == odd else _one_host(P))),
-                     "CommError", "topology given differ", f"rank(s) {odd} disagree")
+    all_same(raised(_adjacent(s, d, topology=None if RANK == odd else _one_host(P))),
+           "CommError", "topology given differ", f"rank(s) {odd} disagree")
 
 
 @pytest.mark.parametrize("budget", [float("nan"), float("inf"), -1.0, 0.0])
 def test_item9_a_budget_that_never_stops_is_rejected(budget):
     s, d = _ring()
-    _same_everywhere(_outcome(_adjacent(s, d, time_budget=budget)), "ArgumentError", "time_budget")
+    all_same(raised(_adjacent(s, d, time_budget=budget)), "ArgumentError", "time_budget")
 
 
 @pytest.mark.parametrize("odd", ODD)
 def test_item9_nan_budget_on_one_rank(odd):
     s, d = _ring()
-    _same_everywhere(_outcome(_adjacent(s, d, time_budget=float("nan") if RANK == odd else 1.0)),
-                     "CommError", f"rank {odd} of {P}", "time_budget")
+    all_same(raised(_adjacent(s, d, time_budget=float("nan") if RANK == odd else 1.0)),
+           "CommError", f"rank {odd} of {P}", "time_budget")
 
 
 # ----------------------------------------------------------------------------- item 11: seeds
@@ -161,12 +138,12 @@ def test_item9_nan_budget_on_one_rank(odd):
                                         ("7", "ArgumentTypeError"), (True, "ArgumentTypeError")])
 def test_item11_bad_seeds_are_clear_errors(seed, kind):
     s, d = _ring()
-    _same_everywhere(_outcome(_adjacent(s, d, seed=seed)), kind, "seed")
+    all_same(raised(_adjacent(s, d, seed=seed)), kind, "seed")
 
 
 def test_item11_bad_seed_in_create_cart_and_collective():
-    _same_everywhere(_outcome(lambda: ltm.Create_cart(COMM, [P], topology=_one_host(P), placement=[0] * P,
-                                                      seed=-3)), "ArgumentError", "seed")
+    all_same(raised(lambda: ltm.Create_cart(COMM, [P], topology=_one_host(P), placement=[0] * P,
+                                            seed=-3)), "ArgumentError", "seed")
 
 
 # ----------------------------------------------------------------------------- item 12: fake names
@@ -202,7 +179,7 @@ def test_item12_a_world_rank_missing_from_the_file_is_named(tmp_path_factory):
     topo = ltm.Topology([f"h{r}" for r in range(P)] + ["sw"], np.array([[r, P] for r in range(P)]),
                         slots=[1] * P + [0])
     sub = COMM.Split(0 if RANK >= P // 2 else 1, key=RANK)
-    out = _outcome(lambda: ltm.Create_dist_graph_adjacent(sub, [], [], topology=topo, fake_names=path, seed=1))
+    out = raised(lambda: ltm.Create_dist_graph_adjacent(sub, [], [], topology=topo, fake_names=path, seed=1))
     sub.Free()
     got = COMM.allgather(out)
     assert all(g is None for g in got[:P // 2]), got  # their lines are there
@@ -213,11 +190,11 @@ def test_item12_a_world_rank_missing_from_the_file_is_named(tmp_path_factory):
 
 # ----------------------------------------------------------------------------- item 15
 def test_item15_topomap_without_a_graph_topology_is_a_type_error():
-    _same_everywhere(_outcome(lambda: ltm.topomap(COMM, _one_host(P), placement=[0] * P)), "ArgumentTypeError",
-                     "distributed-graph topology", "no topology")
+    all_same(raised(lambda: ltm.topomap(COMM, _one_host(P), placement=[0] * P)), "ArgumentTypeError",
+           "distributed-graph topology", "no topology")
     cart = COMM.Create_cart([P])
-    _same_everywhere(_outcome(lambda: ltm.topomap(cart, _one_host(P), placement=[0] * P)), "ArgumentTypeError",
-                     "a Cartesian topology")
+    all_same(raised(lambda: ltm.topomap(cart, _one_host(P), placement=[0] * P)), "ArgumentTypeError",
+           "a Cartesian topology")
     cart.Free()
 
 
@@ -268,8 +245,8 @@ def test_node_layout_failure_on_one_rank_reaches_every_rank(monkeypatch, odd, wh
         raise OSError(f"cannot read the {what} here")
     if RANK == odd:
         monkeypatch.setattr(driver, "default_max_memory" if what == "memory" else "_affinity", broken)
-    msg = _same_everywhere(_outcome(lambda: driver.node_layout(COMM)), "CommError",
-                           f"finding the node layout failed on rank {odd} of {P}", f"cannot read the {what} here")
+    msg = all_same(raised(lambda: driver.node_layout(COMM)), "CommError",
+                 f"finding the node layout failed on rank {odd} of {P}", f"cannot read the {what} here")
     assert "OSError" in msg
     monkeypatch.undo()
     leaders, cores, memory = driver.node_layout(COMM)  # and it works again
