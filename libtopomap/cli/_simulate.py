@@ -249,7 +249,8 @@ def add_parser(sub):
     p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a capacity-1 link (default 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--routing", default="auto", choices=ROUTINGS,
-                   help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones")
+                   help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones, or a "
+                        "dragonfly's minimal routes (minimal)")
     add_routing_option(p, "--load-routing", dest="load_routing")  # --routing is SimGrid's
     p.add_argument("--model", default="CM02", help="SimGrid network model (default CM02)")
     p.add_argument("--repeat", type=positive_int, default=1, help="run the communication this many times (default 1)")
