@@ -134,19 +134,47 @@ def _us(x):
 
 
 def simgrid_table(res):
-    """Markdown: mean simulated microseconds per algorithm and message size, ratio to TREE in parentheses."""
+    """Markdown: mean simulated microseconds per algorithm and message size, ratio to TREE in parentheses,
+    and the mean wall seconds per simulation."""
     algs = list(res["rows"][0]["algorithms"]) if res["rows"] else []
     labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
     cols = [f"{a.upper()} {labels.get(m, f'{m} B')}" for m in res["message_sizes"] for a in algs]
-    out = ["| n | runs | " + " | ".join(cols) + " |", "|---:|---:|" + "---:|" * len(cols)]
+    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation |",
+           "|---:|---:|" + "---:|" * (len(cols) + 1)]
     for r in res["rows"]:
         cells = []
         for i, _ in enumerate(res["message_sizes"]):
             for a in algs:
                 d = r["algorithms"][a]
                 cells.append(_us(d["mean"][i]) + ("" if a == "tree" else f" ({d['ratio_to_tree'][i]:.2f})"))
-        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + " |")
+        per_sim = sum(d["wall_s"] for d in r["algorithms"].values()) / (len(algs) * r["runs"]
+                                                                         * len(res["message_sizes"]))
+        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} |")
     return "\n".join(out)
+
+
+def simgrid_losses(res):
+    """One line per topology-aware algorithm: the (n, size) where its mean time exceeds TREE's."""
+    labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
+    out = []
+    for a in [a for a in (res["rows"][0]["algorithms"] if res["rows"] else ()) if a != "tree"]:
+        lost = [f"n={r['n']} {labels.get(m, f'{m} B')}" for r in res["rows"]
+                for m, x in zip(res["message_sizes"], r["algorithms"][a]["ratio_to_tree"]) if x > 1]
+        out.append(f"* {a.upper()} slower than TREE at: {', '.join(lost) if lost else 'none'}.")
+    return "\n".join(out)
+
+
+def simgrid_markdown(res):
+    runs = res["rows"][0]["runs"] if res["rows"] else 0
+    return "\n".join([
+        "# Dorier et al. broadcasts in SimGrid on dragonfly g=129 a=16 p=8 h=8 (16,512 terminals)", "",
+        f"SimGrid {res['simgrid_version']} ({res['model']}), {res['bandwidth']} and {res['latency']} per link, "
+        "messages routed along the dragonfly's minimal routes (`routing=\"minimal\"`: one global link between "
+        f"groups); {runs} random allocations per size (seeds 0-{runs - 1}), root rank 0. Mean simulated "
+        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster).", "",
+        simgrid_table(res), "", simgrid_losses(res), "",
+        f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
+        "(shared with other work: wall times are noisy)."])
 
 
 def main_simgrid(args):
@@ -158,20 +186,13 @@ def main_simgrid(args):
     sizes = [int(x) for x in args.simgrid_sizes.split(",") if x.strip()]
     t0 = time.perf_counter()
     res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs)
-    md = ["# Dorier et al. broadcasts in SimGrid on dragonfly g=129 a=16 p=8 h=8 (16,512 terminals)", "",
-          f"SimGrid {res['simgrid_version']} ({res['model']}), 100 Gbps and 100 ns per link, messages routed along "
-          "the dragonfly's minimal routes (`routing=\"minimal\"`: one global link between groups); "
-          f"{args.simgrid_runs} random allocations per size (seeds 0-{args.simgrid_runs - 1}), root rank 0. "
-          "Mean simulated completion time in microseconds; in parentheses the ratio to TREE (below 1: faster).",
-          "", simgrid_table(res), "",
-          f"{time.perf_counter() - t0:.0f} s wall with {args.jobs} simulation(s) at a time on {platform.node()} "
-          f"({platform.processor() or platform.machine()}, {os.cpu_count()} cores, shared with other work)."]
-    text = "\n".join(md)
+    res.update({"topology": {"g": G, "a": A, "p": P, "h": H}, "seconds": time.perf_counter() - t0,
+                "jobs": args.jobs, "python": sys.version.split()[0],
+                "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"})
+    text = simgrid_markdown(res)
     print(text)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_simgrid.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    res.update({"topology": {"g": G, "a": A, "p": P, "h": H}, "seconds": time.perf_counter() - t0,
-                "python": sys.version.split()[0]})
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
     with open(os.path.splitext(out)[0] + ".md", "w") as f:

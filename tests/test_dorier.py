@@ -471,3 +471,6 @@ def test_bench_simgrid_path_on_a_tiny_dragonfly():
         assert np.all(times[:, 1] > times[:, 0]), alg   # 1 MiB takes longer than 1 KiB
     assert row["algorithms"]["tree"]["ratio_to_tree"] == [1.0, 1.0]
     assert "| 12 | 2 |" in bench.simgrid_table(res)
+    res.update(seconds=1.0, jobs=1, host="here")
+    text = bench.simgrid_markdown(res)
+    assert "minimal" in text and text.count("slower than TREE at:") == 3
