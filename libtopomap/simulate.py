@@ -499,8 +499,9 @@ class SimulationResult:
     step_times : list of list of float
         Per size, the time at which the last rank finished each step (cumulative seconds).
     link_load : numpy.ndarray
-        Traffic on each arc (CSR arc order of the topology) on SimGrid's single shortest paths, in
-        messages of the simulated size per unit of capacity (size-independent).
+        Traffic on each arc (CSR arc order of the topology) on SimGrid's single routes (shortest
+        paths; minimal routes with ``routing="minimal"``), in messages of the simulated size per unit
+        of capacity (size-independent).
     ecmp_load : numpy.ndarray
         The same under the model of :func:`libtopomap.metrics.congestion` with routing
         ``load_routing`` (ECMP by default; the name is kept for that default).
