@@ -10,9 +10,9 @@ step ``t + 1`` once its own sends and receives of step ``t`` are done, as in MPI
 SimGrid creates its engine once per process, so every simulation runs in its own subprocess
 (``libtopomap/_simworker.py``); several run in parallel.
 
-SimGrid routes every pair over one shortest path, whereas the congestion model of
-:mod:`libtopomap.metrics` splits traffic evenly over all shortest paths (ECMP, Hoefler & Snir section
-2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
+SimGrid routes every pair over one shortest path (``routing="minimal"``: a dragonfly's minimal
+route), whereas the congestion model of :mod:`libtopomap.metrics` splits traffic evenly over all
+shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
 ``max_congestion`` from ECMP), in the same unit: messages of the simulated size per unit of capacity.
 
 Installing SimGrid: PyPI has no wheel.  On Debian 12 ``apt-get install python3-simgrid`` (3.32) and link
@@ -57,7 +57,7 @@ INSTALL_HINT = (
 )
 
 # ROUTINGS: ``"dijkstra"`` (SimGrid's DijkstraCache zone), ``"floyd"`` (Floyd zone, cubic set-up),
-# ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here) and
+# ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here),
 # ``"minimal"`` (a Full zone along the dragonfly's minimal routes, seed 002 section II-A.2) and
 # ``"auto"`` (the fastest measured, see :func:`build_platform`).
 _ZONE = {"dijkstra": "DijkstraCache", "floyd": "Floyd", "explicit": "Full", "minimal": "Full"}
