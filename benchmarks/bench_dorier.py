@@ -13,12 +13,24 @@ LLF, GLF and FOREST (:mod:`libtopomap.collectives.dorier`) the table gives, as m
   last arrival), mean and range; the reference of a rough sketch of the same algorithms at
   ``n = 10,240`` is TREE 69, GLF 58, LLF 54, FOREST 46.
 
-SimGrid times (1 KB / 1 MB) are not produced: a 16,512-terminal platform per run is beyond this
-benchmark's budget (``libtopomap.simulate`` can run one allocation at a time).
+With ``--simgrid`` it simulates the four broadcasts instead with SimGrid (:mod:`libtopomap.simulate`)
+on the full platform (one host per terminal, 100 Gbps and 100 ns per link), for 1 KiB and 1 MiB
+messages, over a few sizes (``--simgrid-sizes``, default 64, 512, 4,096) and random allocations
+(``--simgrid-runs``, default 3; seeds 0, 1, ...).  SimGrid routes every message along the dragonfly's
+minimal route (``routing="minimal"``: explicit routes from :meth:`Dragonfly.route
+<libtopomap.collectives.dragonfly.Dragonfly.route>`, one global link between groups); each rank
+enters step ``t + 1`` of the schedule once its messages of step ``t`` are done.  The table gives
+the mean simulated seconds per algorithm and size and the ratio to TREE; results go to
+``dorier_simgrid.json`` / ``.md``.  Each simulation runs in its own subprocess, which builds only
+the part of the platform the broadcast uses (the placement's terminals and the links on its routes):
+on a loaded 2-core machine about 0.1-0.6 s per simulation at n = 64, 5-13 s at n = 4,096 (0.45 GB),
+35 s at n = 10,240 (1.5 GB peak; ``--simgrid-sizes 10240 --simgrid-runs 1 --out
+benchmarks/results/dorier_simgrid_10240.json``).
 
 Usage::
 
     python benchmarks/bench_dorier.py [--runs 20] [--sizes 64,128,...] [--out benchmarks/results/dorier.json]
+    python benchmarks/bench_dorier.py --simgrid [--simgrid-sizes 64,512,4096] [--simgrid-runs 3] [--jobs 1]
 
 Prints a Markdown table and writes it next to the JSON (``.md``).
 """
@@ -34,7 +46,7 @@ import time
 
 import numpy as np
 
-from libtopomap.collectives import BCAST_ALGORITHMS, dragonfly_link_use, evaluate_bcast
+from libtopomap.collectives import BCAST_ALGORITHMS, dragonfly_bcast, dragonfly_link_use, evaluate_bcast
 from libtopomap.collectives.allocation import random_allocation
 from libtopomap.generators import dragonfly
 
@@ -82,6 +94,115 @@ def run(sizes, runs):
     return rows
 
 
+SIMGRID_SIZES = (64, 512, 4096)
+MESSAGE_SIZES = (1024, 1024 * 1024)
+
+
+def run_simgrid(topo, sizes, runs, *, message_sizes=MESSAGE_SIZES, jobs=1, algorithms=BCAST_ALGORITHMS,
+                progress=True):
+    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "algorithms": {alg: {"times":
+    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``."""
+    from libtopomap.simulate import simulate_many
+
+    rows = []
+    for n in sizes:
+        allocs = [random_allocation(topo, n, seed=seed) for seed in range(runs)]
+        per = {}
+        for alg in algorithms:
+            t0 = time.perf_counter()
+            times = []
+            version = None
+            for nodes in allocs:
+                steps = dragonfly_bcast(topo, nodes, alg)
+                r = simulate_many(topo, steps, [nodes], sizes=list(message_sizes), routing="minimal",
+                                  load_routing="minimal", jobs=jobs)[0]
+                times.append([float(x) for x in r.times])
+                version = r.simgrid_version
+            arr = np.asarray(times)
+            per[alg] = {"times": times, "mean": arr.mean(0).tolist(), "min": arr.min(0).tolist(),
+                        "max": arr.max(0).tolist(), "wall_s": time.perf_counter() - t0}
+        for alg in algorithms:
+            ref = per.get("tree", per[algorithms[0]])["mean"]
+            per[alg]["ratio_to_tree"] = [a / b if b > 0 else float("nan") for a, b in zip(per[alg]["mean"], ref)]
+        rows.append({"n": n, "runs": runs, "algorithms": per})
+        if progress:
+            print(f"simgrid n={n}: " + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)"
+                                                 for a in algorithms), file=sys.stderr, flush=True)
+    return {"message_sizes": list(message_sizes), "routing": "minimal", "simgrid_version": version,
+            "bandwidth": "100Gbps", "latency": "100ns", "model": "CM02", "rows": rows}
+
+
+def _us(x):
+    return f"{x * 1e6:.2f}"
+
+
+def simgrid_table(res):
+    """Markdown: mean simulated microseconds per algorithm and message size, ratio to TREE in parentheses,
+    and the mean wall seconds per simulation."""
+    algs = list(res["rows"][0]["algorithms"]) if res["rows"] else []
+    labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
+    cols = [f"{a.upper()} {labels.get(m, f'{m} B')}" for m in res["message_sizes"] for a in algs]
+    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation |",
+           "|---:|---:|" + "---:|" * (len(cols) + 1)]
+    for r in res["rows"]:
+        cells = []
+        for i, _ in enumerate(res["message_sizes"]):
+            for a in algs:
+                d = r["algorithms"][a]
+                cells.append(_us(d["mean"][i]) + ("" if a == "tree" else f" ({d['ratio_to_tree'][i]:.2f})"))
+        per_sim = sum(d["wall_s"] for d in r["algorithms"].values()) / (len(algs) * r["runs"]
+                                                                         * len(res["message_sizes"]))
+        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} |")
+    return "\n".join(out)
+
+
+def simgrid_losses(res):
+    """One line per topology-aware algorithm: the (n, size) where its mean time exceeds TREE's."""
+    labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
+    out = []
+    for a in [a for a in (res["rows"][0]["algorithms"] if res["rows"] else ()) if a != "tree"]:
+        lost = [f"n={r['n']} {labels.get(m, f'{m} B')}" for r in res["rows"]
+                for m, x in zip(res["message_sizes"], r["algorithms"][a]["ratio_to_tree"]) if x > 1]
+        out.append(f"* {a.upper()} slower than TREE at: {', '.join(lost) if lost else 'none'}.")
+    return "\n".join(out)
+
+
+def simgrid_markdown(res):
+    runs = res["rows"][0]["runs"] if res["rows"] else 0
+    return "\n".join([
+        "# Dorier et al. broadcasts in SimGrid on dragonfly g=129 a=16 p=8 h=8 (16,512 terminals)", "",
+        f"SimGrid {res['simgrid_version']} ({res['model']}), {res['bandwidth']} and {res['latency']} per link, "
+        "messages routed along the dragonfly's minimal routes (`routing=\"minimal\"`: one global link between "
+        f"groups); {runs} random allocations per size (seeds 0-{runs - 1}), root rank 0. Mean simulated "
+        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster).", "",
+        simgrid_table(res), "", simgrid_losses(res), "",
+        f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
+        "(shared with other work: wall times are noisy)."])
+
+
+def main_simgrid(args):
+    from libtopomap.simulate import INSTALL_HINT, simgrid_available
+
+    if not simgrid_available():
+        print(INSTALL_HINT, file=sys.stderr)
+        return 2
+    sizes = [int(x) for x in args.simgrid_sizes.split(",") if x.strip()]
+    t0 = time.perf_counter()
+    res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs)
+    res.update({"topology": {"g": G, "a": A, "p": P, "h": H}, "seconds": time.perf_counter() - t0,
+                "jobs": args.jobs, "python": sys.version.split()[0],
+                "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"})
+    text = simgrid_markdown(res)
+    print(text)
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_simgrid.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+    with open(os.path.splitext(out)[0] + ".md", "w") as f:
+        f.write(text + "\n")
+    return 0
+
+
 def table(rows):
     out = ["| n | groups | TREE global (E) | TREE local (E; paper) | LLF/GLF/FOREST global | "
            "LLF / GLF / FOREST local (max) | TREE | LLF | GLF | FOREST |",
@@ -108,8 +229,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=20, help="random allocations per size (default 20)")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated allocation sizes")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "dorier.json"))
+    ap.add_argument("--out", help="JSON output (default benchmarks/results/dorier.json, or dorier_simgrid.json "
+                                   "with --simgrid)")
+    ap.add_argument("--simgrid", action="store_true", help="simulate the broadcasts with SimGrid (1 KiB, 1 MiB)")
+    ap.add_argument("--simgrid-sizes", default=",".join(map(str, SIMGRID_SIZES)),
+                    help="allocation sizes of --simgrid (default 64,512,4096)")
+    ap.add_argument("--simgrid-runs", type=int, default=3, help="random allocations per size of --simgrid (default 3)")
+    ap.add_argument("--jobs", type=int, default=1, help="SimGrid simulations at a time (default 1)")
     args = ap.parse_args()
+    if args.simgrid:
+        return main_simgrid(args)
+    args.out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier.json")
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     t0 = time.perf_counter()
     rows = run(sizes, args.runs)

@@ -10,9 +10,9 @@ step ``t + 1`` once its own sends and receives of step ``t`` are done, as in MPI
 SimGrid creates its engine once per process, so every simulation runs in its own subprocess
 (``libtopomap/_simworker.py``); several run in parallel.
 
-SimGrid routes every pair over one shortest path, whereas the congestion model of
-:mod:`libtopomap.metrics` splits traffic evenly over all shortest paths (ECMP, Hoefler & Snir section
-2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
+SimGrid routes every pair over one shortest path (``routing="minimal"``: a dragonfly's minimal
+route), whereas the congestion model of :mod:`libtopomap.metrics` splits traffic evenly over all
+shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
 ``max_congestion`` from ECMP), in the same unit: messages of the simulated size per unit of capacity.
 
 Installing SimGrid: PyPI has no wheel.  On Debian 12 ``apt-get install python3-simgrid`` (3.32) and link
@@ -57,9 +57,10 @@ INSTALL_HINT = (
 )
 
 # ROUTINGS: ``"dijkstra"`` (SimGrid's DijkstraCache zone), ``"floyd"`` (Floyd zone, cubic set-up),
-# ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here) and
+# ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here),
+# ``"minimal"`` (a Full zone along the dragonfly's minimal routes, seed 002 section II-A.2) and
 # ``"auto"`` (the fastest measured, see :func:`build_platform`).
-_ZONE = {"dijkstra": "DijkstraCache", "floyd": "Floyd", "explicit": "Full"}
+_ZONE = {"dijkstra": "DijkstraCache", "floyd": "Floyd", "explicit": "Full", "minimal": "Full"}
 
 DEFAULT_SIZES = (1024, 64 * 1024, 1024 * 1024)
 
@@ -193,7 +194,7 @@ class Platform:
     latency : numpy.ndarray
         Seconds per link.
     routing : str
-        One of ``"dijkstra"``, ``"floyd"``, ``"explicit"``.
+        One of ``"dijkstra"``, ``"floyd"``, ``"explicit"``, ``"minimal"``.
     model : str
         SimGrid network model (``"CM02"``: a flow alone on a path gets exactly ``sum(latency) +
         size / min(bandwidth)``; ``"LV08"`` adds SimGrid's TCP correction factors).
@@ -229,10 +230,11 @@ class Platform:
             "repeat": int(repeat),
             "link_bytes": bool(link_bytes),
         }
-        if self.routing == "explicit":
+        if self.routing in ("explicit", "minimal"):
             pairs = np.concatenate([np.asarray(s, dtype=np.int64)[:, :2] for s in messages]) if messages else \
                 np.zeros((0, 2), np.int64)
-            job["routes"] = self.routes(placement[pairs[:, 0]], placement[pairs[:, 1]]) if len(pairs) else []
+            routes = self.routes(placement[pairs[:, 0]], placement[pairs[:, 1]]) if len(pairs) else []
+            _prune(job, topo, placement, routes)
         return job
 
     def routes(self, src_vertices, dst_vertices):
@@ -246,8 +248,16 @@ class Platform:
         arc_of = {}
         for a, (u, v) in enumerate(zip(topo.arc_source.tolist(), topo.indices.tolist())):
             arc_of[u, v] = int(arc_sign[a])
-        adj = topo.adjacency
         out = []
+        if self.routing == "minimal":
+            from .collectives.dragonfly import dragonfly_queries
+
+            q = dragonfly_queries(topo)
+            for s, d in pairs.tolist():
+                path = q.route(s, d)
+                out.append([s, d, [arc_of[u, v] for u, v in zip(path[:-1], path[1:])]])
+            return out
+        adj = topo.adjacency
         for s in np.unique(pairs[:, 0]).tolist():
             _, pred = csgraph.breadth_first_order(adj, s, directed=False, return_predecessors=True)
             for d in pairs[pairs[:, 0] == s, 1].tolist():
@@ -262,6 +272,41 @@ class Platform:
         return out
 
 
+def _prune(job, topology, placement, routes):
+    """Keep in an explicit-route job only the placement's vertices, the links of its routes and their ends.
+
+    SimGrid's Full zone holds a dense table over its vertices (8 bytes per pair: 2.8 GB for the
+    18,576 vertices of the 16,512-terminal dragonfly), and unused vertices and links carry nothing.
+    Vertex and link numbers become positions in the kept lists; ``job["link_ids"]`` maps a kept
+    link back to the topology's link (the worker ignores it)."""
+    placement = np.asarray(placement, dtype=np.int64)
+    used = np.unique(np.abs(np.concatenate([np.asarray(r[2], dtype=np.int64) for r in routes])) - 1) \
+        if routes else np.zeros(0, np.int64)
+    keep = np.unique(np.concatenate([placement, topology.link_u[used], topology.link_v[used]]))
+    vid = np.full(topology.n_vertices, -1, np.int64)
+    vid[keep] = np.arange(keep.size)
+    lid = np.zeros(topology.n_links, np.int64)
+    lid[used] = np.arange(used.size)
+    job["n_vertices"] = int(keep.size)
+    job["is_host"] = (np.asarray(topology.slots)[keep] > 0).astype(int).tolist()
+    job["links"] = np.stack([vid[topology.link_u[used]], vid[topology.link_v[used]]], 1).tolist()
+    job["bandwidth"] = np.asarray(job["bandwidth"])[used].tolist()
+    job["latency"] = np.asarray(job["latency"])[used].tolist()
+    job["placement"] = vid[placement].tolist()
+    job["routes"] = [[int(vid[s]), int(vid[d]), [int(np.sign(k) * (lid[abs(k) - 1] + 1)) for k in path]]
+                     for s, d, path in routes]
+    job["link_ids"] = used.tolist()
+
+
+def _full_links(topology, job, values):
+    """Per-link values of a (possibly pruned) job's links -> an array over all the topology's links."""
+    if "link_ids" not in job:
+        return values
+    out = np.zeros(topology.n_links)
+    out[np.asarray(job["link_ids"], dtype=np.int64)] = values
+    return out
+
+
 def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="auto", model="CM02",
                    loopback_bandwidth=None, loopback_latency=None):
     """Describe ``topology`` as a SimGrid platform.
@@ -274,8 +319,11 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
         a link of capacity ``c`` gets ``c x bandwidth``.
     latency : float or str
         Latency of every link (seconds or e.g. ``"100ns"``).
-    routing : {"auto", "dijkstra", "floyd", "explicit"}
+    routing : {"auto", "dijkstra", "floyd", "explicit", "minimal"}
         ``"auto"`` picks ``"explicit"`` routes (as fast as DijkstraCache, faster than Floyd; see Notes).
+        ``"minimal"``: explicit routes along a dragonfly's minimal routes (one global link, seed 002
+        section II-A.2; :meth:`~libtopomap.collectives.dragonfly.Dragonfly.route`) instead of BFS
+        shortest paths, which on a dragonfly may take two global links.
     model : str
         SimGrid network model, ``"CM02"`` (default), ``"LV08"`` or ``"SMPI"``.
     loopback_bandwidth, loopback_latency : float or str, optional
@@ -305,6 +353,10 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
         raise ArgumentError(f"unknown routing {routing!r}; expected one of {', '.join(ROUTINGS)}")
     if routing == "auto":
         routing = "explicit"
+    if routing == "minimal":
+        from .collectives.dragonfly import dragonfly_queries
+
+        dragonfly_queries(topology)  # TopologyError when it is not a dragonfly
     base = parse_bandwidth(bandwidth)
     lat = parse_latency(latency)
     bw = np.asarray(topology.capacity, dtype=np.float64) * base
@@ -446,8 +498,9 @@ class SimulationResult:
     step_times : list of list of float
         Per size, the time at which the last rank finished each step (cumulative seconds).
     link_load : numpy.ndarray
-        Traffic on each arc (CSR arc order of the topology) on SimGrid's single shortest paths, in
-        messages of the simulated size per unit of capacity (size-independent).
+        Traffic on each arc (CSR arc order of the topology) on SimGrid's single routes (shortest
+        paths; minimal routes with ``routing="minimal"``), in messages of the simulated size per unit
+        of capacity (size-independent).
     ecmp_load : numpy.ndarray
         The same under the model of :func:`libtopomap.metrics.congestion` with routing
         ``load_routing`` (ECMP by default; the name is kept for that default).
@@ -542,7 +595,9 @@ def _simulate_many(topology, communication, placements, *, sizes, bandwidth, lat
     for pi, v in enumerate(verts):
         mine = [(si, o) for (p, si, _), o in zip(tasks, outs) if p == pi]
         first = next(o for si, o in mine if si == 0)
-        sg_load = _arc_loads(topology, first["link_bytes_up"], first["link_bytes_down"]) / max(sizes[0], 1)
+        job0 = next(t[2] for t in tasks if t[0] == pi and t[1] == 0)
+        sg_load = _arc_loads(topology, _full_links(topology, job0, first["link_bytes_up"]),
+                             _full_links(topology, job0, first["link_bytes_down"])) / max(sizes[0], 1)
         sg_load = sg_load / (repeat * topology.arc_capacity)
         if sizes[0] == 0:
             sg_load[:] = np.nan
@@ -585,7 +640,7 @@ def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwid
         Message sizes (bytes, or ``"1K,64K,1M"``); one simulation each.
     bandwidth, latency : float or str
         Per link (see :func:`build_platform`); defaults are Cui 2024 Table 3.3 (100 Gbps, 100 ns).
-    routing : {"auto", "dijkstra", "floyd", "explicit"}
+    routing : {"auto", "dijkstra", "floyd", "explicit", "minimal"}
         SimGrid's routing of the simulated messages (see :func:`build_platform`).
     load_routing : str or Routing
         Routing model (:mod:`libtopomap.routing`, ``"native"`` for the topology's own) of the static

@@ -38,7 +38,7 @@ OPTIMIZERS = ("none", "two-opt", "greedy", "anneal")
 #: Allocation methods: which hosts a job gets, in allocation order (:mod:`libtopomap.collectives.allocation`).
 ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 #: SimGrid routing choices (:mod:`libtopomap.simulate`).
-ROUTINGS = ("auto", "dijkstra", "floyd", "explicit")
+ROUTINGS = ("auto", "dijkstra", "floyd", "explicit", "minimal")
 #: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own.
 ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant", "hybrid")
 #: Fabric description formats read by :mod:`libtopomap.adapters`.

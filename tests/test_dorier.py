@@ -387,3 +387,90 @@ def test_cli_algorithm_errors(tmp_path, capsys):
     assert main(["collective", "--topology", str(torus), "--collective", "bcast", "--algorithm", "glf",
                  "--procs", "8"]) == 1
     assert "not a dragonfly" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- SimGrid
+def _needs_simgrid():
+    from libtopomap.simulate import simgrid_available
+
+    if not simgrid_available():
+        pytest.skip("SimGrid's Python bindings are not installed (apt-get install python3-simgrid; see "
+                    "libtopomap.simulate.INSTALL_HINT)")
+
+
+def _longer_than_shortest(t):
+    """A host pair whose minimal route is longer than its shortest path."""
+    q = Dragonfly(t)
+    h = t.hosts
+    S, D = np.repeat(h, h.size), np.tile(h, h.size)
+    i = int(np.flatnonzero(q.hops(S, D) > t.distances.pairs(S, D))[0])
+    return q, int(S[i]), int(D[i])
+
+
+def test_minimal_platform_job_keeps_only_the_routes():
+    # no SimGrid needed: the job of routing="minimal" holds the placement's terminals, the links of the
+    # minimal route and their ends, with link numbers that map back to the topology's links
+    from libtopomap.simulate import build_platform, message_steps
+
+    t = ltm.dragonfly(9, 4, 2, 2)
+    q, s, d = _longer_than_shortest(t)
+    job = build_platform(t, routing="minimal").job([s, d], message_steps([np.array([[0, 1]])], 2, 1024))
+    path = q.route(s, d)
+    assert job["routing"] == "Full" and job["n_vertices"] == len(path) and len(job["links"]) == len(path) - 1
+    (rs, rd, links), = job["routes"]
+    kept = np.asarray(job["link_ids"])
+    walked = [int(kept[abs(k) - 1]) for k in links]
+    want = [int(np.flatnonzero(((t.link_u == u) & (t.link_v == v)) | ((t.link_u == v) & (t.link_v == u)))[0])
+            for u, v in zip(path[:-1], path[1:])]
+    assert walked == want
+    assert [job["placement"][0], job["placement"][1]] == [rs, rd]
+    # explicit (BFS) routes take the shorter path: fewer links
+    job2 = build_platform(t, routing="explicit").job([s, d], message_steps([np.array([[0, 1]])], 2, 1024))
+    assert len(job2["routes"][0][2]) == t.distances.pairs([s], [d])[0] < len(links)
+    with pytest.raises(TopologyError):
+        build_platform(ltm.torus("4x4"), routing="minimal")
+
+
+def test_simgrid_minimal_routes_are_the_dragonfly_routes():
+    _needs_simgrid()
+    from libtopomap.simulate import simulate
+
+    t = ltm.dragonfly(9, 4, 2, 2)
+    q, s, d = _longer_than_shortest(t)
+    size, bw, lat = 1 << 20, 1e9, 1e-7
+    r = simulate(t, [np.array([[0, 1]])], [s, d], sizes=[size], bandwidth=bw, latency=lat, routing="minimal",
+                 load_routing="minimal")
+    hops = len(q.route(s, d)) - 1
+    assert r.times[0] == pytest.approx(hops * lat + size / bw, rel=1e-9)
+    np.testing.assert_allclose(r.link_load, r.ecmp_load)   # one path, so SimGrid's loads are minimal routing's
+    e = simulate(t, [np.array([[0, 1]])], [s, d], sizes=[size], bandwidth=bw, latency=lat, routing="explicit")
+    assert e.times[0] == pytest.approx(t.distances.pairs([s], [d])[0] * lat + size / bw, rel=1e-9)
+
+
+def _bench_dorier():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dorier.py"
+    spec = importlib.util.spec_from_file_location("bench_dorier", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_simgrid_path_on_a_tiny_dragonfly():
+    _needs_simgrid()
+    bench = _bench_dorier()
+    res = bench.run_simgrid(ltm.dragonfly(9, 4, 2, 2), [12], 2, progress=False)
+    assert res["routing"] == "minimal" and res["message_sizes"] == [1024, 1 << 20]
+    (row,) = res["rows"]
+    assert row["n"] == 12 and set(row["algorithms"]) == set(BCAST_ALGORITHMS)
+    for alg, d in row["algorithms"].items():
+        times = np.asarray(d["times"])
+        assert times.shape == (2, 2) and np.all(times > 0), alg
+        assert np.all(times[:, 1] > times[:, 0]), alg   # 1 MiB takes longer than 1 KiB
+    assert row["algorithms"]["tree"]["ratio_to_tree"] == [1.0, 1.0]
+    assert "| 12 | 2 |" in bench.simgrid_table(res)
+    res.update(seconds=1.0, jobs=1, host="here")
+    text = bench.simgrid_markdown(res)
+    assert "minimal" in text and text.count("slower than TREE at:") == 3

@@ -241,7 +241,8 @@ def add_parser(sub):
     p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a capacity-1 link (default 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--routing", default="auto", choices=ROUTINGS,
-                   help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones")
+                   help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones, or a "
+                        "dragonfly's minimal routes (minimal)")
     add_routing_option(p, "--load-routing", dest="load_routing")  # --routing is SimGrid's
     p.add_argument("--model", default="CM02", help="SimGrid network model (default CM02)")
     p.add_argument("--repeat", type=positive_int, default=1, help="run the communication this many times (default 1)")
@@ -302,7 +303,8 @@ def run(args):
     for s, x, y, sp in zip(sizes, a.times, b.times, res["speedup"]):
         print(f"{format_bytes(s):>10}  {_fmt_time(x):>12}  {_fmt_time(y):>12}  {sp:>8.3f}x")
     print(f"{'avg hops':>10}  {a.avg_hops:>12.3f}  {b.avg_hops:>12.3f}")
-    print(f"{'max load':>10}  {a.max_link_load:>12.4g}  {b.max_link_load:>12.4g}   SimGrid's single shortest paths")
+    paths = "SimGrid's minimal routes" if a.routing == "minimal" else "SimGrid's single shortest paths"
+    print(f"{'max load':>10}  {a.max_link_load:>12.4g}  {b.max_link_load:>12.4g}   {paths}")
     model = "ECMP model (all shortest paths)" if a.load_routing == "ecmp" else f"{a.load_routing} routing model"
     print(f"{'max cong.':>10}  {a.max_congestion:>12.4g}  {b.max_congestion:>12.4g}   {model}")
     print("(loads in messages of the simulated size per unit of link capacity)")

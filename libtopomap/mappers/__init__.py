@@ -92,7 +92,7 @@ def spare_weakest_hosts(topology, slots, n_processes):
 @renamed_keyword("current", "placement")
 def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=None, objective="congestion",
                   refine=None, seed=None, start=None, time_budget=None, iterations=None, multicore=None,
-                  concentration=None):
+                  concentration=None, routing=None):
     """Map the processes of ``graph`` onto ``topology`` with one strategy (and optional refinement).
 
     Parameters
@@ -121,6 +121,10 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         Seconds of wall time for the refinement (its setup and final evaluation included).
     iterations : int, optional
         Moves for the refinement.
+    routing : str or Routing, optional
+        Routing model (:mod:`libtopomap.routing`: ``"minimal"`` on a dragonfly, ``"native"``...) of
+        the congestion objective of ``refine="two-opt"`` and ``"ta"``; default ``ecmp``.  The
+        constructions and ``hb-swap`` work on hop distances and ignore it.
     concentration : str, optional
         Seed 004's concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
         first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ...
@@ -208,8 +212,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         rng = np.random.default_rng(seed)
         r = m.vertices
         for name in (("hb-swap",) if objective == "hopbytes" and refine != "hb-swap" else ()) + (refine,):
+            kw = {} if name == "hb-swap" else {"routing": routing}
             r, _, _, _ = _SEARCH[name](topology, g, r, slots, objective, rng=rng, time_budget=time_budget,
-                                       iterations=iterations, t_start=t_refine)
+                                       iterations=iterations, t_start=t_refine, **kw)
             t_refine = time.perf_counter()
         m = Mapping(topology, r, strategy=f"{m.strategy}+{refine}", slots=slots)
     return m

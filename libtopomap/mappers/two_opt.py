@@ -36,7 +36,7 @@ def two_opt(topology, g, start, slots, objective, *, rng, time_budget=None, iter
 
 
 def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, objective="congestion", time_budget=None,
-                   iterations=None, stall=None):
+                   iterations=None, stall=None, routing=None):
     """Improve a mapping by random swaps that are kept only when the objective drops.
 
     Two random processes swap vertices (or one process moves to a free slot); the move is kept if
@@ -60,6 +60,10 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
         Moves to try (default 20000 when no time budget is given).
     stall : int, optional
         Stop after this many moves in a row without improvement (default ``max(2000, 20 P)``).
+    routing : str or Routing, optional
+        Routing model of the congestion objective (:mod:`libtopomap.routing`: ``"minimal"`` on a
+        dragonfly, ``"dimension-order"`` on a torus, ``"native"``...); default ``ecmp``.  Hop
+        objectives use hop distances.
 
     Returns
     -------
@@ -72,4 +76,4 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
     Topologies", PhD thesis, 2024, section 3.3.2 (two-opt rank placement).
     """
     return run_refinement(two_opt, "two-opt", topology, graph, mapping, slots=slots, seed=seed, objective=objective,
-                          time_budget=time_budget, iterations=iterations, stall=stall)
+                          time_budget=time_budget, iterations=iterations, stall=stall, routing=routing)
