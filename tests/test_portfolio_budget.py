@@ -196,3 +196,29 @@ def test_capped_hopbytes_descent_checks_the_clock_between_chunks(monkeypatch):
                                        deadline=3.0)
     assert clock.now == 3.0 and not late   # exactly three chunks, then the budget stop
     assert st["stopped"] == "budget"
+
+
+def test_scoring_the_current_placement_is_not_charged_to_the_constructions(monkeypatch):
+    """A slow scoring of the current placement (a large scrambled torus on a loaded machine) must not
+    use up the constructions' share: with 2 s of scoring in a 3 s budget, greedy still runs (before,
+    1.5 s share - 2 s = nothing left skipped it), and no construction may run past the whole budget."""
+    import time
+
+    import libtopomap.metrics as metrics
+    from libtopomap.portfolio import MappingProblem, budget_skip, make_candidates
+
+    real = metrics.evaluate
+    p = MappingProblem(ltm.torus("8x8"), scrambled_torus((8, 8), seed=1), total_budget=3.0)
+    baseline, greedy = make_candidates(["greedy"], seed=0)[:2]
+
+    def slow(*args, **kwargs):
+        time.sleep(2.0)
+        return real(*args, **kwargs)
+
+    p.start_clock()
+    monkeypatch.setattr(metrics, "evaluate", slow)
+    p.construct(baseline)
+    monkeypatch.setattr(metrics, "evaluate", real)
+    left = p.construction_time_left()
+    assert 0 < left <= 1.0   # what is left of the whole budget, not the 1.5 s share
+    assert budget_skip(p, greedy) is None
