@@ -245,7 +245,9 @@ def test_map_under_mpiexec_shows_progress_on_the_launchers_terminal(mpi, tmp_pat
     argv = [sys.executable, "-m", "libtopomap", "map", "--topology", str(topo), "--graph", "torus-scrambled:6x6x6:3",
             "--strategy", "random", "--refine", "ta", "--time-budget", "3", "--json"]
     for quiet in (False, True):
-        rc, out, err = _run_on_a_terminal(mpi.command(2, *argv, *(["--quiet"] if quiet else [])), mpi.env())
+        # draw from the start: on an idle machine the whole run can end before the default 2 s
+        env = {**mpi.env(), "LIBTOPOMAP_PROGRESS_DELAY": "0"}
+        rc, out, err = _run_on_a_terminal(mpi.command(2, *argv, *(["--quiet"] if quiet else [])), env)
         assert rc == 0, (out, err)
         recs = json.loads(out)
         assert "\r" not in out and any(r.get("chosen") for r in recs)
@@ -254,3 +256,17 @@ def test_map_under_mpiexec_shows_progress_on_the_launchers_terminal(mpi, tmp_pat
         else:
             assert "\rlibtopomap map:  " in err and "best congestion" in err, err
             assert "on 2 ranks" in err or "random+ta" in err, err
+
+
+def test_progress_delay_from_the_environment(monkeypatch):
+    from libtopomap.cli._progress import DELAY, progress_delay
+    from libtopomap.errors import ArgumentError
+
+    monkeypatch.delenv("LIBTOPOMAP_PROGRESS_DELAY", raising=False)
+    assert progress_delay() == DELAY == 2.0
+    monkeypatch.setenv("LIBTOPOMAP_PROGRESS_DELAY", "0.5")
+    assert progress_delay() == 0.5
+    for bad in ("-1", "nan", "inf", "soon"):
+        monkeypatch.setenv("LIBTOPOMAP_PROGRESS_DELAY", bad)
+        with pytest.raises(ArgumentError, match="LIBTOPOMAP_PROGRESS_DELAY"):
+            progress_delay()

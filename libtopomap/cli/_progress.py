@@ -27,7 +27,8 @@ import sys
 import threading
 import time
 
-__all__ = ["Progress", "add_quiet", "for_command", "launcher_terminal", "LAUNCHERS", "DELAY", "INTERVAL"]
+__all__ = ["Progress", "add_quiet", "for_command", "launcher_terminal", "progress_delay", "LAUNCHERS", "DELAY",
+           "INTERVAL"]
 
 #: Seconds of work before a command's first progress line, and least seconds between two lines.
 DELAY = 2.0
@@ -259,6 +260,28 @@ def for_command(args, command, *, rank=None, **options):
                 enabled = sys.stderr.isatty() or launcher_terminal()
             except (OSError, ValueError):  # a closed stream
                 enabled = False
-    options.setdefault("delay", DELAY)
+    options.setdefault("delay", progress_delay())
     options.setdefault("interval", INTERVAL)
     return Progress(f"libtopomap {command}", enabled=enabled, **options)
+
+
+def progress_delay():
+    """Seconds before the progress line appears: ``$LIBTOPOMAP_PROGRESS_DELAY``, else :data:`DELAY`.
+
+    Raises
+    ------
+    ArgumentError
+        The variable is not a finite number >= 0.
+    """
+    from ..errors import ArgumentError
+
+    text = os.environ.get("LIBTOPOMAP_PROGRESS_DELAY")
+    if text is None or not text.strip():
+        return DELAY
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0.0 <= value < float("inf")):
+        raise ArgumentError(f"LIBTOPOMAP_PROGRESS_DELAY must be a number of seconds >= 0, got {text!r}")
+    return value
