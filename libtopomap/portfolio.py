@@ -44,7 +44,7 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches"]
 
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
@@ -759,6 +759,7 @@ class MappingProblem:
         self._slowdown = 1.0
         self._score_seconds = 0.0
         self._baseline_seconds = 0.0
+        self._baseline_score = None
 
     @property
     def current(self):
@@ -843,6 +844,12 @@ class MappingProblem:
         metrics = {"objective": float(obj), **m}
         return (float(obj), float(m["avg_congestion"]), float(m["hop_bytes"])), metrics
 
+    def can_reach_bound(self):
+        """Whether a placement can be at the lower bounds (:meth:`at_lower_bound`): both the objective's
+        and the hop-bytes' bounds are positive (they are 0 with several slots on a vertex)."""
+        b = self.bounds
+        return b[self.objective] > 0 and b["hopbytes"] > 0
+
     def at_lower_bound(self, metrics):
         """Whether nothing can beat these metrics (objective and hop-bytes at their lower bounds)."""
         b = self.bounds
@@ -877,13 +884,21 @@ class MappingProblem:
         if c.baseline:
             out = self._outcome(c, self.placement.copy(), "current", t0)
             self._baseline_seconds += out.seconds
+            self._baseline_score = (out.key, out.metrics)
             return out
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
             return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
         try:
             m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
                                       placement=self.placement, objective=self.objective, seed=c.seed, start=c.start)
-            out = self._outcome(c, np.asarray(m.vertices, dtype=np.int64), m.strategy or c.strategy, t0)
+            verts = np.asarray(m.vertices, dtype=np.int64)
+            scored = None
+            if self._baseline_score is not None and np.array_equal(verts, self.placement):
+                # the current placement again (identity): its score is known, scoring it again could
+                # take seconds on a large scrambled start
+                self.validate(verts)
+                scored = (self._baseline_score[0], dict(self._baseline_score[1]))
+            out = self._outcome(c, verts, m.strategy or c.strategy, t0, scored=scored)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         self._calibrate(c.strategy, out.seconds)
@@ -1081,6 +1096,17 @@ def not_refined(outcome, stop=None):
     return outcome
 
 
+def race_caches(problem):
+    """The block of one race: what its candidates share (the refinements' nearest slot vertices,
+    :func:`libtopomap.mappers.local_search.near_slot_cache`) lives until the race ends."""
+    topology = getattr(problem, "topology", None)
+    if topology is None:
+        return contextlib.nullcontext()
+    from .mappers.local_search import near_slot_cache
+
+    return near_slot_cache(topology)
+
+
 def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outcome=None, progress=None):
     """Run every candidate here, one after the other, and select the winner.
 
@@ -1125,7 +1151,7 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     outcomes, skipped = {}, []
     estimates = {}
     stop = None
-    with numba_thread_limit(threads) if threads else contextlib.nullcontext():
+    with numba_thread_limit(threads) if threads else contextlib.nullcontext(), race_caches(problem):
         for c in candidates:
             est = problem.estimate(c)
             estimates[c.index] = est

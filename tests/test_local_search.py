@@ -138,3 +138,78 @@ def test_time_budget_at_8000_processes(objective):
     exact = ltm.hop_bytes(topo, g, best) if objective == "hopbytes" else ltm.max_congestion(topo, g, best)
     assert exact == pytest.approx(stats["best_value"], rel=1e-9)
     assert np.bincount(best, minlength=topo.n_vertices).max() == 1
+
+
+def _at_bound_instance():
+    # a 4x4 stencil placed as the 4x4 torus: every edge on one link (hop-bytes at their bound) and
+    # every host's four links each carrying one message (congestion at the injection bound)
+    topo = ltm.torus("4x4")
+    g = stencil("4x4")
+    return topo, g, np.arange(16, dtype=np.int64)
+
+
+@pytest.mark.parametrize("objective", ["congestion", "hopbytes", "dilation"])
+def test_a_refinement_that_starts_at_the_bound_makes_no_move(objective, monkeypatch):
+    from libtopomap.mappers.threshold_accepting import threshold_accepting
+    from libtopomap.mappers.hopbytes_swap import hopbytes_swap
+    from libtopomap.mappers.two_opt import two_opt
+    from libtopomap.portfolio import lower_bounds
+
+    topo, g, start = _at_bound_instance()
+    b = lower_bounds(topo, g, topo.slots)
+    assert ltm.hop_bytes(topo, g, start) == b["hopbytes"] and ltm.max_congestion(topo, g, start) == b["congestion"]
+    moves = []
+    real_run = SwapState.run
+
+    def counting_run(self, levels, *a, **k):
+        out = real_run(self, levels, *a, **k)
+        moves.append(out[2])
+        return out
+    monkeypatch.setattr(SwapState, "run", counting_run)
+    for fn in (threshold_accepting, two_opt, hopbytes_swap):
+        moves.clear()
+        best, start_value, best_value, stats = fn(topo, g, start, topo.slots.astype(np.int64), objective,
+                                                  rng=np.random.default_rng(0), iterations=5000)
+        assert sum(moves) == 0, (fn.__name__, moves)
+        assert np.array_equal(best, start) and best_value == start_value
+    _, stats = local_search(topo, g, start, topo.slots, "hopbytes", thresholds_fn=ta_thresholds,
+                            rng=np.random.default_rng(0), iterations=5000)
+    assert stats["iterations"] == 0 and stats["stopped"] == "bound"
+
+
+def test_the_nearest_slot_list_lives_only_as_long_as_its_race(monkeypatch):
+    from libtopomap import _kernels
+    from libtopomap.mappers.local_search import near_slot_cache
+    from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio
+
+    calls = []
+    real = _kernels.k_nearest
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(_kernels, "k_nearest", counting)
+    topo = ltm.torus("6x6")
+    g = scrambled_torus("6x6", 1)
+    # outside a race nothing is kept on the topology
+    near_slot_vertices(topo, topo.slots)
+    assert not hasattr(topo, "_near_slots_cache") and len(calls) == 1
+    # one refinement: its states (walk, warm-up, clean-up) share one list, dropped at its end
+    calls.clear()
+    refine_threshold_accepting(topo, g, np.arange(36), seed=0, iterations=300)
+    assert len(calls) == 1 and not hasattr(topo, "_near_slots_cache")
+    # a race with two refinements: one list for the whole race, dropped when it ends
+    calls.clear()
+    problem = MappingProblem(topo, g, iterations=300)
+    cands = make_candidates(["rcm", "random", "identity"], seed=0, refine="ta")
+    result = run_portfolio(problem, cands)
+    assert sum(o.candidate.refine is not None and "+ta" in o.label for o in result.outcomes) >= 1
+    assert len(calls) == 1 and not hasattr(topo, "_near_slots_cache")
+    # nested blocks share the list; it goes with the outermost one
+    calls.clear()
+    with near_slot_cache(topo):
+        with near_slot_cache(topo):
+            a = near_slot_vertices(topo, topo.slots)
+        b = near_slot_vertices(topo, topo.slots)
+        assert a[1] is b[1] and len(calls) == 1
+    assert not hasattr(topo, "_near_slots_cache") and not hasattr(topo, "_near_slots_depth")

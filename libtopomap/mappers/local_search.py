@@ -45,6 +45,7 @@ at the largest per-process volume over the largest injection capacity).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -59,7 +60,8 @@ from ..errors import MappingError
 from ..routing import get_routing, pair_context, pair_flows, route_traffic
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
-__all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "next_arc", "hop_distance", "full_traffic",
+__all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "near_slot_cache", "next_arc", "hop_distance",
+           "full_traffic",
            "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS", "run_refinement"]
 
 MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
@@ -622,8 +624,10 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
 
     One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
-    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  The last result is kept on
-    the topology (one entry: the refinements of a portfolio share it); callers must not write to it.
+    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  Inside a
+    :func:`near_slot_cache` block of the topology the last result is kept (one entry: the
+    refinements of a portfolio share it) and dropped when the outermost block ends; callers must not
+    write to it.
     """
     n = topology.n_vertices
     slots = np.asarray(slots)
@@ -642,8 +646,43 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
     row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
     idx = idx[np.lexsort((idx, row))]
-    topology._near_slots_cache = (key, usable, (ptr, idx))
+    if getattr(topology, "_near_slots_depth", 0) > 0:
+        topology._near_slots_cache = (key, usable, (ptr, idx))
     return ptr, idx
+
+
+@contextlib.contextmanager
+def near_slot_cache(topology):
+    """Keep the result of :func:`near_slot_vertices` on ``topology`` while the block runs.
+
+    The searches of one refinement, and the refinements of one portfolio race
+    (:func:`libtopomap.portfolio.run_portfolio`, :func:`libtopomap.mpi.driver.race`), share one
+    list of nearest slot vertices (about ``8 k`` bytes per slot vertex: 100 MB at 262,144 hosts);
+    blocks nest, and the list is dropped from the topology when the outermost block ends, so
+    nothing of a race stays on a topology the caller keeps.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> t = ltm.torus("4x4")
+    >>> with near_slot_cache(t):
+    ...     a = near_slot_vertices(t, t.slots)
+    ...     near_slot_vertices(t, t.slots)[1] is a[1]
+    True
+    >>> hasattr(t, "_near_slots_cache")
+    False
+    """
+    depth = getattr(topology, "_near_slots_depth", 0)
+    topology._near_slots_depth = depth + 1
+    try:
+        yield topology
+    finally:
+        if depth == 0:
+            del topology._near_slots_depth
+            if hasattr(topology, "_near_slots_cache"):
+                del topology._near_slots_cache
+        else:
+            topology._near_slots_depth = depth
 
 
 def congestion_lower_bound(topology, sym, slots):

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from .local_search import SwapState, full_traffic, hops_lower_bound, local_search, run_refinement
+from .local_search import SwapState, full_traffic, hops_lower_bound, local_search, near_slot_cache, run_refinement
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent"]
 
@@ -255,6 +255,14 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
         Of the last walk (see :func:`~libtopomap.mappers.local_search.local_search`), with
         ``cleanup`` (the stats of :func:`capped_hopbytes_descent`) for congestion.
     """
+    with near_slot_cache(topology):  # its states share one list of nearest slot vertices
+        return _threshold_accepting(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
+                                    iterations=iterations, warmup=warmup, t_start=t_start, cleanup=cleanup,
+                                    deadline=deadline, routing=routing)
+
+
+def _threshold_accepting(topology, g, start, slots, objective, *, rng, time_budget, iterations, warmup, t_start,
+                         cleanup, deadline, routing):
     t0 = time.perf_counter() if t_start is None else t_start
     t_call = t0
     start = np.asarray(start, np.int64)
