@@ -14,10 +14,13 @@ is only who runs which candidate:
    construction, one ``allgather`` of their scores, then the refinements that
    :func:`~libtopomap.portfolio.refinement_choice` picks (none when a construction is at the lower
    bound), each on the rank that built it.  The problem's ``total_budget`` (agreed between the
-   ranks) holds on each mapping rank, its clock starting after the plan: a construction estimated
-   beyond what is left of the constructions' share is skipped by the serial driver's rule
-   (:func:`~libtopomap.portfolio.budget_skip`, the reason in the report), and the refinements of a
-   rank share what is left of it, as serially;
+   ranks) holds on each mapping rank, its clock starting with its first construction: a
+   construction estimated beyond what is left of the constructions' share is skipped by the serial
+   driver's rule (:func:`~libtopomap.portfolio.budget_skip`, the reason in the report), and the
+   refinements of a rank share what is left of it, as serially.  On a node with more mapping ranks
+   than cores, the first mapping rank first runs the current placement and the first raced
+   candidate alone (:func:`probe_plan`): when one of them reaches the lower bound the race ends
+   there and no other rank constructs anything;
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
    ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
 
@@ -34,12 +37,12 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, check_memory, default_max_memory,
-                         bound_skip, budget_skip, format_bytes, not_refined, numba_thread_limit, numba_threads,
-                         plan_ranks, refinement_choice)
+from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, bound_skip, budget_skip, check_memory,
+                         default_max_memory, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
+                         race_caches, refinement_choice)
 from .race import agree_arguments, bcast_array, collective_call, lexmin
 
-__all__ = ["race", "node_layout", "REPORT_LIMIT"]
+__all__ = ["race", "node_layout", "probe_plan", "REPORT_LIMIT"]
 
 #: Up to this many candidates, every rank's report lists them all (one ``allgather`` of small
 #: records); beyond it only the winner and the current placement are listed.
@@ -82,6 +85,44 @@ def node_layout(comm):
     return every[:, 0].copy(), every[:, 1].copy(), every[:, 2].copy()
 
 
+def probe_plan(problem, assignment, mapping_ranks, leaders, cores):
+    """The probe of a race: ``(candidate indices, rank, numba threads)``, or ``([], None, None)``.
+
+    On a node with more mapping ranks than cores, the ranks would only share the cores: the first
+    mapping rank then runs its candidates up to index 1 (the current placement and the first raced
+    candidate, ``greedy`` in :data:`~libtopomap.portfolio.STRATEGY_ORDER`, the cheapest construction
+    and the one that reaches the optimum on matching tori) alone, with every core of its node, while
+    the other ranks wait without spinning.  When one of them reaches the problem's lower bounds the
+    race ends there (the serial driver would skip every later candidate too); otherwise the other
+    ranks run theirs.  No probe for problems that cannot reach a bound (no positive bound on the
+    objective or the hop-bytes), for collective problems, or when the ranks have a core each (they
+    run at once and waiting would only add the probe's time).  The same on every rank.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> from libtopomap.portfolio import MappingProblem
+    >>> p = MappingProblem(ltm.torus("4x4"), ltm.load_graph("stencil:4x4"))
+    >>> probe_plan(p, {0: [0, 1, 5], 1: [2], 2: [3], 3: [4]}, [0, 1, 2, 3], [0, 0, 0, 0], [2, 2, 2, 2])
+    ([0, 1], 0, 2)
+    >>> probe_plan(p, {0: [0, 1, 5], 1: [2], 2: [3], 3: [4]}, [0, 1, 2, 3], [0, 0, 0, 0], [4, 4, 4, 4])
+    ([], None, None)
+    """
+    none = ([], None, None)
+    if not mapping_ranks or len(assignment) < 2 or not hasattr(problem, "construct"):
+        return none
+    if not getattr(problem, "can_reach_bound", lambda: False)():
+        return none
+    per_node = {}
+    for r in assignment:
+        per_node[int(leaders[r])] = per_node.get(int(leaders[r]), 0) + 1
+    if not any(per_node[int(leaders[r])] > int(cores[r]) for r in assignment):
+        return none
+    first = int(mapping_ranks[0])
+    ids = [i for i in assignment.get(first, []) if i <= 1]
+    return (ids, first, int(cores[first])) if ids else none
+
+
 def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None):
     """Race a portfolio over the ranks of ``comm`` (collective).
 
@@ -117,6 +158,11 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
     CommError
         On every rank when any rank failed.
     """
+    with race_caches(problem):  # released on every rank when the race ends
+        return _race(comm, problem, make, max_memory=max_memory, what=what, progress=progress)
+
+
+def _race(comm, problem, make, *, max_memory, what, progress):
     rank = comm.Get_rank()
     # the budget is an option like every other: the same on every rank, or one CommError everywhere
     agree_arguments(comm, lambda: None, what=f"starting the {what}",
@@ -148,21 +194,27 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
             same_node = sum(1 for q in assignment if leaders[q] == leaders[r])
             threads[r] = numba_threads(cores[r], same_node)
         estimates = {(s + (f"+{rf}" if rf else "")): e for (s, rf), e in est.items()}
-        return budget, cands, skipped, assignment, mapping_ranks, threads, estimates
-    budget, cands, skipped, assignment, mapping_ranks, threads, estimates = collective_call(
+        probe = probe_plan(problem, assignment, mapping_ranks, leaders, cores)
+        return budget, cands, skipped, assignment, mapping_ranks, threads, estimates, probe
+    budget, cands, skipped, assignment, mapping_ranks, threads, estimates, probe = collective_call(
         comm, plan, what=f"planning the {what}")
+    probe, probe_rank, probe_threads = probe
 
     mine = assignment.get(rank, [])
     two_phase = hasattr(problem, "construct")
+    # The probe (see probe_plan): the first mapping rank runs its first candidates alone, with every
+    # core of its node, and the race ends there when one of them reaches the lower bound.
+    clock = []  # this rank's clock starts with its first construction (after the probe for the others)
 
-    def work():
+    def work(ids, nthreads):
         outs, late = [], []
-        if not mine:
+        if not ids:
             return outs, late
-        if hasattr(problem, "start_clock"):
+        if hasattr(problem, "start_clock") and not clock:
             problem.start_clock()
-        with numba_thread_limit(threads[rank]):
-            for i in mine:
+            clock.append(True)
+        with numba_thread_limit(nthreads):
+            for i in ids:
                 s = budget_skip(problem, cands[i])
                 if s is not None:
                     late.append((i, s.reason))
@@ -175,7 +227,16 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
                 if progress is not None:
                     progress("construct", cands[i], o)
         return outs, late
-    outs, late = collective_call(comm, work, what=what, quiet=True)
+    outs, late = [], []
+    stop_index = None
+    if probe:
+        outs, late = collective_call(comm, work, probe if rank == probe_rank else [], probe_threads, what=what,
+                                     quiet=True)
+        stop_index = comm.bcast(min((o.candidate.index for o in outs if o.at_bound), default=None), root=probe_rank)
+    if stop_index is None:
+        more, more_late = collective_call(comm, work, [i for i in mine if i not in probe], threads.get(rank),
+                                          what=what, quiet=True)
+        outs, late = outs + more, late + more_late
     late = [x for part in comm.allgather(late) for x in part]
     skipped = sorted(skipped + [Skipped(cands[i], f"{reason} (rank {r})") for r, i, reason in
                                 ((_assignment_rank(assignment, i), i, reason) for i, reason in late)],
@@ -194,8 +255,10 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
             kept, dropped = outs, skipped
             if stop is not None:
                 kept = [o for o in outs if o.candidate.index <= stop.candidate.index]
-                dropped = sorted(skipped + [bound_skip(o.candidate, stop) for o in built
-                                            if o.candidate.index > stop.candidate.index],
+                # the later ones: dropped if they ran, never started if the probe found the bound
+                listed = {x.candidate.index for x in skipped}
+                dropped = sorted(skipped + [bound_skip(c, stop) for c in cands
+                                            if c.index > stop.candidate.index and c.index not in listed],
                                  key=lambda x: x.candidate.index)
             return kept, dropped, stop, refinement_choice(built, cands, problem.order)
         outs, skipped, stop, chosen = collective_call(comm, choose, what=what)

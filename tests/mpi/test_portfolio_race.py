@@ -173,6 +173,45 @@ def test_the_race_agrees_on_the_problems_budget():
         race(COMM, problem, lambda n: make_candidates(["rcm"], seed=0, count=n))
 
 
+def _constructions_per_rank(problem, strategies):
+    """(winner label, skipped reasons, constructions each rank started) of one race of ``problem``."""
+    from libtopomap.mpi.driver import race
+    from libtopomap.portfolio import make_candidates
+
+    started = []
+
+    def progress(phase, cand, outcome):
+        if phase == "construct" and outcome is None:
+            started.append(cand.index)
+    result = race(COMM, problem, lambda n: make_candidates(strategies, seed=0, count=n), progress=progress)
+    return result.winner.label, [x.reason for x in result.skipped], COMM.allgather(len(started))
+
+
+def test_a_probe_at_the_lower_bound_ends_the_race_before_the_other_ranks_construct():
+    # a scrambled 2-D torus stencil on its own torus: greedy (candidate 1, on rank 0 with the current
+    # placement) reaches the lower bounds; with more ranks than cores nobody else constructs anything
+    from libtopomap.mpi.driver import node_layout
+    from libtopomap.patterns import scrambled_torus
+    from libtopomap.portfolio import MappingProblem
+
+    dims = (P // 2, 4)
+    topo, g = ltm.torus(f"{dims[0]}x{dims[1]}"), scrambled_torus(dims, 3)
+    label, skipped, started = _constructions_per_rank(MappingProblem(topo, g), ("greedy", "rcm", "random"))
+    _, cores, _ = node_layout(COMM)
+    oversubscribed = P > int(cores[0])  # every rank of mpiexec on this machine is one node
+    ok = label == "greedy" and all(x.endswith("skipped: greedy (candidate 1) reached the lower bound")
+                                   for x in skipped) and len(skipped) == max(P, 3) - 1
+    if oversubscribed:
+        ok &= started == [2] + [0] * (P - 1)
+    else:  # a core per rank: every rank runs its candidates at once, the later ones are dropped
+        ok &= started[0] == 2 and sum(started) == max(P, 3) + 1
+    # no bound within reach (two slots per vertex): no probe, every rank constructs its candidate
+    two = ltm.Topology(topo.names, np.stack([topo.link_u, topo.link_v], 1), slots=np.full(topo.n_vertices, 2))
+    label, skipped, started = _constructions_per_rank(MappingProblem(two, g), ("greedy", "rcm", "random"))
+    ok &= skipped == [] and sum(started) == max(P, 3) + 1 and all(n >= 1 for n in started)
+    assert _agree(ok), (label, skipped, started)
+
+
 def _shared_dir(tmp_path_factory):
     def make():
         if RANK == 0:
