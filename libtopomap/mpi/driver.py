@@ -150,8 +150,9 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
     -------
     PortfolioResult
         ``winner.payload`` is the winning result on every rank; ``baseline.payload`` is None.
-        ``plan`` holds ``max_memory, mapping_ranks, assignment, threads`` (rank -> numba threads)
-        and ``estimates`` (``"strategy[+refine]" -> bytes``).
+        ``plan`` holds ``max_memory, mapping_ranks, assignment, threads`` (rank -> numba threads),
+        ``estimates`` (``"strategy[+refine]" -> bytes``) and ``probe`` (``rank``, ``candidates``,
+        ``ended_race``: see :func:`probe_plan`).
 
     Raises
     ------
@@ -322,4 +323,6 @@ def _race(comm, problem, make, *, max_memory, what, progress):
     winner, baseline, outcomes = collective_call(comm, outcomes_of, what=sel)
     return PortfolioResult(winner, baseline, outcomes, skipped,
                            {"max_memory": budget, "mapping_ranks": list(mapping_ranks), "assignment": assignment,
-                            "threads": threads, "estimates": estimates})
+                            "threads": threads, "estimates": estimates,
+                            "probe": {"rank": probe_rank, "candidates": list(probe),
+                                      "ended_race": stop_index is not None}})
