@@ -154,9 +154,8 @@ def _grid_link_traffic(topology, oracle, s, t, w):
         t[ht] = att[t[ht]]
     keep = s != t
     s, t, w = s[keep], t[keep], w[keep]
-    order = _kernels.grid_source_order(s, m)
-    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), np.asarray(dims, np.int64), np.asarray(wrap, np.bool_),
-                                          s[order], t[order], w[order], n_arcs)
+    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), topology.arc_reverse, np.asarray(dims, np.int64),
+                                          np.asarray(wrap, np.bool_), s, t, w, n_arcs)
     return traffic
 
 
@@ -184,10 +183,10 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
     their shortest paths: those of a demand are the monotone lattice paths in the box spanned by
     its per-dimension shortest displacements (both ways round a ring of even length ``k`` when the
     displacement is ``k/2``, each way carrying half), and the flow on the arc ``u -> u + e_i`` is
-    ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, pushed through the box by
-    :func:`libtopomap._kernels.grid_ecmp_traffic` in ``O(box volume x dimensions)`` per demand
-    (``O(1)`` for a demand one hop long).  Hosts on a single link put their whole demand on that
-    link.
+    ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, a product of binomials per dimension
+    (:func:`libtopomap._kernels.grid_ecmp_traffic`, ``O(box volume x dimensions)`` per demand,
+    ``O(1)`` for a demand one hop long; the demands ``s -> t`` and ``t -> s`` share one pass).
+    Hosts on a single link put their whole demand on that link.
 
     On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
     (:func:`libtopomap._kernels.fattree_ecmp_traffic`, work proportional to the arcs of each demand's
