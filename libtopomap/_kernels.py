@@ -17,7 +17,7 @@ __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_f
            "NEEDS_SEARCH", "vertex_distance",
            "vertex_distances", "pair_search", "new_search_scratch",
            "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels", "multi_source_owners",
-           "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
+           "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE", "leafless_csr"]
 
 
 # ----------------------------------------------------------------------------- ECMP (Brandes) flows
@@ -336,6 +336,26 @@ def bfs_distance_rows(indptr, indices, n, sources, column, out):
 
 
 _SERIAL_WORK = 1 << 16
+
+
+def leafless_csr(indptr, indices, keep):
+    """The CSR graph on the vertices where ``keep`` is True (e.g. all but the leaves).
+
+    Returns
+    -------
+    (indptr, indices, new, arcs)
+        The kept graph (vertices renumbered in index order), ``new`` the new number of every vertex
+        (-1 where not kept) and ``arcs`` the original CSR arc of every kept arc (in CSR order).
+    """
+    keep = np.asarray(keep, np.bool_)
+    new = np.cumsum(keep, dtype=np.int64) - 1
+    new[~keep] = -1
+    src = np.repeat(np.arange(keep.size, dtype=np.int64), np.diff(indptr))
+    arcs = np.flatnonzero(keep[src] & keep[indices])
+    n = int(keep.sum())
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(new[src[arcs]], minlength=n), out=out[1:])
+    return out, new[indices[arcs]], new, arcs
 
 
 @njit(cache=True)

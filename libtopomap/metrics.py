@@ -144,19 +144,12 @@ def _demands(topology, s, t, w, oracle):
 
 def _without_leaves(topology, off):
     """The CSR graph of the vertices that are not leaves (``off == 0``): ``(indptr, indices,
-    arc_reverse, n, new, arcs)`` with ``new`` the new number of every vertex (-1 for a leaf) and
-    ``arcs`` the original arc of every kept arc (both ends kept, CSR order)."""
-    keep = np.asarray(off) == 0
-    new = np.cumsum(keep, dtype=np.int64) - 1
-    new[~keep] = -1
-    src = topology.arc_source
-    arcs = np.flatnonzero(keep[src] & keep[topology.indices])
-    n = int(keep.sum())
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(new[src[arcs]], minlength=n), out=indptr[1:])
+    arc_reverse, n, new, arcs)`` as :func:`libtopomap._kernels.leafless_csr`, with the reverse of
+    every kept arc."""
+    indptr, indices, new, arcs = _kernels.leafless_csr(topology.indptr, topology.indices, np.asarray(off) == 0)
     pos = np.full(topology.n_arcs, -1, np.int64)
     pos[arcs] = np.arange(arcs.size)
-    return indptr, new[topology.indices[arcs]], pos[topology.arc_reverse[arcs]], n, new, arcs
+    return indptr, indices, pos[topology.arc_reverse[arcs]], indptr.size - 1, new, arcs
 
 
 def _grid_link_traffic(topology, oracle, s, t, w):
