@@ -257,7 +257,7 @@ def measure(inst, what, opts, timeout):
 
 def _collect(p, rx, inst, what, timeout, t_start, before):
     row = {"instance": inst["name"], "family": inst["family"], "P": inst["P"], "strategy": what,
-           "status": "running"}
+           "status": "running", "load_before": round(os.getloadavg()[0], 2)}
     peak = None
     deadline = t_start + timeout
     done = False
@@ -300,6 +300,7 @@ def _collect(p, rx, inst, what, timeout, t_start, before):
         peak = after
     row["peak_rss_mib"] = peak
     row["wall_s"] = time.perf_counter() - t_start
+    row["load_after"] = round(os.getloadavg()[0], 2)   # 1-minute load averages: how loaded the machine was
     return row
 
 
@@ -374,8 +375,8 @@ def markdown(rows):
     scotch = {r["instance"]: r.get("max_congestion") for r in rows
               if r["strategy"] == "scotch" and r["status"] == "ok"}
     lines = ["| instance | P | strategy | status | setup s | strategy s | evaluate s | peak RSS MiB | "
-             "max congestion | / scotch | avg dilation | hop-bytes |",
-             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "max congestion | / scotch | avg dilation | hop-bytes | load |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         sc = scotch.get(r["instance"])
         ratio = r["max_congestion"] / sc if sc and r.get("max_congestion") is not None else None
@@ -384,7 +385,8 @@ def markdown(rows):
             f"| {r['instance']} | {r['P']} | {r['strategy']} | {status} | {_f(r.get('setup_s'), '.2f')} | "
             f"{_f(r.get('strategy_s'), '.2f')} | {_f(r.get('evaluate_s'), '.2f')} | "
             f"{_f(r.get('peak_rss_mib'), '.0f')} | {_f(r.get('max_congestion'), '.3f')} | {_f(ratio, '.3f')} | "
-            f"{_f(r.get('avg_dilation'), '.3f')} | {_f(r.get('hop_bytes'), '.0f')} |")
+            f"{_f(r.get('avg_dilation'), '.3f')} | {_f(r.get('hop_bytes'), '.0f')} | "
+            f"{_f(r.get('load_before'), '.1f')}-{_f(r.get('load_after'), '.1f')} |")
     return "\n".join(lines)
 
 

@@ -44,6 +44,13 @@ in launch order and reordered by :func:`libtopomap.Create_dist_graph_adjacent` w
 The table gives the portfolio's winner, the model's congestion before/after on the topology mapped
 onto, and the average (over ranks) of the per-call latency, median of ``--repeat`` runs, in launch
 order and reordered.  JSON in ``benchmarks/results/two_level_mpi.json``.
+
+``--scale 4096,32768`` (issue 11): time and peak memory of the two-level mapping itself at scale.  For
+each host count ``k**3`` the fat tree ``fattree(k, 3)``, every host a node of 2 packages x 8 cores (16
+processes per host: 65,536 and 524,288), a scrambled 3-D stencil, ``map_processes(strategy=...)``
+(default greedy) in a fresh child process: seconds to build the machine, seconds to map (the network
+step, the per-host step and the whole call), and the child's peak RSS (``ru_maxrss``).  Table on
+stdout, JSON in ``benchmarks/results/two_level_scale.json``.
 """
 
 from __future__ import annotations
@@ -271,6 +278,85 @@ def mpi_main(args):
 DEFAULT_JSON = str(HERE / "results" / "two_level.json")
 
 
+SCALE_NODE = NodeInside(tuple(range(16)), {"package": (0,) * 8 + (1,) * 8, "core": tuple(range(16))})
+
+
+def scale_child(hosts, strategy, seed):
+    """One ``--scale`` measurement (in its own process): prints one JSON line."""
+    import resource
+
+    from libtopomap.mappers import two_level
+    from libtopomap.patterns import scrambled_torus
+
+    k = round(hosts ** (1 / 3))
+    if k ** 3 != hosts:
+        raise SystemExit(f"--scale: {hosts} hosts is not a cube k**3")
+    warm = with_nodes(ltm.fattree(4, 2), SCALE_NODE)  # numba caches and imports, untimed
+    map_processes(warm, scrambled_torus(stencil_dims(warm.total_slots), seed=seed), strategy=strategy, seed=seed)
+    t0 = time.perf_counter()
+    topo = with_nodes(ltm.fattree(k, 3), SCALE_NODE)
+    graph = scrambled_torus(stencil_dims(topo.total_slots), seed=seed)
+    t1 = time.perf_counter()
+    split = {"network_s": 0.0, "hosts_s": 0.0, "host_calls": 0}
+    inner = two_level.map_two_level
+
+    def timed(topology, g, construct, **kw):  # the network step is the first construct call
+        def c(t, sub, sl):
+            a = time.perf_counter()
+            r = construct(t, sub, sl)
+            key = "hosts_s" if split["network_s"] else "network_s"
+            split[key] += time.perf_counter() - a
+            split["host_calls"] += key == "hosts_s"
+            return r
+        return inner(topology, g, c, **kw)
+
+    import libtopomap.mappers as mappers
+    mappers.map_two_level = timed
+    try:
+        t2 = time.perf_counter()
+        m = map_processes(topo, graph, strategy=strategy, seed=seed)
+        t3 = time.perf_counter()
+    finally:
+        mappers.map_two_level = inner
+    v = np.asarray(m.vertices)
+    ok = bool(np.all(np.bincount(v, minlength=topo.n_vertices) <= np.asarray(topo.slots)))
+    print(json.dumps({"hosts": hosts, "processes": int(graph.n), "vertices": topo.n_vertices, "strategy": strategy,
+                      "build_s": t1 - t0, "map_s": t3 - t2, **split, "rest_s": t3 - t2 - split["network_s"]
+                      - split["hosts_s"], "valid": ok,
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    return 0
+
+
+def scale_main(args):
+    import subprocess
+    import sys
+
+    strategy = "greedy" if args.strategy == "all" else args.strategy
+    rows = []
+    head = (f"{'hosts':>7} {'processes':>10} {'strategy':<10} {'build s':>8} {'map s':>8} {'network s':>10} "
+            f"{'hosts s':>8} {'rest s':>7} {'peak MiB':>9} {'load':>5}")
+    print(head)
+    print("-" * len(head))
+    for hosts in [int(x) for x in args.scale.split(",")]:
+        load = os.getloadavg()[0]
+        done = subprocess.run([sys.executable, __file__, "--scale-child", str(hosts), strategy, "--seed",
+                               str(args.seed)], capture_output=True, text=True)
+        if done.returncode:
+            print(f"{hosts:>7} failed: {done.stderr.strip().splitlines()[-1:]}")
+            rows.append({"hosts": hosts, "strategy": strategy, "error": done.stderr[-2000:]})
+            continue
+        r = {**json.loads(done.stdout.strip().splitlines()[-1]), "load": [load, os.getloadavg()[0]]}
+        rows.append(r)
+        print(f"{hosts:>7} {r['processes']:>10} {strategy:<10} {r['build_s']:>8.2f} {r['map_s']:>8.2f} "
+              f"{r['network_s']:>10.2f} {r['hosts_s']:>8.2f} {r['rest_s']:>7.2f} {r['peak_rss_mib']:>9.0f} "
+              f"{load:>5.1f}")
+    out = pathlib.Path(args.json if args.json != DEFAULT_JSON else HERE / "results" / "two_level_scale.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"node": SCALE_NODE.to_dict(), "cpus": os.cpu_count(), "rows": rows}, indent=1) + "\n")
+    print(f"JSON: {out}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategy", default="all",
@@ -283,9 +369,16 @@ def main(argv=None):
     ap.add_argument("--sizes", default="8,1K,64K", help="--mpi: bytes per neighbour (default 8,1K,64K)")
     ap.add_argument("--iterations", type=int, default=100, help="--mpi: timed calls per size (default 100)")
     ap.add_argument("--repeat", type=int, default=5, help="--mpi: runs per size, the median kept (default 5)")
+    ap.add_argument("--scale", metavar="HOSTS", help="time and peak RSS of the two-level mapping at these host "
+                                                     "counts (cubes, e.g. 4096,32768; see the module docstring)")
+    ap.add_argument("--scale-child", nargs=2, metavar=("HOSTS", "STRATEGY"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.mpi:
         return mpi_main(args)
+    if args.scale_child:
+        return scale_child(int(args.scale_child[0]), args.scale_child[1], args.seed)
+    if args.scale:
+        return scale_main(args)
     node = recorded_node()
     rows = []
     head = (f"{'machine':<20} {'pattern':<20} {'mapping':<18} {'x-socket':>9} {'x-node':>9} {'net.cong':>9} "

@@ -17,7 +17,7 @@ __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_f
            "NEEDS_SEARCH", "vertex_distance",
            "vertex_distances", "pair_search", "new_search_scratch",
            "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels", "multi_source_owners",
-           "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE"]
+           "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE", "leafless_csr"]
 
 
 # ----------------------------------------------------------------------------- ECMP (Brandes) flows
@@ -323,11 +323,54 @@ def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, targets):
 def bfs_distance_rows(indptr, indices, n, sources, column, out):
     """Unweighted BFS from every ``sources[i]``, writing ``out[i, column[v]] = hops(sources[i], v)``
     for each reached vertex ``v`` with ``column[v] >= 0``; unreached entries keep their value.
-    Returns ``out``.  Parallel over sources (numba threads)."""
+    Returns ``out``.  Parallel over sources (numba threads), except on small graphs (under
+    ``_SERIAL_WORK`` sources x vertices), where waking the threads costs more than the searches
+    (42 ms per call for an 18-vertex node on a loaded 2-core machine, against microseconds)."""
+    if sources.size * n < _SERIAL_WORK:
+        _bfs_rows_range(indptr, indices, n, sources, column, out, 0, sources.size)
+        return out
     nchunks = _nchunks(sources.size)
     if nchunks:
         _bfs_rows(indptr, indices, n, sources, column, out, nchunks)
     return out
+
+
+_SERIAL_WORK = 1 << 16
+
+
+def leafless_csr(indptr, indices, keep):
+    """The CSR graph on the vertices where ``keep`` is True (e.g. all but the leaves).
+
+    Returns
+    -------
+    (indptr, indices, new, arcs)
+        The kept graph (vertices renumbered in index order), ``new`` the new number of every vertex
+        (-1 where not kept) and ``arcs`` the original CSR arc of every kept arc (in CSR order).
+    """
+    keep = np.asarray(keep, np.bool_)
+    new = np.cumsum(keep, dtype=np.int64) - 1
+    new[~keep] = -1
+    src = np.repeat(np.arange(keep.size, dtype=np.int64), np.diff(indptr))
+    arcs = np.flatnonzero(keep[src] & keep[indices])
+    n = int(keep.sum())
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(new[src[arcs]], minlength=n), out=out[1:])
+    return out, new[indices[arcs]], new, arcs
+
+
+@njit(cache=True)
+def _bfs_rows_range(indptr, indices, n, sources, column, out, lo, hi):
+    """:func:`bfs_distance_rows` for the sources ``lo..hi-1``, one thread."""
+    stamp, level, queue = _bfs_scratch(n)
+    for i in range(lo, hi):
+        s = sources[i]
+        head, tail = _bfs_start(s, i, stamp, level, queue)
+        while head < tail:
+            v = queue[head]
+            head += 1
+            if column[v] >= 0:
+                out[i, column[v]] = level[v]
+            tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
 
 
 @njit(cache=True, parallel=True)
@@ -336,16 +379,7 @@ def _bfs_rows(indptr, indices, n, sources, column, out, nchunks):
     ``scipy.sparse.csgraph.shortest_path`` on large tori is the float64 matrix this never forms)."""
     for c in numba.prange(nchunks):
         lo, hi = _chunk(c, sources.size, nchunks)
-        stamp, level, queue = _bfs_scratch(n)
-        for i in range(lo, hi):
-            s = sources[i]
-            head, tail = _bfs_start(s, i, stamp, level, queue)
-            while head < tail:
-                v = queue[head]
-                head += 1
-                if column[v] >= 0:
-                    out[i, column[v]] = level[v]
-                tail, _ = _bfs_visit(indptr, indices, v, i, stamp, level, queue, tail, stamp)
+        _bfs_rows_range(indptr, indices, n, sources, column, out, lo, hi)
     return out
 
 
@@ -857,15 +891,25 @@ def _ecmp_chunks(indptr, indices, arc_reverse, n, sources, dem_ptr, dem_dst, dem
 # On a grid the shortest paths from s to t are the monotone lattice paths in the box spanned by the
 # per-dimension shortest displacements L_j (on a ring of k > 2 vertices the shorter way round; both
 # ways when the displacement is exactly k/2, each orientation then carrying the same number of
-# paths).  A path drawn uniformly among the multinomial(L) monotone paths is a Markov chain: at box
-# point x it steps along dimension i with probability (L_i - x_i) / (|L| - |x|).  Pushing each
-# demand's weight forward through its box with these probabilities gives the flow on every arc, i.e.
-# paths(s->u) * paths(u+e_i->t) / paths(s->t) times the weight, with no large path count formed.
-# Work per demand is O(box volume x active dimensions); a demand one hop long costs O(1).
+# paths).  A path drawn uniformly among the multinomial(L) monotone paths passes box point x with
+# probability prod_i binom(L_i, x_i) / binom(|L|, |x|) (paths through x over all paths: a product of
+# multinomials that reduces to binomials) and steps from there along dimension i with probability
+# (L_i - x_i) / (|L| - |x|); the flow on the arc leaving x along i is the weight times both, i.e.
+# paths(s->u) * paths(u+e_i->t) / paths(s->t).  With at most three active dimensions (every demand
+# on a 3-D torus) and |L| <= _CLOSED_MAX (so that no binomial overflows), these are products of
+# per-dimension tables: no dependence between box points, no buffer.  Otherwise the weight is pushed
+# forward through the box with the step probabilities (the same numbers, a point at a time).  Work per
+# demand is O(box volume x active dimensions); a demand one hop long costs O(1).
+# The two directions of a pair of vertices share their paths reversed, so ``s -> t`` and ``t -> s``
+# are scored in one pass: loads go to a per-thread array indexed by (slot, core vertex, step) whose
+# slot says where they end up (the arc, its reverse, or both, for a pair with equal weights both ways).
 # A hypercube is the mesh 2 x 2 x ... x 2 (vertex id = coordinates as bits, most significant first).
 
-__all__ += ["grid_arc_table", "grid_source_order", "grid_demand_costs", "grid_ecmp_traffic"]
+__all__ += ["grid_arc_table", "grid_demand_costs", "grid_ecmp_traffic"]
 
+_CLOSED_MAX = 500   # binom(500, 250) ~ 1e149: box tables stay far from overflow and underflow
+_SLOT_ARC, _SLOT_REVERSE, _SLOT_BOTH = 0, 1, 2
+_GRID_PART_BYTES = 256 << 20   # per-thread load arrays of grid_ecmp_traffic, all threads together
 
 @njit(cache=True)
 def grid_arc_table(indptr, indices, m, dims, strides):
@@ -937,24 +981,6 @@ def _grid_displacements(dims, wrap, strides, s, t, length, sign, dim, coord, tie
 
 
 @njit(cache=True)
-def grid_source_order(src, m):
-    """Stable order of demands by source vertex (``0 <= src < m``), by counting: ``O(len + m)``,
-    several times faster than ``np.lexsort`` on a million demands; neighbouring sources then add
-    into neighbouring arcs."""
-    count = np.zeros(m + 1, np.int64)
-    for i in range(src.size):
-        count[src[i] + 1] += 1
-    for v in range(m):
-        count[v + 1] += count[v]
-    order = np.empty(src.size, np.int64)
-    for i in range(src.size):
-        v = src[i]
-        order[count[v]] = i
-        count[v] += 1
-    return order
-
-
-@njit(cache=True)
 def grid_demand_costs(dims, wrap, strides, src, dst):
     """Work of each demand in :func:`grid_ecmp_traffic`: box volume x active dimensions x
     orientations (used to split demands into chunks of equal work)."""
@@ -975,8 +1001,12 @@ def grid_demand_costs(dims, wrap, strides, src, dst):
 
 
 @njit(cache=True)
-def _grid_box_flow(arcs, dims, strides, s, weight, na, length, sign, dim, coord, traffic, buf, bstride, x, cur):
-    """Push ``weight`` from ``s`` through the box of one orientation (see the section comment)."""
+def _grid_box_flow(acc, base1, base2, ratio, ncol, dims, strides, s, weight, na, length, sign, dim, coord, buf,
+                   bstride, x, cur):
+    """Push ``weight`` from ``s`` through the box of one orientation (see the section comment): any
+    number of active dimensions, any length.  The load of the step from vertex ``v`` along column
+    ``col`` of :func:`grid_arc_table` goes to ``acc[base1 + v * ncol + col]``, and ``ratio`` times it
+    to ``acc[base2 + ...]`` when ``ratio != 0``."""
     total = 0
     for i in range(na):
         total += length[i]
@@ -999,8 +1029,10 @@ def _grid_box_flow(arcs, dims, strides, s, weight, na, length, sign, dim, coord,
                 left = length[i] - x[i]
                 if left > 0:
                     f = r * left
-                    col = 2 * dim[i] + (0 if sign[i] > 0 else 1)
-                    traffic[arcs[v, col]] += f
+                    col = v * ncol + 2 * dim[i] + (0 if sign[i] > 0 else 1)
+                    acc[base1 + col] += f
+                    if ratio != 0.0:
+                        acc[base2 + col] += f * ratio
                     buf[b + bstride[i]] += f
         # next box point (row-major odometer over the active dimensions), moving v along
         i = na - 1
@@ -1026,63 +1058,85 @@ def _grid_box_flow(arcs, dims, strides, s, weight, na, length, sign, dim, coord,
 
 
 @njit(cache=True)
-def _grid_box_flow3(arcs, dims, strides, s, weight, na, length, sign, dim, coord, traffic, buf, off):
-    """:func:`_grid_box_flow` for at most three active dimensions, as nested loops over scalars (the
-    common case on 3-D tori; about twice as fast: nothing is reloaded after each store)."""
+def _grid_box_closed3(acc, base1, base2, ratio, ncol, dims, strides, s, weight, na, length, sign, dim, coord, off,
+                      tab):
+    """:func:`_grid_box_flow` for at most three active dimensions and ``|L| <= _CLOSED_MAX``, in
+    closed form (see the section comment): the flow at each box point is a product of table entries,
+    so the points are independent and nothing is carried from one to the next (about 3x faster)."""
     # pad to three dimensions of length 0 (one box point, no step)
     l0 = length[0]
     l1 = length[1] if na > 1 else 0
     l2 = length[2] if na > 2 else 0
+    total = l0 + l1 + l2
     c0 = 2 * dim[0] + (0 if sign[0] > 0 else 1)
     c1 = 2 * dim[1] + (0 if sign[1] > 0 else 1) if na > 1 else 0
     c2 = 2 * dim[2] + (0 if sign[2] > 0 else 1) if na > 2 else 0
-    # off[i, x]: vertex index change after x steps along active dimension i (wrapping)
-    for i in range(na):
-        j = dim[i]
-        k = dims[j]
-        for x in range(length[i] + 1):
-            c = (coord[i] + sign[i] * x) % k
-            off[i, x] = (c - coord[i]) * strides[j]
-    total = l0 + l1 + l2
-    n2 = l2 + 1
-    n12 = (l1 + 1) * n2
-    vol = (l0 + 1) * n12
-    for b in range(vol):
-        buf[b] = 0.0
-    buf[0] = weight
+    # off[i, x]: vertex index change after x steps along active dimension i (wrapping);
+    # tab[i, x] = binom(L_i, x); tab[3, n] = weight / (binom(|L|, n) (|L| - n))
+    for i in range(3):
+        li = length[i] if i < na else 0
+        if i < na:
+            j = dim[i]
+            k = dims[j]
+            for x in range(li + 1):
+                c = (coord[i] + sign[i] * x) % k
+                off[i, x] = (c - coord[i]) * strides[j]
+        else:
+            off[i, 0] = 0
+        b = 1.0
+        tab[i, 0] = 1.0
+        for x in range(1, li + 1):
+            b = b * (li - x + 1) / x
+            tab[i, x] = b
+    b = 1.0
+    for n in range(total):
+        tab[3, n] = weight / (b * (total - n))
+        b = b * (total - n) / (n + 1)
     for x0 in range(l0 + 1):
         r0 = l0 - x0
         v0 = s + off[0, x0]
+        a0 = tab[0, x0]
         for x1 in range(l1 + 1):
             r1 = l1 - x1
-            v1 = v0 + (off[1, x1] if na > 1 else 0)
-            b = x0 * n12 + x1 * n2
-            for x2 in range(n2):
-                r2 = l2 - x2
-                rem = r0 + r1 + r2
-                if rem == 0:
-                    break
-                p = buf[b] / rem
-                v = v1 + (off[2, x2] if na > 2 else 0)
-                if r0 > 0:
-                    f = p * r0
-                    traffic[arcs[v, c0]] += f
-                    buf[b + n12] += f
-                if r1 > 0:
-                    f = p * r1
-                    traffic[arcs[v, c1]] += f
-                    buf[b + n2] += f
-                if r2 > 0:
-                    f = p * r2
-                    traffic[arcs[v, c2]] += f
-                    buf[b + 1] += f
-                b += 1
-    return total
+            v1 = v0 + off[1, x1]
+            a01 = a0 * tab[1, x1]
+            n0 = x0 + x1
+            end = l2 if r0 + r1 == 0 else l2 + 1   # the far corner sends nothing
+            if ratio == 0.0:
+                for x2 in range(end):
+                    r2 = l2 - x2
+                    p = a01 * tab[2, x2] * tab[3, n0 + x2]
+                    at = base1 + (v1 + off[2, x2]) * ncol
+                    if r0 > 0:
+                        acc[at + c0] += p * r0
+                    if r1 > 0:
+                        acc[at + c1] += p * r1
+                    if r2 > 0:
+                        acc[at + c2] += p * r2
+            else:
+                for x2 in range(end):
+                    r2 = l2 - x2
+                    p = a01 * tab[2, x2] * tab[3, n0 + x2]
+                    v = (v1 + off[2, x2]) * ncol
+                    if r0 > 0:
+                        f = p * r0
+                        acc[base1 + v + c0] += f
+                        acc[base2 + v + c0] += f * ratio
+                    if r1 > 0:
+                        f = p * r1
+                        acc[base1 + v + c1] += f
+                        acc[base2 + v + c1] += f * ratio
+                    if r2 > 0:
+                        f = p * r2
+                        acc[base1 + v + c2] += f
+                        acc[base2 + v + c2] += f * ratio
 
 
 @njit(cache=True)
-def _grid_ecmp_range(arcs, dims, wrap, strides, src, dst, w, lo, hi, traffic, buf, maxlen):
+def _grid_ecmp_range(dims, wrap, strides, src, dst, wf, wr, lo, hi, acc, slot_base, buf, maxlen):
+    """Pairs ``lo..hi-1``: ``src -> dst`` with weight ``wf``, ``dst -> src`` with weight ``wr``."""
     nd = dims.size
+    ncol = 2 * nd
     length = np.zeros(nd, np.int64)
     sign = np.zeros(nd, np.int64)
     dim = np.zeros(nd, np.int64)
@@ -1093,47 +1147,82 @@ def _grid_ecmp_range(arcs, dims, wrap, strides, src, dst, w, lo, hi, traffic, bu
     cur = np.zeros(nd, np.int64)
     base = np.zeros(nd, np.int64)
     off = np.zeros((3, maxlen + 1), np.int64)
+    tab = np.zeros((4, 3 * maxlen + 2), np.float64)
     for i in range(lo, hi):
         s = src[i]
         na, nt = _grid_displacements(dims, wrap, strides, s, dst[i], length, sign, dim, coord, tied)
         if na == 0:
             continue
-        if nt == 0:
-            if na <= 3:
-                _grid_box_flow3(arcs, dims, strides, s, w[i], na, length, sign, dim, coord, traffic, buf, off)
-            else:
-                _grid_box_flow(arcs, dims, strides, s, w[i], na, length, sign, dim, coord, traffic, buf, bstride, x,
-                               cur)
-            continue
+        # where the loads of the box of s -> t go: both directions alike, one of them, or both scaled
+        ratio = 0.0
+        base2 = 0
+        if wf[i] == wr[i]:
+            weight, base1 = wf[i], slot_base[_SLOT_BOTH]
+        elif wr[i] == 0.0:
+            weight, base1 = wf[i], slot_base[_SLOT_ARC]
+        elif wf[i] == 0.0:
+            weight, base1 = wr[i], slot_base[_SLOT_REVERSE]
+        else:
+            weight, base1 = wf[i], slot_base[_SLOT_ARC]
+            ratio, base2 = wr[i] / wf[i], slot_base[_SLOT_REVERSE]
+        total = 0
+        for a in range(na):
+            total += length[a]
+            base[a] = sign[a]
+        closed = na <= 3 and total <= _CLOSED_MAX
         # both ways round a ring are shortest in the tied dimensions: 2**nt orientations with equally
         # many paths each, so each carries an equal share
-        for a in range(na):
-            base[a] = sign[a]
-        share = w[i] / (1 << nt)
+        share = weight / (1 << nt)
         for o in range(1 << nt):
             bit = 0
             for a in range(na):
                 if tied[a]:
                     sign[a] = -base[a] if (o >> bit) & 1 else base[a]
                     bit += 1
-            if na <= 3:
-                _grid_box_flow3(arcs, dims, strides, s, share, na, length, sign, dim, coord, traffic, buf, off)
+            if closed:
+                _grid_box_closed3(acc, base1, base2, ratio, ncol, dims, strides, s, share, na, length, sign, dim,
+                                  coord, off, tab)
             else:
-                _grid_box_flow(arcs, dims, strides, s, share, na, length, sign, dim, coord, traffic, buf, bstride, x,
-                               cur)
+                _grid_box_flow(acc, base1, base2, ratio, ncol, dims, strides, s, share, na, length, sign, dim,
+                               coord, buf, bstride, x, cur)
         for a in range(na):
             sign[a] = base[a]
 
 
 @njit(cache=True, parallel=True)
-def _grid_ecmp_chunks(arcs, dims, wrap, strides, src, dst, w, bounds, parts, maxvol, maxlen):
+def _grid_ecmp_chunks(dims, wrap, strides, src, dst, wf, wr, bounds, parts, slot_base, maxvol, maxlen):
     for c in numba.prange(bounds.size - 1):
         buf = np.empty(maxvol, np.float64)
-        _grid_ecmp_range(arcs, dims, wrap, strides, src, dst, w, bounds[c], bounds[c + 1], parts[c], buf, maxlen)
+        _grid_ecmp_range(dims, wrap, strides, src, dst, wf, wr, bounds[c], bounds[c + 1], parts[c], slot_base, buf,
+                         maxlen)
     return parts
 
 
-def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
+@njit(cache=True)
+def _grid_collect(parts, slot_base, arcs, arc_reverse, n_arcs):
+    """Per-arc traffic from the per-thread (slot, vertex, step) loads of :func:`_grid_ecmp_chunks`."""
+    m, ncol = arcs.shape
+    out = np.zeros(n_arcs, np.float64)
+    for c in range(parts.shape[0]):
+        acc = parts[c]
+        for v in range(m):
+            for col in range(ncol):
+                a = arcs[v, col]
+                if a < 0:
+                    continue
+                k = v * ncol + col
+                if slot_base[_SLOT_ARC] >= 0:
+                    out[a] += acc[slot_base[_SLOT_ARC] + k]
+                if slot_base[_SLOT_REVERSE] >= 0:
+                    out[arc_reverse[a]] += acc[slot_base[_SLOT_REVERSE] + k]
+                if slot_base[_SLOT_BOTH] >= 0:
+                    x = acc[slot_base[_SLOT_BOTH] + k]
+                    out[a] += x
+                    out[arc_reverse[a]] += x
+    return out
+
+
+def grid_ecmp_traffic(arcs, arc_reverse, dims, wrap, src, dst, w, n_arcs):
     """Per-arc ECMP traffic of the demands ``src[i] -> dst[i]`` (weight ``w[i]``) between core
     vertices of a grid: path-uniform split over all shortest paths, as :func:`ecmp_traffic` computes
     by searches.
@@ -1142,6 +1231,8 @@ def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
     ----------
     arcs : ndarray of int64, shape (m, 2 * len(dims))
         :func:`grid_arc_table` of the grid.
+    arc_reverse : ndarray of int64
+        The reverse of each CSR arc (``Topology.arc_reverse``).
     dims : ndarray of int64
         Ring or line length per dimension; core vertex ``v`` has row-major coordinates over ``dims``.
     wrap : ndarray of bool
@@ -1158,35 +1249,57 @@ def grid_ecmp_traffic(arcs, dims, wrap, src, dst, w, n_arcs):
 
     Notes
     -----
-    Demands are split into one chunk per numba thread by estimated work (box volume, from a regular
-    sample of the demands), each chunk adding into its own traffic array:
-    ``O(threads x (arcs + largest box))`` memory.
+    Demands between the same two vertices, either way, are merged into one pair scored in one pass
+    (the paths of ``t -> s`` are those of ``s -> t`` reversed).  Pairs are split into one chunk per
+    numba thread by estimated work (box volume, from a regular sample of the pairs), each chunk
+    adding into its own array of up to three loads per core vertex and step: ``O(threads x m x
+    2 len(dims))`` memory, with fewer chunks than threads when that would pass
+    ``_GRID_PART_BYTES`` (256 MiB) in all.
     """
     dims = np.ascontiguousarray(dims, np.int64)
     wrap = np.ascontiguousarray(np.asarray(wrap, np.bool_) & (dims > 2))
     nd = dims.size
+    m = int(np.prod(dims))
     strides = np.ones(nd, np.int64)
     for j in range(nd - 2, -1, -1):
         strides[j] = strides[j + 1] * dims[j + 1]
-    src = np.ascontiguousarray(src, np.int64)
-    dst = np.ascontiguousarray(dst, np.int64)
-    w = np.ascontiguousarray(w, np.float64)
+    src = np.asarray(src, np.int64)
+    dst = np.asarray(dst, np.int64)
+    w = np.asarray(w, np.float64)
     if src.size == 0 or nd == 0:
         return np.zeros(n_arcs)
+    # one pair per unordered {s, t}, s < t, sorted by s: weight s -> t and weight t -> s
+    fwd = src < dst
+    key, inv = np.unique(np.minimum(src, dst) * m + np.maximum(src, dst), return_inverse=True)
+    wf = np.bincount(inv, weights=np.where(fwd, w, 0.0), minlength=key.size)
+    wr = np.bincount(inv, weights=np.where(fwd, 0.0, w), minlength=key.size)
+    src, dst = key // m, key % m
+    # the slots in use (a symmetric graph needs only _SLOT_BOTH), each m x ncol long
+    used = [None] * 3
+    used[_SLOT_ARC] = bool(np.any((wf != wr) & (wf != 0.0)))
+    used[_SLOT_REVERSE] = bool(np.any((wf != wr) & (wr != 0.0)))
+    used[_SLOT_BOTH] = bool(np.any(wf == wr))
+    slot_base = np.full(3, -1, np.int64)
+    size = 0
+    for k in range(3):
+        if used[k]:
+            slot_base[k] = size
+            size += m * 2 * nd
     maxvol = 1
-    for k, wr in zip(dims.tolist(), wrap.tolist()):
-        maxvol *= k // 2 + 1 if wr else k
+    for k, wr_ in zip(dims.tolist(), wrap.tolist()):
+        maxvol *= k // 2 + 1 if wr_ else k
     maxlen = int(dims.max())
-    nchunks = int(min(src.size, numba.get_num_threads()))
-    # chunks of equal estimated work, from the costs of a regular sample of at most ~65,536 demands
+    nchunks = int(max(1, min(src.size, numba.get_num_threads(), _GRID_PART_BYTES // (8 * size))))
+    # chunks of equal estimated work, from the costs of a regular sample of at most ~65,536 pairs
     step = max(1, src.size // 65536)
     sample = np.arange(0, src.size, step)
     cost = np.cumsum(grid_demand_costs(dims, wrap, strides, src[sample], dst[sample]))
     cuts = sample[np.minimum(np.searchsorted(cost, cost[-1] * np.arange(1, nchunks) / nchunks), sample.size - 1)]
     bounds = np.concatenate([[0], cuts, [src.size]]).astype(np.int64)
-    parts = np.zeros((nchunks, n_arcs), np.float64)
-    _grid_ecmp_chunks(arcs, dims, wrap, strides, src, dst, w, bounds, parts, maxvol, maxlen)
-    return parts.sum(axis=0) if nchunks > 1 else parts[0]
+    parts = np.zeros((nchunks, size), np.float64)
+    _grid_ecmp_chunks(dims, wrap, strides, src, dst, wf, wr, bounds, parts, slot_base, maxvol, maxlen)
+    return _grid_collect(parts, slot_base, np.ascontiguousarray(arcs, np.int64),
+                         np.ascontiguousarray(arc_reverse, np.int64), n_arcs)
 
 
 # ============================================================================ ECMP link loads on fat trees

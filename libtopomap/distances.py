@@ -114,7 +114,8 @@ class DistanceOracle:
                 core = np.unique(att[t.slots > 0]).astype(np.int64)
                 kind = "table" if core.size <= table_limit else "search"
             if kind == "table":
-                self._build_table(core)
+                # attachment vertices only (no leaf among them) when leaves are marked: search without them
+                self._build_table(core, off == 1 if off.any() else None)
         self.kind = kind
         self._att = att
         self._off = off
@@ -217,7 +218,11 @@ class DistanceOracle:
         table *= 2
         return table
 
-    def _build_table(self, core):
+    def _build_table(self, core, leaves=None):
+        """The table over ``core``; with ``leaves`` (a mask of vertices on a single link, none of them
+        in ``core``) the searches run on the network without them: no shortest path between two
+        other vertices goes through a leaf (4096 routers of the 65,536-host dragonfly: 17x fewer
+        vertices to visit)."""
         table = self._fattree_table(core)
         if table is not None:
             tpos = np.full(self.n, -1, np.int64)
@@ -231,12 +236,16 @@ class DistanceOracle:
             dmax = 2 * int(ecc)
         dtype = np.uint8 if dmax < 255 else (np.uint16 if dmax < 65535 else np.uint32)
         table = np.zeros((core.size, core.size), dtype=dtype)
+        tpos = np.full(self.n, -1, np.int64)
         if core.size:
-            tpos = np.full(self.n, -1, np.int64)
             tpos[core] = np.arange(core.size)
-            _kernels.bfs_distance_rows(self._indptr, self._indices, self.n, core, tpos, table)
-        else:
-            tpos = np.full(self.n, -1, np.int64)
+            if leaves is None:
+                _kernels.bfs_distance_rows(self._indptr, self._indices, self.n, core, tpos, table)
+            else:
+                indptr, indices, new, _ = _kernels.leafless_csr(self._indptr, self._indices, ~leaves)
+                column = np.full(indptr.size - 1, -1, np.int64)
+                column[new[core]] = np.arange(core.size)
+                _kernels.bfs_distance_rows(indptr, indices, indptr.size - 1, new[core], column, table)
         self._table = table
         self._tpos = tpos.astype(np.int32)
 

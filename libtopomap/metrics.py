@@ -108,12 +108,14 @@ def hop_bytes(topology, graph, mapping, *, routing="ecmp"):
     return float(np.dot(g.weights, _hops(topology, g, vert, routing)))
 
 
-def _demands(s, t, w, oracle):
-    """Vertex-level demands grouped by the vertex where their shortest paths fan out.
+def _demands(topology, s, t, w, oracle):
+    """Vertex-level demands between the vertices where their shortest paths fan out.
 
-    A source on a single link to its attachment vertex sends everything over that link first (all
-    its shortest paths start there), so its demands are charged to that arc and handed to the
-    attachment vertex: one search per switch or router instead of one per host.  Returns
+    A vertex on a single link to its attachment vertex (a leaf: a host under its switch or router)
+    sends everything over that link first and receives everything over it last (all its shortest
+    paths start or end there), so those links are charged here and the demands handed to the
+    attachment vertices: one search per switch or router instead of one per host, over the network
+    without its leaves (no shortest path between two other vertices goes through a leaf).  Returns
     ``(sources, ptr, targets, weights, first_hop)`` with ``first_hop`` the per-arc traffic already
     placed on those single links.
     """
@@ -127,11 +129,27 @@ def _demands(s, t, w, oracle):
         s = np.where(leaf, att[s], s)
         keep = s != t
         s, t, w = s[keep], t[keep], w[keep]
+    leaf = off[t] == 1
+    if leaf.any():
+        np.add.at(first_hop, topology.arc_reverse[oracle.first_arc(t[leaf])], w[leaf])
+        t = np.where(leaf, att[t], t)
+        keep = s != t
+        s, t, w = s[keep], t[keep], w[keep]
     order = np.lexsort((t, s))
     s, t, w = s[order], t[order], w[order]
     sources, start = np.unique(s, return_index=True)
     ptr = np.append(start, s.size).astype(np.int64)
     return sources.astype(np.int64), ptr, t, w, first_hop
+
+
+def _without_leaves(topology, off):
+    """The CSR graph of the vertices that are not leaves (``off == 0``): ``(indptr, indices,
+    arc_reverse, n, new, arcs)`` as :func:`libtopomap._kernels.leafless_csr`, with the reverse of
+    every kept arc."""
+    indptr, indices, new, arcs = _kernels.leafless_csr(topology.indptr, topology.indices, np.asarray(off) == 0)
+    pos = np.full(topology.n_arcs, -1, np.int64)
+    pos[arcs] = np.arange(arcs.size)
+    return indptr, indices, pos[topology.arc_reverse[arcs]], indptr.size - 1, new, arcs
 
 
 def _grid_link_traffic(topology, oracle, s, t, w):
@@ -154,9 +172,8 @@ def _grid_link_traffic(topology, oracle, s, t, w):
         t[ht] = att[t[ht]]
     keep = s != t
     s, t, w = s[keep], t[keep], w[keep]
-    order = _kernels.grid_source_order(s, m)
-    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), np.asarray(dims, np.int64), np.asarray(wrap, np.bool_),
-                                          s[order], t[order], w[order], n_arcs)
+    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), topology.arc_reverse, np.asarray(dims, np.int64),
+                                          np.asarray(wrap, np.bool_), s, t, w, n_arcs)
     return traffic
 
 
@@ -184,10 +201,10 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
     their shortest paths: those of a demand are the monotone lattice paths in the box spanned by
     its per-dimension shortest displacements (both ways round a ring of even length ``k`` when the
     displacement is ``k/2``, each way carrying half), and the flow on the arc ``u -> u + e_i`` is
-    ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, pushed through the box by
-    :func:`libtopomap._kernels.grid_ecmp_traffic` in ``O(box volume x dimensions)`` per demand
-    (``O(1)`` for a demand one hop long).  Hosts on a single link put their whole demand on that
-    link.
+    ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, a product of binomials per dimension
+    (:func:`libtopomap._kernels.grid_ecmp_traffic`, ``O(box volume x dimensions)`` per demand,
+    ``O(1)`` for a demand one hop long; the demands ``s -> t`` and ``t -> s`` share one pass).
+    Hosts on a single link put their whole demand on that link.
 
     On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
     (:func:`libtopomap._kernels.fattree_ecmp_traffic`, work proportional to the arcs of each demand's
@@ -195,8 +212,9 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
 
     Elsewhere, one breadth-first search per source vertex counts shortest paths and stops at the
     farthest target; flow is then accumulated backwards as in Brandes' betweenness algorithm, so no
-    path is ever enumerated.  A host on a single link hands its traffic to its switch (one search
-    per switch instead of one per host).  Sources run in parallel chunks; memory is
+    path is ever enumerated.  A host on a single link hands its traffic to its switch and takes
+    what it receives from it (one search per switch instead of one per host, over the network
+    without its leaves: 7x faster on the 65,536-host dragonfly).  Sources run in parallel chunks; memory is
     ``O(n + arcs)`` per thread.  (Pruning each search to the vertices between a source and its
     targets with oracle distances was measured 6x slower on a 16^3 torus: the distance checks cost
     more than the visits they save.)  Work is ``O(sources x reached arcs)`` instead of the
@@ -230,7 +248,17 @@ def ecmp_vertex_traffic(topology, s, t, w):
         w = np.asarray(w, np.float64)[keep]
         return _kernels.fattree_ecmp_traffic(arcs, topology.arc_reverse, k, n, s[keep], t[keep], w,
                                              np.zeros_like(w), oracle.n_arcs)
-    sources, ptr, t, w, first_hop = _demands(s, t, w, oracle)
+    sources, ptr, t, w, first_hop = _demands(topology, s, t, w, oracle)
+    if not sources.size:
+        return first_hop
+    _, off = oracle.attachments()
+    if off.any():
+        indptr, indices, reverse, n, new, arcs = _without_leaves(topology, off)
+        part = _kernels.ecmp_traffic_parallel(indptr, indices, reverse, n, new[sources], ptr, new[t], w)
+        if part.size and np.isnan(part[0]):
+            raise TopologyError("a communicating pair of vertices is not connected")
+        first_hop[arcs] += part
+        return first_hop
     traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)
     if traffic.size and np.isnan(traffic[0]):

@@ -58,6 +58,23 @@ def test_oracle_matches_bfs_on_every_pair(name, topo, table_limit):
 
 
 @pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
+def test_table_over_attachment_vertices_matches_bfs(name, topo):
+    """A limit one under the vertex count: where hosts hang on single links, the table covers their
+    attachment vertices only and is filled by searches over the network without its leaves."""
+    ref = _bfs_all(topo)
+    o = DistanceOracle(topo, table_limit=topo.n_vertices - 1)
+    _, off = o.attachments()
+    if name in ("fattree", "dragonfly"):
+        assert o.kind == "table" and off.any()
+    n = topo.n_vertices
+    a, b = np.divmod(np.arange(n * n), n)
+    assert np.array_equal(o.pairs(a, b), ref[a, b]), (name, o.kind)
+    out = np.empty(a.size, np.int64)
+    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    assert np.array_equal(out, ref[a, b]), (name, o.kind)
+
+
+@pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
 def test_host_sums_match_brute_force(name, topo):
     ref = _bfs_all(topo)
     hosts = topo.hosts

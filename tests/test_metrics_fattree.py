@@ -6,13 +6,19 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import _kernels
-from libtopomap.metrics import _demands, ecmp_vertex_traffic
+from libtopomap.metrics import ecmp_vertex_traffic
 
 
 def _searched(t, s, d, w):
-    src, ptr, tt, ww, first_hop = _demands(s, d, w, t.distances)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src, ptr, tt,
-                                          ww) + first_hop
+    """One Brandes search per source vertex over the whole network (no closed form, no leaf shortcut)."""
+    keep = s != d
+    s, d, w = s[keep], d[keep], w[keep]
+    order = np.lexsort((d, s))
+    s, d, w = s[order], d[order], w[order]
+    src, start = np.unique(s, return_index=True)
+    ptr = np.append(start, s.size).astype(np.int64)
+    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
+                                          ptr, d, w)
 
 
 @pytest.mark.parametrize("k,n", [(2, 3), (3, 3), (4, 2), (4, 3)])

@@ -218,7 +218,7 @@ def test_chunking_does_not_change_the_result():
     w = rng.uniform(0.5, 2.0, 300)
     o = t.distances
     dims, wrap = o.grid_shape
-    args = (o.grid_arcs(), np.array(dims), np.array(wrap), src, dst, w, t.n_arcs)
+    args = (o.grid_arcs(), t.arc_reverse, np.array(dims), np.array(wrap), src, dst, w, t.n_arcs)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
@@ -241,3 +241,47 @@ def test_large_torus_conservation():
     into = np.bincount(t.indices, weights=tr, minlength=t.n_vertices)
     net = np.bincount(src, weights=w, minlength=t.n_vertices) - np.bincount(dst, weights=w, minlength=t.n_vertices)
     np.testing.assert_allclose(out - into, net, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", ["symmetric", "one-way", "other-way", "unequal", "mixed"])
+def test_both_directions_of_a_pair_in_one_pass(case):
+    # s -> t and t -> s share one box (paths reversed): every combination of weights each way,
+    # duplicates and zero weights, against path enumeration on a 6x5x4 torus (ties on the 6 and 4 rings)
+    topo = ltm.torus("6x5x4")
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    a, b = rng.integers(0, 120, 40), rng.integers(0, 120, 40)
+    wa, wb = rng.uniform(0.5, 3.0, 40), rng.uniform(0.5, 3.0, 40)
+    if case == "symmetric":
+        src, dst, w = np.r_[a, b], np.r_[b, a], np.r_[wa, wa]
+    elif case == "one-way":
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        src, dst, w = lo, hi, wa
+    elif case == "other-way":
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        src, dst, w = hi, lo, wa
+    elif case == "unequal":
+        src, dst, w = np.r_[a, b], np.r_[b, a], np.r_[wa, wb]
+    else:
+        # duplicates adding up to equal weights both ways, a zero weight, one-way and unequal pairs
+        src = np.r_[a[:10], a[:10], b[:10], a[10:20], b[20:30], a[30:], b[30:], 7]
+        dst = np.r_[b[:10], b[:10], a[:10], b[10:20], a[20:30], b[30:], a[30:], 8]
+        w = np.r_[wa[:10], wa[:10], 2 * wa[:10], wa[10:20], wb[20:30], wa[30:], wb[30:], 0.0]
+    got = link_traffic_of_vertices(topo, src, dst, w)
+    np.testing.assert_allclose(got, brute_force_ecmp(topo, src, dst, w), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dims,pairs", [
+    ("260x260", [(0, 259 * 260 + 259), (0, 249 * 260 + 249), (5 * 260 + 3, 200 * 260 + 240)]),
+    ("700", [(0, 699), (3, 650), (650, 3)]),
+])
+def test_long_boxes_beyond_the_closed_form(dims, pairs):
+    # boxes longer than _kernels._CLOSED_MAX steps (binomials would overflow) are pushed through point by
+    # point; both ways agree with the breadth-first-search path
+    assert _kernels._CLOSED_MAX < 518
+    topo = ltm.mesh(dims)
+    src, dst = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    w = np.array([1.0, 2.5, 0.75])
+    got = link_traffic_of_vertices(topo, src, dst, w)
+    want = link_traffic_of_vertices(plain(topo), src, dst, w)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert got.sum() == pytest.approx(float(np.dot(w, topo.distances.pairs(src, dst))), rel=1e-12)

@@ -95,3 +95,73 @@ def test_scotch_on_a_single_host_network():
         pytest.skip("pyscotch is not installed (the scotch extra)")
     t = ltm.Topology(["h"], np.zeros((0, 2), np.int64), slots=[8])
     assert ltm.map_processes(t, scrambled_torus((2, 4), seed=1), strategy="scotch").vertices.tolist() == [0] * 8
+
+
+def _one_host_at_a_time(topology, graph, construct, slots):
+    """map_two_level as it was before hosts shared their sub-topology and mapping (issue 11): one
+    sub-topology cut from the whole link list and one ``construct`` call per host."""
+    from libtopomap.commgraph import CommGraph
+
+    outside, host_of = split_node_levels(topology)
+    slots = np.asarray(slots, np.int64)
+    n = topology.n_vertices
+    per_host = slots.copy()
+    inner = host_of >= 0
+    np.add.at(per_host, host_of[inner], slots[inner])
+
+    def cut(vertices, s, attrs):
+        pos = np.full(n, -1, np.int64)
+        pos[vertices] = np.arange(vertices.size)
+        u, v = np.asarray(topology.link_u, np.int64), np.asarray(topology.link_v, np.int64)
+        keep = (pos[u] >= 0) & (pos[v] >= 0)
+        return ltm.Topology([topology.names[i] for i in vertices.tolist()], np.stack([pos[u[keep]], pos[v[keep]]], 1),
+                            capacities=np.asarray(topology.capacity)[keep], slots=s,
+                            kinds=[topology.kinds[i] for i in vertices.tolist()], name=topology.name, attrs=attrs)
+
+    attrs = {k: x for k, x in topology.attrs.items() if k != "node_levels"}
+    hosts = outside[np.asarray(construct(cut(outside, per_host[outside], attrs), graph, per_host[outside]))]
+    out = np.empty(graph.n, np.int64)
+    for h in np.unique(hosts).tolist():
+        members = np.flatnonzero(hosts == h)
+        verts = np.r_[h, np.flatnonzero(host_of == h)]
+        rank_in = np.full(graph.n, -1)
+        rank_in[members] = np.arange(members.size)
+        e = (rank_in[graph.src] >= 0) & (rank_in[graph.dst] >= 0)
+        if members.size == 1 or not e.any():
+            out[members] = np.repeat(verts, slots[verts])[:members.size]
+            continue
+        sub = CommGraph(members.size, rank_in[graph.src[e]], rank_in[graph.dst[e]], graph.weights[e])
+        out[members] = verts[np.asarray(construct(cut(verts, slots[verts], {}), sub, slots[verts]))]
+    return out
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "rcm", "recursive"])
+@pytest.mark.parametrize("pattern", ["stencil", "scrambled"])
+def test_shared_host_shapes_give_the_same_mapping(strategy, pattern):
+    """Hosts of one shape share a sub-topology, and hosts whose processes talk alike share a mapping:
+    the result is exactly that of one sub-topology and one mapping per host.  Three shapes: full nodes,
+    nodes with one core off, and a node with two cores off; a plain stencil makes many hosts talk alike."""
+    from libtopomap.mappers import two_level
+    from libtopomap.patterns import stencil
+
+    topo = with_nodes(ltm.torus("4x4"), NODE)
+    slots = np.asarray(topo.slots).copy()
+    cores = np.flatnonzero(slots > 0)
+    slots[cores[[1, 6, 11]]] = 0
+    slots[cores[[20, 21]]] = 0
+    g = stencil((7, 8)) if pattern == "stencil" else scrambled_torus((7, 8), seed=4)
+    calls = []
+
+    def construct(t, sub, s):
+        calls.append(t.n_vertices)
+        return ltm.map_processes(t, sub, strategy=strategy, slots=s, seed=1).vertices
+
+    got = two_level.map_two_level(topo, g, construct, slots=slots)
+    shared = len(calls)
+    calls.clear()
+    want = _one_host_at_a_time(topo, g, construct, slots)
+    np.testing.assert_array_equal(got, want)
+    check_mapping(topo, got, g.n, slots=slots)
+    assert shared <= len(calls)
+    if pattern == "stencil":
+        assert shared < len(calls)   # some hosts reused a mapping

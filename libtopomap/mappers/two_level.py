@@ -62,18 +62,27 @@ def split_node_levels(topology):
     return outside, host_of
 
 
-def _sub_topology(topology, vertices, slots, attrs):
+def _sub_topology(topology, vertices, links, capacities, slots):
+    """The topology on ``vertices`` with ``links`` (pairs of positions in ``vertices``)."""
     from ..topology import Topology
 
-    vertices = np.asarray(vertices, np.int64)
+    names, kinds = topology.names, topology.kinds
+    return Topology([names[i] for i in vertices.tolist()], links, capacities=capacities, slots=slots,
+                    kinds=[kinds[i] for i in vertices.tolist()], name=topology.name, attrs={})
+
+
+def _network(topology, outside, slots, attrs):
+    """The topology on the network vertices ``outside`` (the links between them, in link order)."""
+    from ..topology import Topology
+
     pos = np.full(topology.n_vertices, -1, np.int64)
-    pos[vertices] = np.arange(vertices.size)
+    pos[outside] = np.arange(outside.size)
     u, v = np.asarray(topology.link_u, np.int64), np.asarray(topology.link_v, np.int64)
     keep = (pos[u] >= 0) & (pos[v] >= 0)
     names, kinds = topology.names, topology.kinds
-    return Topology([names[i] for i in vertices.tolist()], np.stack([pos[u[keep]], pos[v[keep]]], 1),
+    return Topology([names[i] for i in outside.tolist()], np.stack([pos[u[keep]], pos[v[keep]]], 1),
                     capacities=np.asarray(topology.capacity)[keep], slots=slots,
-                    kinds=[kinds[i] for i in vertices.tolist()], name=topology.name, attrs=attrs)
+                    kinds=[kinds[i] for i in outside.tolist()], name=topology.name, attrs=attrs)
 
 
 def map_two_level(topology, graph, construct, *, slots, split=None):
@@ -106,7 +115,7 @@ def map_two_level(topology, graph, construct, *, slots, split=None):
     # the network keeps its vertex numbers (and so a generator's closed forms) when it comes first
     same = bool(np.array_equal(outside, np.arange(outside.size)))
     attrs = {k: x for k, x in (topology.attrs or {}).items() if k != "node_levels"} if same else {}
-    net = _sub_topology(topology, outside, per_host[outside], attrs)
+    net = _network(topology, outside, per_host[outside], attrs)
     hosts = outside[np.asarray(construct(net, graph, per_host[outside]), np.int64)]
 
     out = np.empty(graph.n, np.int64)
@@ -120,6 +129,20 @@ def map_two_level(topology, graph, construct, *, slots, split=None):
     inside_of = np.argsort(host_of, kind="stable")  # the inside vertices grouped by host
     inside_of = inside_of[host_of[inside_of] >= 0]
     ptr = np.searchsorted(host_of[inside_of], np.arange(n + 1))
+    # every host's own links once, grouped by host (in link order), with the endpoints numbered as in
+    # the host's sub-topology: the host 0, then its inside vertices in index order
+    pos = np.zeros(n, np.int64)
+    pos[inside_of] = np.arange(inside_of.size) - ptr[host_of[inside_of]] + 1
+    lu, lv = np.asarray(topology.link_u, np.int64), np.asarray(topology.link_v, np.int64)
+    link_host = np.maximum(host_of[lu], host_of[lv])
+    links = np.flatnonzero(link_host >= 0)
+    links = links[np.argsort(link_host[links], kind="stable")]
+    lptr = np.searchsorted(link_host[links], np.arange(n + 1))
+    capacity, kinds = np.asarray(topology.capacity), topology.kinds
+    # hosts of the same shape share one sub-topology (and its distance data), and hosts of the same
+    # shape whose processes talk alike share one mapping: the strategy is deterministic given its
+    # inputs, so the result is the one each host would get on its own
+    shapes, done = {}, {}
     rank_in = np.empty(graph.n, np.int64)
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         members = order[a:b]
@@ -133,7 +156,17 @@ def map_two_level(topology, graph, construct, *, slots, split=None):
             out[members] = np.repeat(verts, sub_slots)[:members.size]
             continue
         rank_in[members] = np.arange(members.size)
-        sub_graph = CommGraph(members.size, rank_in[src[e]], rank_in[dst[e]], w[e])
-        sub = _sub_topology(topology, verts, sub_slots, {})
-        out[members] = verts[np.asarray(construct(sub, sub_graph, sub_slots), np.int64)]
+        mine = links[lptr[h]:lptr[h + 1]]
+        sub_links = np.stack([pos[lu[mine]], pos[lv[mine]]], 1)
+        shape = (sub_links.tobytes(), capacity[mine].tobytes(), sub_slots.tobytes(),
+                 tuple(kinds[i] for i in verts.tolist()))
+        sub = shapes.get(shape)
+        if sub is None:
+            sub = shapes[shape] = _sub_topology(topology, verts, sub_links, capacity[mine], sub_slots)
+        es, ed, ew = rank_in[src[e]], rank_in[dst[e]], w[e]
+        talk = (shape, members.size, es.tobytes(), ed.tobytes(), ew.tobytes())
+        where = done.get(talk)
+        if where is None:
+            where = done[talk] = np.asarray(construct(sub, CommGraph(members.size, es, ed, ew), sub_slots), np.int64)
+        out[members] = verts[where]
     return out
