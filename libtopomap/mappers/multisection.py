@@ -625,18 +625,12 @@ def _placed_refine(topology, h, kids, child_of, procs, sp_, si, sv, loc, sym, in
     """:func:`_placed_swap_refine` of a split into two children of a grid hierarchy: the cut counts
     with the distance between the children's representatives, the traffic to processes outside the
     split with the distances from each child's representative to where they are now."""
-    ptr, idx = sym.indptr, sym.indices
-    deg = ptr[procs + 1] - ptr[procs]
-    src_local = np.repeat(np.arange(procs.size), deg)
-    first = np.cumsum(deg) - deg
-    arcs = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(ptr[procs] - first, deg)
-    nb = idx[arcs]
-    ext_arc = ~inside[nb]
+    s, nb, w = _subset_arcs(sym, procs, inside)
     reps = h.rep[kids]
     o = topology.distances
     ext = np.zeros(procs.size)
-    if ext_arc.any():
-        s, where, w = src_local[ext_arc], loc[nb[ext_arc]], sym.wsum[arcs[ext_arc]]
+    if nb.size:
+        where = loc[nb]
         d1 = o.pairs(np.full(where.size, reps[1]), where)
         d0 = o.pairs(np.full(where.size, reps[0]), where)
         ext = np.bincount(s, weights=w * (d1 - d0), minlength=procs.size)
@@ -802,11 +796,10 @@ def _fill(caps, n):
     return out
 
 
-def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
-    """Assign the parts to the children (only among children of equal size) so that the traffic
-    of each part to processes outside the subtree (at their current representative vertex)
-    travels the fewest hops: a linear assignment per group of equal-sized children."""
-    k = kids.size
+def _subset_arcs(sym, procs, inside):
+    """The arcs of ``sym`` from the processes ``procs`` to processes outside them (``inside`` marks
+    the processes of the subset): ``(src, nb, w)``, the position in ``procs`` of each arc's source,
+    its other end (a process) and its weight (``sym.wsum``)."""
     ptr, idx = sym.indptr, sym.indices
     deg = ptr[procs + 1] - ptr[procs]
     src_local = np.repeat(np.arange(procs.size), deg)
@@ -814,9 +807,17 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     arcs = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(ptr[procs] - first, deg)
     nb = idx[arcs]
     ext = ~inside[nb]
-    if not ext.any():
+    return src_local[ext], nb[ext], sym.wsum[arcs[ext]]
+
+
+def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
+    """Assign the parts to the children (only among children of equal size) so that the traffic
+    of each part to processes outside the subtree (at their current representative vertex)
+    travels the fewest hops: a linear assignment per group of equal-sized children."""
+    k = kids.size
+    src_local, nb, w = _subset_arcs(sym, procs, inside)
+    if nb.size == 0:
         return np.arange(k)
-    src_local, nb, w = src_local[ext], nb[ext], sym.wsum[arcs[ext]]
     locs, inv = np.unique(loc[nb], return_inverse=True)
     cost = np.zeros((k, k))
     reps = h.rep[kids]
