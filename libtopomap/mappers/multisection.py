@@ -28,6 +28,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csgraph
 
 from .._kernels import multi_source_levels, multi_source_owners
+from ..metrics import evaluate
 from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap
 from .objectives import SymGraph
@@ -165,14 +166,29 @@ class Hierarchy:
         return out[::-1]
 
 
-def _host_partitions(topology):
+def _generator_groups(topology):
+    """Group of every host from the generator's attributes (a dragonfly of
+    :func:`~libtopomap.dragonfly` with more than one group, hosts ``0 .. H-1``), or None."""
+    t = topology
+    a = t.attrs
+    if a.get("generator") != "dragonfly" or int(a.get("groups", 1)) <= 1:
+        return None
+    hosts = t.hosts.astype(np.int64)
+    per_group = int(a["routers"]) * max(int(a["terminals"]), 1)
+    if hosts.size != int(a["groups"]) * per_group or not np.array_equal(hosts, np.arange(hosts.size)):
+        return None
+    return hosts // per_group
+
+
+def _host_partitions(topology, generator_groups=True):
     """Nested partitions of the slot vertices, finest first (labels per host, ``H`` entries each).
 
     Switch levels are hop distances from the nearest slot vertex (one multi-source BFS).  A host
     hangs under its anchor, its lowest-index neighbouring switch (the finest partition); at height
     ``r`` two hosts are
     together when their anchors are connected through switches of level ``<= r`` (connected
-    components).  A dragonfly built by :func:`~libtopomap.dragonfly` also gets its groups.
+    components).  A dragonfly built by :func:`~libtopomap.dragonfly` also gets its groups
+    (``generator_groups``).
     """
     t = topology
     n = t.n_vertices
@@ -198,11 +214,9 @@ def _host_partitions(topology):
         _, comp = csgraph.connected_components(adj, directed=False)
         lab = np.where(has_anchor, comp[np.minimum(anchor, n - 1)], n + np.arange(H))
         parts.append(lab)
-    a = t.attrs
-    if a.get("generator") == "dragonfly" and int(a.get("groups", 1)) > 1:
-        per_group = int(a["routers"]) * max(int(a["terminals"]), 1)
-        if H == int(a["groups"]) * per_group and np.array_equal(hosts, np.arange(H)):
-            parts.append(hosts // per_group)
+    groups = _generator_groups(t) if generator_groups else None
+    if groups is not None:
+        parts.append(groups)
     return parts
 
 
@@ -213,13 +227,16 @@ def _is_nested(fine, coarse):
     return pairs.size == int(f.max()) + 1
 
 
-def topology_hierarchy(topology):
+def topology_hierarchy(topology, *, generator_groups=True):
     """The machine hierarchy of a topology: hosts under leaf switches, leaves under the switches
     one level up, ... up to one root.
 
     Parameters
     ----------
     topology : Topology
+    generator_groups : bool
+        Add the groups of a dragonfly from its generator's attributes (default); False reads the
+        hierarchy off the links alone.
 
     Returns
     -------
@@ -256,7 +273,7 @@ def topology_hierarchy(topology):
     current = np.arange(H, dtype=np.int64)  # node of every host at the current height
     n_groups = H
     chain = []
-    for lab in sorted(_host_partitions(t), key=lambda x: -np.unique(x).size):
+    for lab in sorted(_host_partitions(t, generator_groups), key=lambda x: -np.unique(x).size):
         k = np.unique(lab).size
         if k >= n_groups or k < 1 or (chain and not _is_nested(chain[-1], lab)):
             continue
@@ -906,7 +923,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     that leaves two processes without traffic between them on one host is replaced by the pairs
     of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most
-    :data:`SWAP_MOVES` moves.
+    :data:`SWAP_MOVES` moves.  On a dragonfly with its generator's group attributes the whole
+    construction also runs on the hierarchy read off the links alone
+    (``topology_hierarchy(topology, generator_groups=False)``) and the mapping with the lower
+    (maximum ECMP congestion, hop-bytes) is kept: the group level cut hop-bytes but raised the
+    maximum congestion of a recursive-doubling allreduce on ``dragonfly(5, 4, 2, 1)`` with 8 slots
+    per host from 48 to 64.
 
     Parameters
     ----------
@@ -959,21 +981,37 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     16
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    h = topology_hierarchy(topology)
+    if rounds is not None:
+        warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
+                      DeprecationWarning, stacklevel=2)
+    depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
     sym = SymGraph(g)
-    H = topology.hosts.size
-    # usable slots under every node
+    base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
+    swap_seed = int(rng.integers(2**63))
+    hierarchies = [topology_hierarchy(topology)]
+    if _generator_groups(topology) is not None:
+        hierarchies.append(topology_hierarchy(topology, generator_groups=False))
+    best, best_key = None, None
+    for h in hierarchies:
+        gamma = _descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
+        if depth > 0 and g.n > 1:
+            gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=np.random.default_rng(swap_seed),
+                                           depth=depth, iterations=SWAP_MOVES)
+        if len(hierarchies) > 1:
+            m = evaluate(topology, g, gamma)
+            key = (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
+            if best_key is not None and key >= best_key:
+                continue
+            best_key = key
+        best = gamma
+    return finish(topology, best, slots, "multisection")
+
+
+def _capacities(h, slots, H):
+    """Usable slots under every node of ``h`` (``slots`` per vertex; leaves ``0 .. H-1``)."""
     cap = np.zeros(h.n_nodes, np.int64)
     cap[:H] = slots[h.vertex[:H]]
     for x in _bottom_up(h.child_ptr, h.child_idx, h.root):
         if x >= H:
             cap[x] = cap[h.children(x)].sum()
-    base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
-    gamma = _descend(topology, h, cap, sym, base_seed, tries)
-    if rounds is not None:
-        warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
-                      DeprecationWarning, stacklevel=2)
-    depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
-    if depth > 0 and g.n > 1:
-        gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
-    return finish(topology, gamma, slots, "multisection")
+    return cap
