@@ -416,3 +416,15 @@ def test_dragonfly_groups_never_worse_than_the_links_alone(seed):
 def test_hierarchy_without_generator_groups_reads_the_links():
     t = ltm.dragonfly(9, 4, 2, 2)
     assert topology_hierarchy(t, generator_groups=False).n_nodes == topology_hierarchy(_without_attrs(t)).n_nodes
+
+
+def test_iterated_local_search_leaves_the_descent_optimum(monkeypatch):
+    # the 16x16 torus / 4x64 stencil: 1,756 hop-bytes at the descent's local optimum (seed 1),
+    # 1,672 after the threshold rounds (Mt-KaHyPar: 1,676); without them (KICK_ROUNDS = 0) 1,756
+    import libtopomap.mappers.multisection as ms
+
+    t, g = ltm.torus("16x16"), scrambled_torus("4x64", 0)
+    hb = ltm.evaluate(t, g, map_multisection(t, g, seed=1))["hop_bytes"]
+    assert hb <= 1676
+    monkeypatch.setattr(ms, "KICK_ROUNDS", 0)
+    assert ltm.evaluate(t, g, map_multisection(t, g, seed=1))["hop_bytes"] > hb
