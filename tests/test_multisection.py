@@ -428,3 +428,43 @@ def test_iterated_local_search_leaves_the_descent_optimum(monkeypatch):
     assert hb <= 1676
     monkeypatch.setattr(ms, "KICK_ROUNDS", 0)
     assert ltm.evaluate(t, g, map_multisection(t, g, seed=1))["hop_bytes"] > hb
+
+
+def _lonely_hosts(g, v):
+    s = g.symmetric()
+    out = 0
+    for x in np.unique(v):
+        ps = np.flatnonzero(v == x)
+        if ps.size == 2 and s[ps[0], ps[1]] <= 0:
+            out += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_repair_lonely_pairs_on_an_even_ring(seed):
+    # an even cycle has a perfect matching, and it is bipartite: alternating paths find one from
+    # any pairing, and every vertex keeps two processes
+    from libtopomap.mappers.multisection import _repair_lonely_pairs
+    from libtopomap.mappers.objectives import SymGraph
+
+    n = 16
+    g = stencil(str(n))
+    v = np.random.default_rng(seed).permutation(np.repeat(np.arange(n // 2), 2))
+    fixed, repairs = _repair_lonely_pairs(SymGraph(g), v)
+    assert _lonely_hosts(g, fixed) == 0
+    assert repairs >= 1 or _lonely_hosts(g, v) == 0
+    assert np.array_equal(np.bincount(fixed, minlength=n // 2), np.full(n // 2, 2))
+
+
+def test_two_slots_per_host_no_lonely_host_on_the_fat_tree_stencil():
+    # the bench's 2-slot 8-ary 3-tree with a 32x32 stencil: 4 lonely hosts and max congestion 8
+    # before the repair, none and 6 (every host link at 3 + 3 messages) after
+    t = ltm.fattree(8, 3)
+    t = Topology(t.names, np.stack([t.link_u, t.link_v], 1), capacities=t.capacity,
+                 slots=np.where(t.slots > 0, 2, 0), kinds=t.kinds, name="x2", attrs=t.attrs)
+    g = scrambled_torus("32x32", 0)
+    v = np.asarray(map_multisection(t, g, seed=1, objective="congestion").vertices)
+    assert _lonely_hosts(g, v) == 0
+    assert ltm.evaluate(t, g, v)["max_congestion"] == 6
+    assert np.array_equal(map_processes(t, g, strategy="multisection", seed=1).vertices, v)  # its default objective
+    assert _lonely_hosts(g, np.asarray(map_multisection(t, g, seed=1).vertices)) > 0  # hop-bytes alone: no repair
