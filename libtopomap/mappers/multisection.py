@@ -1094,8 +1094,10 @@ def _repair_lonely_pairs(sym, gamma, visits=REPAIR_VISITS):
     def lonely(a):
         return mate[a] >= 0 and not talks(a, mate[a])
 
+    row = np.repeat(np.arange(sym.n), np.diff(ptr))
+    talk = np.bincount(row[(idx == mate[row]) & (w > 0)], minlength=sym.n) > 0
     repairs = 0
-    for p in np.flatnonzero(mate >= 0).tolist():
+    for p in np.flatnonzero((mate >= 0) & ~talk).tolist():  # lonely at the start (re-checked: repairs move)
         if not lonely(p):
             continue
         prev, seen, end = {}, {p, int(mate[p])}, None
