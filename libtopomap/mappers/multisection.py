@@ -1143,10 +1143,11 @@ def _repair_lonely_pairs(sym, gamma, visits=REPAIR_VISITS):
 
 
 def _pair_hosts(topology, g, sym, gamma, slots, rng, depth):
-    """On hosts of two slots: :func:`_repair_lonely_pairs`, then the final search of
+    """On hosts of two slots: :func:`_repair_lonely_pairs`, then the hop-bytes descent of
     :func:`_swap_search` over whole hosts (the communication graph contracted by vertex, one slot
-    per used vertex), which moves pairs without splitting them.  Unchanged elsewhere, or when no
-    lonely host can be repaired."""
+    per used vertex), which moves pairs without splitting them (the threshold rounds there gained
+    nothing on the 2-slot fat tree of ``bench_quality.py`` for twice the time).  Unchanged
+    elsewhere, or when no lonely host can be repaired."""
     used = np.unique(gamma)
     if used.size < 2 or not np.all(slots[used] == 2):
         return gamma
@@ -1163,7 +1164,7 @@ def _pair_hosts(topology, g, sym, gamma, slots, rng, depth):
                   slots=one, kinds=topology.kinds, name=topology.name, attrs=topology.attrs)
     if cg.n_edges == 0:
         return fixed
-    where = _swap_search(t1, cg, used.copy(), one, rng, depth)
+    where, _, _, _ = hopbytes_swap(t1, cg, used.copy(), one, rng=rng, depth=depth, iterations=SWAP_MOVES)
     return np.asarray(where, np.int64)[unit]
 
 
