@@ -25,7 +25,8 @@ by`` names the first key of the rule that separates the pick from the runner-up 
 gap), ``portfolio(congestion)+ta`` (what ``map --strategy all --refine ta`` returns with the default
 budget, through the CLI's own :class:`~libtopomap.portfolio.MappingProblem` and
 :func:`~libtopomap.portfolio.run_portfolio`: the constructions again, then threshold accepting with
-its capped hop-bytes clean-up on the best two; seconds = the whole race), then the peers where installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
+its capped hop-bytes clean-up on the best two; seconds = the whole race), then the peers where
+installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
 on stderr):
 
 * KaHIP 3.25 ``process_mapping`` (C, through ctypes) and SharedMap (``chszlablib``, modes fast and
