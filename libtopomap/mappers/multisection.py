@@ -953,8 +953,8 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     (:func:`_repair_lonely_pairs`: such a host's link carries all of both processes' traffic; the
     2-slot 8-ary 3-tree with a 32x32 stencil went from max congestion 8 to 6 for 0.2 % more
     hop-bytes) and the pairs are moved as units by a hop-bytes descent.  On a dragonfly with its
-    generator's group attributes the whole construction also runs on the hierarchy read off the
-    links alone
+    generator's group attributes the whole construction also runs (up to :data:`EFFORT_MAX`
+    processes) on the hierarchy read off the links alone
     (``topology_hierarchy(topology, generator_groups=False)``) and the mapping with the lower
     (maximum ECMP congestion, hop-bytes) is kept: the group level cut hop-bytes but raised the
     maximum congestion of a recursive-doubling allreduce on ``dragonfly(5, 4, 2, 1)`` with 8 slots
@@ -1026,7 +1026,10 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
     swap_seed = int(rng.integers(2**63))
     hierarchies = [topology_hierarchy(topology)]
-    if _generator_groups(topology) is not None:
+    if _generator_groups(topology) is not None and g.n <= EFFORT_MAX:
+        # both hierarchies where the extra effort is cheap (at 32,768 processes on a dragonfly of
+        # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
+        # 530,496 hop-bytes against 74.1 and 536,590)
         hierarchies.append(topology_hierarchy(topology, generator_groups=False))
     best, best_key = None, None
     for h in hierarchies:
