@@ -96,9 +96,10 @@ KICK_ROUNDS = 5
 KICK_LEVEL = 2.0
 KICK_MOVES = 1 << 21
 #: Processes up to which the rounds get all of :data:`KICK_MOVES`; above, their swaps shrink as
-#: ``1 / P``: on the 32,768-host 32-ary 3-tree with a 32x32x32 stencil the full budget
-#: cost 5.2 s on top of 13.6 s (load ~7) for 0.016 % of hop-bytes.
-KICK_FULL = 4096
+#: ``1 / P``.  With the full budget at 4,096 processes (8-ary 4-tree, 64x64 stencil) the rounds
+#: doubled multisection's CPU time (0.75 -> 1.8 s, load ~5) for 0.08 % of hop-bytes, and on the
+#: 32,768-host 32-ary 3-tree added 5.2 s to 13.6 s for 0.016 %; the 1,024-process torus gains 8 %.
+KICK_FULL = 1024
 
 #: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
 REPAIR_VISITS = 4096
