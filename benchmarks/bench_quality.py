@@ -22,7 +22,11 @@ the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion
 ``portfolio(hopbytes)`` (the pick of ``map --strategy all`` without refinement under that
 objective, by the portfolio's own selection rule; seconds = the sum of its candidates; ``decided
 by`` names the first key of the rule that separates the pick from the runner-up and their relative
-gap), then the peers where installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
+gap), ``portfolio(congestion)+ta`` (what ``map --strategy all --refine ta`` returns with the default
+budget, through the CLI's own :class:`~libtopomap.portfolio.MappingProblem` and
+:func:`~libtopomap.portfolio.run_portfolio`: the constructions again, then threshold accepting with
+its capped hop-bytes clean-up on the best two; seconds = the whole race), then the peers where
+installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
 on stderr):
 
 * KaHIP 3.25 ``process_mapping`` (C, through ctypes) and SharedMap (``chszlablib``, modes fast and
@@ -65,7 +69,8 @@ from libtopomap.mappers.multisection import topology_hierarchy
 from libtopomap.mappers.scotch import repair_slots
 from libtopomap.patterns import scrambled_torus
 from libtopomap.collectives import schedule, schedule_graph
-from libtopomap.portfolio import STRATEGY_ORDER, Candidate, Outcome, lower_bounds, select
+from libtopomap.portfolio import (STRATEGY_ORDER, Candidate, MappingProblem, Outcome, lower_bounds, make_candidates,
+                                  run_portfolio, select)
 
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -325,6 +330,31 @@ def portfolio_rows(rows, bounds):
     return out
 
 
+def portfolio_ta_row(t, g, seed):
+    """What ``map --strategy all --refine ta`` returns with the default budget (objective
+    congestion), by the CLI's own code path: a :class:`~libtopomap.portfolio.MappingProblem`, the
+    candidates of :func:`~libtopomap.portfolio.make_candidates` in the race's strategy order, and
+    :func:`~libtopomap.portfolio.run_portfolio`.  Seconds are the whole race's."""
+    problem = MappingProblem(t, g, objective="congestion")
+    names = [x for x in STRATEGY_ORDER if x in STRATEGIES]
+    cands = make_candidates(names, seed=seed, refine="ta", starts=np.flatnonzero(problem.slots))
+    box = {}
+
+    def race():
+        box["result"] = run_portfolio(problem, cands)
+        return box["result"].winner.payload
+
+    v, dt, peak, err = measure(race)
+    r = row(t, g, "portfolio(congestion)+ta", v, dt, peak, err)
+    if err is None:
+        res = box["result"]
+        rest = [o for o in res.outcomes if o is not res.winner]
+        r.update({"pick": res.winner.label, "runner_up": select(rest).label if rest else None,
+                  "decided_by": decided_by(res.winner, select(rest))[0] if rest else "only candidate",
+                  "relative_gap": decided_by(res.winner, select(rest))[1] if rest else None})
+    return r
+
+
 def bench_instance(key, label, t, g, seed, kahip, cached=None):
     slots = np.asarray(t.slots, np.int64)
     bounds = lower_bounds(t, g, slots)
@@ -334,6 +364,9 @@ def bench_instance(key, label, t, g, seed, kahip, cached=None):
         rows.append(row(t, g, s, v, dt, peak, err))
         print(f"  {key} {s}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} ({dt:.2f} s)", file=sys.stderr)
     rows += portfolio_rows(rows, bounds)
+    rows.append(portfolio_ta_row(t, g, seed))
+    print(f"  {key} portfolio(congestion)+ta -> {rows[-1].get('pick')}: {rows[-1].get('max_congestion')} "
+          f"{rows[-1].get('hop_bytes', rows[-1].get('error'))} ({rows[-1]['seconds']:.2f} s)", file=sys.stderr)
     if cached is not None:
         old = [dict(r, cached=True) for r in cached["rows"] if r["method"].startswith(PEERS)]
         print(f"  {key}: {len(old)} peer rows from the previous run", file=sys.stderr)
@@ -374,7 +407,8 @@ def bench_instance(key, label, t, g, seed, kahip, cached=None):
 def targets(inst):
     """The targets of issue 19 on one instance: ``(target, ok, numbers)`` for each that applies.
 
-    * ``portfolio(congestion)``: max congestion <= 0.9x the best peer's unless the pick is at the
+    * ``portfolio(congestion)+ta`` (``portfolio(congestion)`` in runs without that row): max
+      congestion <= 0.9x the best peer's unless the pick is at the
       congestion lower bound or the best peer is (a tie at the bound), and hop-bytes <= 1.05x the
       best peer's;
     * ``portfolio(hopbytes)``: hop-bytes <= the best peer's;
@@ -388,7 +422,9 @@ def targets(inst):
     if not peers:
         return []
     by = {r["method"]: r for r in rows}
-    pc, ph = by["portfolio(congestion)"], by["portfolio(hopbytes)"]
+    # the congestion targets on what a user who wants congestion runs (``--refine ta``) where the
+    # run has that row; the pick without refinement otherwise (runs before session 6)
+    pc, ph = by.get("portfolio(congestion)+ta", by["portfolio(congestion)"]), by["portfolio(hopbytes)"]
     best_c = min(peers, key=lambda r: r["max_congestion"])
     best_h = min(peers, key=lambda r: r["hop_bytes"])
     bound = inst.get("bounds", {}).get("congestion", 0.0)

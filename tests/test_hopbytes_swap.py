@@ -149,3 +149,36 @@ def test_registered_and_used_for_hopbytes():
     assert ltm.evaluate(topo, g, m)["hop_bytes"] <= ltm.evaluate(topo, g, start)["hop_bytes"]
     with pytest.raises(MappingError, match="depth"):
         refine_hopbytes_swap(topo, g, start, depth=0)
+
+
+@pytest.mark.parametrize("topo", SMALL, ids=["torus2x4", "fattree2x3", "mesh2x4"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_threshold_passes_exact_values_and_deterministic(topo, seed):
+    from libtopomap.mappers.hopbytes_swap import threshold_swap_passes
+
+    hosts = np.flatnonzero(topo.slots > 0)
+    n = hosts.size
+    g = _random_graph(n, 10, seed)
+    D = _dist(topo)
+    slots = topo.slots.astype(np.int64)
+    start = np.random.default_rng(seed).permutation(hosts)
+    runs = [threshold_swap_passes(topo, g, start, slots, rng=np.random.default_rng(seed), passes=6, depth=n,
+                                  level=8.0, moves=10_000) for _ in range(2)]
+    (v, s0, s1, stats), (v2, *_rest) = runs
+    assert np.array_equal(v, v2)  # the same seed gives the same mapping
+    check_mapping(topo, v, n, slots=topo.slots)
+    assert s0 == pytest.approx(_hop_bytes(D, g, start))
+    assert s1 == pytest.approx(_hop_bytes(D, g, v)) and s1 <= s0  # the best seen, never worse than the start
+    best = min(_hop_bytes(D, g, hosts[list(p)]) for p in itertools.permutations(range(n)))
+    assert s1 >= best
+    assert stats["passes"] <= 6 and stats["iterations"] <= 10_000
+
+
+def test_threshold_passes_keep_to_their_move_budget():
+    from libtopomap.mappers.hopbytes_swap import threshold_swap_passes
+
+    t, g = ltm.torus("8x8"), stencil("4x16")
+    start = np.random.default_rng(3).permutation(64)
+    _, s0, s1, stats = threshold_swap_passes(t, g, start, t.slots.astype(np.int64), rng=np.random.default_rng(0),
+                                             passes=50, depth=4, level=4.0, moves=777)
+    assert stats["iterations"] == 777 and s1 <= s0

@@ -193,7 +193,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
 
         m = Mapping(topology, map_two_level(topology, g, construct, slots=slots, split=split), strategy=strategy,
                     slots=slots)
-    elif strategy in ("random", "scotch", "multisection"):
+    elif strategy == "multisection":
+        m = map_multisection(topology, g, slots=slots, seed=seed, objective=objective)
+    elif strategy in ("random", "scotch"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
     else:
         p = multicore_slots(slots, g.n)

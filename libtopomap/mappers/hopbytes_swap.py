@@ -22,7 +22,8 @@ from .. import _kernels
 from ..errors import MappingError
 from .local_search import SwapState, hops_lower_bound, run_refinement
 
-__all__ = ["refine_hopbytes_swap", "hopbytes_swap", "nc_moves", "NC_DEPTH", "NC_CAP", "BATCH"]
+__all__ = ["refine_hopbytes_swap", "hopbytes_swap", "threshold_swap_passes", "nc_moves", "NC_DEPTH", "NC_CAP",
+           "BATCH"]
 
 #: VieM's default communication-graph distance of the swap neighbourhood ``N_C^d``
 #: (``communication_neighborhood_dist = 10`` in VieM's default configuration).
@@ -164,6 +165,74 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     if stats["best_value"] > start_value:
         return np.asarray(start), start_value, start_value, stats
     return best.astype(np.int32), start_value, stats["best_value"], stats
+
+
+def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, level, moves):
+    """Threshold accepting over ``N_C^depth`` with a schedule that does not depend on the clock.
+
+    ``passes`` passes over the processes (a new random order each): every process tries the swaps
+    of :func:`nc_moves` in turn, and a swap is kept when it raises hop-bytes by less than the
+    pass's threshold, ``level x (1 - i / passes)`` in pass ``i`` (a descent in the last pass but
+    strictly positive before: the walk leaves the local optimum of the descent).  The number of
+    passes shrinks so that at most ``moves`` swaps are tried (the first pass's count as the size of
+    a pass).  The best mapping seen is returned; the same ``rng`` state gives the same result
+    whatever the timing (chunks are cut by count, never by time).
+
+    Parameters
+    ----------
+    topology : Topology
+    g : CommGraph or SymGraph
+    start : array_like of int
+    slots : numpy.ndarray of int
+    rng : numpy.random.Generator
+    passes : int
+    depth : int
+        ``d`` of ``N_C^d``.
+    level : float
+        Threshold of the first pass (hop-bytes).
+    moves : int
+        Swaps to try at the most.
+
+    Returns
+    -------
+    vertices : numpy.ndarray of int64
+    start_value, best_value : float
+        Hop-bytes of ``start`` and of the result (never more than ``start``'s).
+    stats : dict
+        ``passes`` (run), ``iterations`` (swaps tried), ``accepted``.
+    """
+    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes")
+    P = state.sym.n
+    start_value = state.score
+    stats = {"passes": 0, "iterations": 0, "accepted": 0}
+    lower = hops_lower_bound(state.sym, slots) * (1 + 1e-12)
+    if P < 2 or state.sym.indices.size == 0 or start_value <= lower:
+        return np.asarray(start, np.int64).copy(), start_value, start_value, stats
+    order_rng = np.random.default_rng(rng.integers(2**63))
+    planned = int(passes)
+    i = 0
+    while i < planned and stats["iterations"] < moves:
+        th = float(level) * (1.0 - i / planned)
+        order = order_rng.permutation(P).astype(np.int64)
+        for lo in range(0, P, BATCH):
+            if stats["iterations"] >= moves:
+                break
+            ma, mb = nc_moves(state, order[lo:lo + BATCH], int(depth))
+            ma, mb = ma[:moves - stats["iterations"]], mb[:moves - stats["iterations"]]
+            for k in range(0, ma.size, _CHUNK_MAX):
+                a, b = ma[k:k + _CHUNK_MAX], mb[k:k + _CHUNK_MAX]
+                acc, _imp, n, _ = state.run(np.full(a.size, th if th > 0 else -1e-12 * (1.0 + abs(state.score))),
+                                            rng, lower=lower, moves=(a, b))
+                stats["iterations"] += n
+                stats["accepted"] += acc
+        if i == 0 and stats["iterations"] > 0:
+            planned = int(min(planned, max(1, moves // stats["iterations"])))
+        stats["passes"] += 1
+        i += 1
+    best = state.best_vertices
+    if state.best_score >= start_value:
+        return np.asarray(start, np.int64).copy(), start_value, start_value, stats
+    return np.asarray(best, np.int64), start_value, float(state.best_score), stats
 
 
 def refine_hopbytes_swap(topology, graph, mapping=None, *, slots=None, seed=None, time_budget=None, iterations=None,

@@ -27,8 +27,11 @@ from numba import njit
 from scipy.sparse import csgraph
 
 from .._kernels import multi_source_levels, multi_source_owners
+from ..commgraph import CommGraph
+from ..topology import Topology
+from ..metrics import evaluate
 from ._common import finish, prepare
-from .hopbytes_swap import hopbytes_swap
+from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
 from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
@@ -77,6 +80,28 @@ SWAP_DEPTH = 4
 #: 32,768 processes the search to a local optimum took 10-12 million moves, more than the whole
 #: construction, for 0.04-0.1 % of hop-bytes.
 SWAP_MOVES = 1 << 22
+
+#: Rounds of iterated local search after the descent: in round ``r`` (from 0) :data:`KICK_PASSES`
+#: threshold passes (:func:`~libtopomap.mappers.hopbytes_swap.threshold_swap_passes` over
+#: ``N_C^d``, first threshold ``(r + 1) x KICK_LEVEL`` median edge weights) from the best mapping
+#: so far, then the descent again; the result replaces the best when it has fewer hop-bytes.  At
+#: most :data:`KICK_MOVES` threshold swaps over all rounds.  On ``benchmarks/bench_quality.py``
+#: (seed 1): the 16x16 torus / 4x64 stencil 1,756 -> 1,672 hop-bytes, 32x32 / 16x64 9,936 -> 9,108,
+#: 8x8x8 7,104 -> 6,208, dragonfly g9 a4 p2 h2 892 -> 876, g17 a8 p4 h2 9,740 -> 9,570, the 4,096
+#: fat tree 51,616 -> 51,576, never worse, for 0.1-0.7 s a round (idle); rounds with one threshold
+#: gained after the first round nothing, passes over ``N_C^2`` a third to a half as much.
+KICK_PASSES = 10
+KICK_ROUNDS = 5
+KICK_LEVEL = 2.0
+KICK_MOVES = 1 << 21
+#: Processes up to which the rounds get all of :data:`KICK_MOVES`; above, their swaps shrink as
+#: ``1 / P``.  With the full budget at 4,096 processes (8-ary 4-tree, 64x64 stencil) the rounds
+#: doubled multisection's CPU time (0.75 -> 1.8 s, load ~5) for 0.08 % of hop-bytes, and on the
+#: 32,768-host 32-ary 3-tree added 5.2 s to 13.6 s for 0.016 %; the 1,024-process torus gains 8 %.
+KICK_FULL = 1024
+
+#: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
+REPAIR_VISITS = 4096
 
 
 @dataclass(frozen=True)
@@ -164,14 +189,29 @@ class Hierarchy:
         return out[::-1]
 
 
-def _host_partitions(topology):
+def _generator_groups(topology):
+    """Group of every host from the generator's attributes (a dragonfly of
+    :func:`~libtopomap.dragonfly` with more than one group, hosts ``0 .. H-1``), or None."""
+    t = topology
+    a = t.attrs
+    if a.get("generator") != "dragonfly" or int(a.get("groups", 1)) <= 1:
+        return None
+    hosts = t.hosts.astype(np.int64)
+    per_group = int(a["routers"]) * max(int(a["terminals"]), 1)
+    if hosts.size != int(a["groups"]) * per_group or not np.array_equal(hosts, np.arange(hosts.size)):
+        return None
+    return hosts // per_group
+
+
+def _host_partitions(topology, generator_groups=True):
     """Nested partitions of the slot vertices, finest first (labels per host, ``H`` entries each).
 
     Switch levels are hop distances from the nearest slot vertex (one multi-source BFS).  A host
     hangs under its anchor, its lowest-index neighbouring switch (the finest partition); at height
     ``r`` two hosts are
     together when their anchors are connected through switches of level ``<= r`` (connected
-    components).  A dragonfly built by :func:`~libtopomap.dragonfly` also gets its groups.
+    components).  A dragonfly built by :func:`~libtopomap.dragonfly` also gets its groups
+    (``generator_groups``).
     """
     t = topology
     n = t.n_vertices
@@ -197,11 +237,9 @@ def _host_partitions(topology):
         _, comp = csgraph.connected_components(adj, directed=False)
         lab = np.where(has_anchor, comp[np.minimum(anchor, n - 1)], n + np.arange(H))
         parts.append(lab)
-    a = t.attrs
-    if a.get("generator") == "dragonfly" and int(a.get("groups", 1)) > 1:
-        per_group = int(a["routers"]) * max(int(a["terminals"]), 1)
-        if H == int(a["groups"]) * per_group and np.array_equal(hosts, np.arange(H)):
-            parts.append(hosts // per_group)
+    groups = _generator_groups(t) if generator_groups else None
+    if groups is not None:
+        parts.append(groups)
     return parts
 
 
@@ -212,13 +250,16 @@ def _is_nested(fine, coarse):
     return pairs.size == int(f.max()) + 1
 
 
-def topology_hierarchy(topology):
+def topology_hierarchy(topology, *, generator_groups=True):
     """The machine hierarchy of a topology: hosts under leaf switches, leaves under the switches
     one level up, ... up to one root.
 
     Parameters
     ----------
     topology : Topology
+    generator_groups : bool
+        Add the groups of a dragonfly from its generator's attributes (default); False reads the
+        hierarchy off the links alone.
 
     Returns
     -------
@@ -255,7 +296,7 @@ def topology_hierarchy(topology):
     current = np.arange(H, dtype=np.int64)  # node of every host at the current height
     n_groups = H
     chain = []
-    for lab in sorted(_host_partitions(t), key=lambda x: -np.unique(x).size):
+    for lab in sorted(_host_partitions(t, generator_groups), key=lambda x: -np.unique(x).size):
         k = np.unique(lab).size
         if k >= n_groups or k < 1 or (chain and not _is_nested(chain[-1], lab)):
             continue
@@ -624,18 +665,12 @@ def _placed_refine(topology, h, kids, child_of, procs, sp_, si, sv, loc, sym, in
     """:func:`_placed_swap_refine` of a split into two children of a grid hierarchy: the cut counts
     with the distance between the children's representatives, the traffic to processes outside the
     split with the distances from each child's representative to where they are now."""
-    ptr, idx = sym.indptr, sym.indices
-    deg = ptr[procs + 1] - ptr[procs]
-    src_local = np.repeat(np.arange(procs.size), deg)
-    first = np.cumsum(deg) - deg
-    arcs = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(ptr[procs] - first, deg)
-    nb = idx[arcs]
-    ext_arc = ~inside[nb]
+    s, nb, w = _subset_arcs(sym, procs, inside)
     reps = h.rep[kids]
     o = topology.distances
     ext = np.zeros(procs.size)
-    if ext_arc.any():
-        s, where, w = src_local[ext_arc], loc[nb[ext_arc]], sym.wsum[arcs[ext_arc]]
+    if nb.size:
+        where = loc[nb]
         d1 = o.pairs(np.full(where.size, reps[1]), where)
         d0 = o.pairs(np.full(where.size, reps[0]), where)
         ext = np.bincount(s, weights=w * (d1 - d0), minlength=procs.size)
@@ -801,11 +836,10 @@ def _fill(caps, n):
     return out
 
 
-def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
-    """Assign the parts to the children (only among children of equal size) so that the traffic
-    of each part to processes outside the subtree (at their current representative vertex)
-    travels the fewest hops: a linear assignment per group of equal-sized children."""
-    k = kids.size
+def _subset_arcs(sym, procs, inside):
+    """The arcs of ``sym`` from the processes ``procs`` to processes outside them (``inside`` marks
+    the processes of the subset): ``(src, nb, w)``, the position in ``procs`` of each arc's source,
+    its other end (a process) and its weight (``sym.wsum``)."""
     ptr, idx = sym.indptr, sym.indices
     deg = ptr[procs + 1] - ptr[procs]
     src_local = np.repeat(np.arange(procs.size), deg)
@@ -813,9 +847,17 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     arcs = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(ptr[procs] - first, deg)
     nb = idx[arcs]
     ext = ~inside[nb]
-    if not ext.any():
+    return src_local[ext], nb[ext], sym.wsum[arcs[ext]]
+
+
+def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
+    """Assign the parts to the children (only among children of equal size) so that the traffic
+    of each part to processes outside the subtree (at their current representative vertex)
+    travels the fewest hops: a linear assignment per group of equal-sized children."""
+    k = kids.size
+    src_local, nb, w = _subset_arcs(sym, procs, inside)
+    if nb.size == 0:
         return np.arange(k)
-    src_local, nb, w = src_local[ext], nb[ext], sym.wsum[arcs[ext]]
     locs, inv = np.unique(loc[nb], return_inverse=True)
     cost = np.zeros((k, k))
     reps = h.rep[kids]
@@ -885,7 +927,8 @@ def _descend(topology, h, cap, sym, base_seed, tries):
     return gamma
 
 
-def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None):
+def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None,
+                     objective="hopbytes"):
     """Hierarchical multisection mapping: split the communication graph along the machine's tree.
 
     The hierarchy comes from the topology (:func:`topology_hierarchy`).  From the root down, the
@@ -907,7 +950,18 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     that leaves two processes without traffic between them on one host is replaced by the pairs
     of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most
-    :data:`SWAP_MOVES` moves.
+    :data:`SWAP_MOVES` moves, then a few rounds of threshold passes and descent again leave that
+    local optimum (:data:`KICK_ROUNDS`).  With ``objective="congestion"``, on hosts of two slots,
+    hosts whose two processes do not communicate are then repaired along alternating paths
+    (:func:`_repair_lonely_pairs`: such a host's link carries all of both processes' traffic; the
+    2-slot 8-ary 3-tree with a 32x32 stencil went from max congestion 8 to 6 for 0.2 % more
+    hop-bytes) and the pairs are moved as units by a hop-bytes descent.  On a dragonfly with its
+    generator's group attributes the whole construction also runs (up to :data:`EFFORT_MAX`
+    processes) on the hierarchy read off the links alone
+    (``topology_hierarchy(topology, generator_groups=False)``) and the mapping with the lower
+    (maximum ECMP congestion, hop-bytes) is kept: the group level cut hop-bytes but raised the
+    maximum congestion of a recursive-doubling allreduce on ``dragonfly(5, 4, 2, 1)`` with 8 slots
+    per host from 48 to 64.
 
     Parameters
     ----------
@@ -926,6 +980,10 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         local optimum or :data:`SWAP_MOVES` moves (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
     rounds : int, optional
         Deprecated (the former swap search's rounds): ``rounds=0`` is ``swap_depth=0``.
+    objective : {"hopbytes", "congestion", "dilation"}
+        ``"congestion"`` adds the repair of hosts of two slots whose processes do not communicate
+        (it may cost hop-bytes); the others map for hop-bytes alone.  :func:`~libtopomap.mappers.map_processes`
+        passes its own.
 
     Returns
     -------
@@ -959,22 +1017,175 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     >>> len(m)
     16
     """
+    from . import check_objective
+
+    objective = check_objective(objective)
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    h = topology_hierarchy(topology)
+    if rounds is not None:
+        warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
+                      DeprecationWarning, stacklevel=2)
+    depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
     sym = SymGraph(g)
-    H = topology.hosts.size
-    # usable slots under every node
+    base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
+    swap_seed = int(rng.integers(2**63))
+    hierarchies = [topology_hierarchy(topology)]
+    if _generator_groups(topology) is not None and g.n <= EFFORT_MAX:
+        # both hierarchies where the extra effort is cheap (at 32,768 processes on a dragonfly of
+        # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
+        # 530,496 hop-bytes against 74.1 and 536,590)
+        hierarchies.append(topology_hierarchy(topology, generator_groups=False))
+    best, best_key = None, None
+    for h in hierarchies:
+        gamma = _descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
+        if depth > 0 and g.n > 1:
+            gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
+            if objective == "congestion":
+                gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
+        if len(hierarchies) > 1:
+            m = evaluate(topology, g, gamma)
+            key = (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
+            if best_key is not None and key >= best_key:
+                continue
+            best_key = key
+        best = gamma
+    return finish(topology, best, slots, "multisection")
+
+
+def _swap_search(topology, g, gamma, slots, rng, depth):
+    """The final search of :func:`map_multisection`: hop-bytes descent over ``N_C^depth`` to a local
+    optimum (at most :data:`SWAP_MOVES` moves), then :data:`KICK_ROUNDS` rounds of iterated local
+    search: :data:`KICK_PASSES` threshold passes from the best mapping so far
+    (:func:`~libtopomap.mappers.hopbytes_swap.threshold_swap_passes`, the first threshold of round
+    ``r`` ``(r + 1) x`` :data:`KICK_LEVEL` times the median edge weight, at most :data:`KICK_MOVES`
+    swaps over all rounds, fewer above :data:`KICK_FULL` processes) and the descent again, kept
+    when it has fewer hop-bytes.  Deterministic for a given ``rng`` state (no step depends on the
+    clock)."""
+    gamma, _, value, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
+    level = KICK_LEVEL * float(np.median(np.abs(g.weights))) if g.n_edges else 0.0
+    budget = KICK_MOVES * min(1.0, KICK_FULL / max(g.n, 1)) // max(KICK_ROUNDS, 1)
+    for r in range(KICK_ROUNDS):
+        kicked, before, after, _ = threshold_swap_passes(topology, g, gamma, slots, rng=rng, passes=KICK_PASSES,
+                                                         depth=depth, level=level * (r + 1),
+                                                         moves=int(budget))
+        if after >= before:
+            continue
+        kicked, _, after, _ = hopbytes_swap(topology, g, kicked, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
+        if after < value:
+            gamma, value = kicked, after
+    return gamma
+
+
+def _mates(gamma):
+    """The other process on the same vertex of every process whose vertex holds exactly two, else -1."""
+    order = np.argsort(gamma, kind="stable")
+    mate = np.full(gamma.size, -1, np.int64)
+    count = np.bincount(gamma)
+    k = np.flatnonzero((gamma[order][1:] == gamma[order][:-1]) & (count[gamma[order][1:]] == 2))
+    mate[order[k]], mate[order[k + 1]] = order[k + 1], order[k]
+    return mate
+
+
+def _repair_lonely_pairs(sym, gamma, visits=REPAIR_VISITS):
+    """Give every host of two processes a communicating pair where an alternating path allows it.
+
+    A host whose two processes do not communicate carries all of both processes' traffic on its
+    link (the lonely pairs of :func:`_split`).  For each such process ``p`` a breadth-first search
+    (at most ``visits`` processes) looks for an alternating path ``p - x1 = y1 - x2 = ... - xk``
+    (``-``: communication, ``=``: sharing a vertex) that ends at a process of another lonely host,
+    or at ``p``'s own partner on its host; then ``p`` joins ``x1``, ``y1`` joins ``x2``, ..., and
+    the ``x`` stay where they are (an augmenting path of the pairing seen as a matching of the
+    communication graph).  Every repair removes at least one lonely host.  Returns ``(gamma,
+    repairs)``."""
+    gamma = np.asarray(gamma, np.int64).copy()
+    mate = _mates(gamma)
+    ptr, idx, w = sym.indptr, sym.indices, sym.wsum
+
+    def talks(a, b):
+        seg = slice(ptr[a], ptr[a + 1])
+        return bool(np.any((idx[seg] == b) & (w[seg] > 0)))
+
+    def lonely(a):
+        return mate[a] >= 0 and not talks(a, mate[a])
+
+    row = np.repeat(np.arange(sym.n), np.diff(ptr))
+    talk = np.bincount(row[(idx == mate[row]) & (w > 0)], minlength=sym.n) > 0
+    repairs = 0
+    for p in np.flatnonzero((mate >= 0) & ~talk).tolist():  # lonely at the start (re-checked: repairs move)
+        if not lonely(p):
+            continue
+        prev, seen, end = {}, {p, int(mate[p])}, None
+        queue = [p]
+        head = 0
+        while head < len(queue) and end is None and len(seen) < visits:
+            u = queue[head]
+            head += 1
+            for x in idx[ptr[u]:ptr[u + 1]].tolist():
+                if x == mate[p] and u != p:
+                    prev[x], end = u, x
+                    break
+                if x in seen or mate[x] < 0 or gamma[x] == gamma[p]:
+                    continue
+                seen.add(x)
+                prev[x] = u
+                if lonely(x):
+                    end = x
+                    break
+                y = int(mate[x])
+                if y not in seen:
+                    seen.add(y)
+                    queue.append(y)
+        if end is None:
+            continue
+        xs = [end]
+        while prev[xs[-1]] != p:
+            xs.append(int(mate[prev[xs[-1]]]))
+        xs = xs[::-1]
+        ys = [int(mate[x]) for x in xs]
+        movers = [p] + ys[:-1]
+        old = gamma.copy()
+        partner, left = int(mate[p]), ys[-1]
+        for m, x in zip(movers, xs):
+            gamma[m] = old[x]
+        for m, x in zip(movers, xs):
+            mate[m], mate[x] = x, m
+        if end != partner:  # p's partner and x_k's take p's place together
+            gamma[left] = old[p]
+            mate[partner], mate[left] = left, partner
+        repairs += 1
+    return gamma, repairs
+
+
+def _pair_hosts(topology, g, sym, gamma, slots, rng, depth):
+    """On hosts of two slots: :func:`_repair_lonely_pairs`, then the hop-bytes descent of
+    :func:`_swap_search` over whole hosts (the communication graph contracted by vertex, one slot
+    per used vertex), which moves pairs without splitting them (the threshold rounds there gained
+    nothing on the 2-slot fat tree of ``bench_quality.py`` for twice the time).  Unchanged
+    elsewhere, or when no lonely host can be repaired."""
+    used = np.unique(gamma)
+    if used.size < 2 or not np.all(slots[used] == 2):
+        return gamma
+    fixed, repairs = _repair_lonely_pairs(sym, gamma)
+    if repairs == 0:
+        return gamma
+    unit = np.searchsorted(used, fixed)
+    us, ud = unit[g.src], unit[g.dst]
+    keep = us != ud
+    cg = CommGraph(used.size, us[keep], ud[keep], g.weights[keep])
+    one = np.zeros(topology.n_vertices, np.int64)
+    one[used] = 1
+    t1 = Topology(topology.names, np.stack([topology.link_u, topology.link_v], 1), capacities=topology.capacity,
+                  slots=one, kinds=topology.kinds, name=topology.name, attrs=topology.attrs)
+    if cg.n_edges == 0:
+        return fixed
+    where, _, _, _ = hopbytes_swap(t1, cg, used.copy(), one, rng=rng, depth=depth, iterations=SWAP_MOVES)
+    return np.asarray(where, np.int64)[unit]
+
+
+def _capacities(h, slots, H):
+    """Usable slots under every node of ``h`` (``slots`` per vertex; leaves ``0 .. H-1``)."""
     cap = np.zeros(h.n_nodes, np.int64)
     cap[:H] = slots[h.vertex[:H]]
     for x in _bottom_up(h.child_ptr, h.child_idx, h.root):
         if x >= H:
             cap[x] = cap[h.children(x)].sum()
-    base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
-    gamma = _descend(topology, h, cap, sym, base_seed, tries)
-    if rounds is not None:
-        warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
-                      DeprecationWarning, stacklevel=2)
-    depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
-    if depth > 0 and g.n > 1:
-        gamma, _, _, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
-    return finish(topology, gamma, slots, "multisection")
+    return cap
