@@ -472,16 +472,10 @@ def _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, tr
     flow = np.zeros(n)
     for i in range(dests.size):
         t = dests[i]
-        need = 0
+        need = _kernels._bfs_targets(srcs, ptr[i], ptr[i + 1], i, is_src, t)
         for j in range(ptr[i], ptr[i + 1]):
-            s = srcs[j]
-            if is_src[s] != i:
-                is_src[s] = i
-                need += 1
-            flow[s] += ws[j]
+            flow[srcs[j]] += ws[j]
         head, tail = _kernels._bfs_start(t, i, stamp, level, queue)
-        if is_src[t] == i:
-            need -= 1
         while head < tail and need > 0:
             tail, hits = _kernels._bfs_visit(indptr, indices, queue[head], i, stamp, level, queue, tail, is_src)
             need -= hits
