@@ -1050,7 +1050,7 @@ def _routes_batch(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, tab
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pair_hops(rctx, s, t):
     """Links crossed from vertex ``s`` to ``t`` under dragonfly ``minimal`` or ``valiant`` routing
     (the model of ``rctx``, :func:`pair_context`), as :func:`route_hops` counts them, in ``O(1)``
