@@ -99,35 +99,51 @@ MESSAGE_SIZES = (1024, 1024 * 1024)
 
 
 def run_simgrid(topo, sizes, runs, *, message_sizes=MESSAGE_SIZES, jobs=1, algorithms=BCAST_ALGORITHMS,
-                progress=True):
-    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "algorithms": {alg: {"times":
-    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``."""
+                progress=True, budget=None, on_row=None):
+    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "load", "algorithms": {alg: {"times":
+    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``.
+
+    Allocations are the outer loop (seeds 0, 1, ...; the four algorithms of one allocation run one
+    after the other), so with ``budget`` (seconds per size) no new allocation starts once the size
+    has used it, and ``runs`` of a row is the number of allocations done (at least one).  ``load``:
+    the 1-minute load average before and after the size.  ``on_row(rows)`` is called after every
+    size (the benchmark writes its results there, so a stopped run keeps the finished sizes)."""
     from libtopomap.simulate import simulate_many
 
     rows = []
+    version = None
     for n in sizes:
-        allocs = [random_allocation(topo, n, seed=seed) for seed in range(runs)]
-        per = {}
-        for alg in algorithms:
-            t0 = time.perf_counter()
-            times = []
-            version = None
-            for nodes in allocs:
+        t_size = time.perf_counter()
+        load0 = os.getloadavg()[0]
+        per = {alg: {"times": [], "wall_s": 0.0} for alg in algorithms}
+        done = 0
+        for seed in range(runs):
+            if budget is not None and done and time.perf_counter() - t_size >= budget:
+                break
+            nodes = random_allocation(topo, n, seed=seed)
+            for alg in algorithms:
+                t0 = time.perf_counter()
                 steps = dragonfly_bcast(topo, nodes, alg)
                 r = simulate_many(topo, steps, [nodes], sizes=list(message_sizes), routing="minimal",
                                   load_routing="minimal", jobs=jobs)[0]
-                times.append([float(x) for x in r.times])
+                per[alg]["times"].append([float(x) for x in r.times])
+                per[alg]["wall_s"] += time.perf_counter() - t0
                 version = r.simgrid_version
-            arr = np.asarray(times)
-            per[alg] = {"times": times, "mean": arr.mean(0).tolist(), "min": arr.min(0).tolist(),
-                        "max": arr.max(0).tolist(), "wall_s": time.perf_counter() - t0}
+            done += 1
+        for alg in algorithms:
+            arr = np.asarray(per[alg]["times"])
+            per[alg].update(mean=arr.mean(0).tolist(), min=arr.min(0).tolist(), max=arr.max(0).tolist())
         for alg in algorithms:
             ref = per.get("tree", per[algorithms[0]])["mean"]
             per[alg]["ratio_to_tree"] = [a / b if b > 0 else float("nan") for a, b in zip(per[alg]["mean"], ref)]
-        rows.append({"n": n, "runs": runs, "algorithms": per})
+        rows.append({"n": n, "runs": done, "load": [load0, os.getloadavg()[0]],
+                     "wall_s": time.perf_counter() - t_size, "algorithms": per})
         if progress:
-            print(f"simgrid n={n}: " + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)"
-                                                 for a in algorithms), file=sys.stderr, flush=True)
+            print(f"simgrid n={n} ({done} allocations): "
+                  + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)" for a in algorithms),
+                  file=sys.stderr, flush=True)
+        if on_row is not None:
+            on_row(rows)
     return {"message_sizes": list(message_sizes), "routing": "minimal", "simgrid_version": version,
             "bandwidth": "100Gbps", "latency": "100ns", "model": "CM02", "rows": rows}
 
@@ -142,8 +158,8 @@ def simgrid_table(res):
     algs = list(res["rows"][0]["algorithms"]) if res["rows"] else []
     labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
     cols = [f"{a.upper()} {labels.get(m, f'{m} B')}" for m in res["message_sizes"] for a in algs]
-    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation |",
-           "|---:|---:|" + "---:|" * (len(cols) + 1)]
+    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation | load (1 min) |",
+           "|---:|---:|" + "---:|" * (len(cols) + 1) + "---|"]
     for r in res["rows"]:
         cells = []
         for i, _ in enumerate(res["message_sizes"]):
@@ -152,7 +168,8 @@ def simgrid_table(res):
                 cells.append(_us(d["mean"][i]) + ("" if a == "tree" else f" ({d['ratio_to_tree'][i]:.2f})"))
         per_sim = sum(d["wall_s"] for d in r["algorithms"].values()) / (len(algs) * r["runs"]
                                                                          * len(res["message_sizes"]))
-        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} |")
+        load = "-".join(f"{x:.1f}" for x in r["load"]) if "load" in r else "?"
+        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} | {load} |")
     return "\n".join(out)
 
 
@@ -168,13 +185,19 @@ def simgrid_losses(res):
 
 
 def simgrid_markdown(res):
-    runs = res["rows"][0]["runs"] if res["rows"] else 0
+    runs = sorted({r["runs"] for r in res["rows"]})
+    if len(runs) == 1:
+        which = f"{runs[0]} random allocations per size (seeds 0-{runs[0] - 1})"
+    else:  # a size stopped by --simgrid-budget
+        which = "random allocations per size as in the `runs` column (seeds 0, 1, ...)"
     return "\n".join([
         "# Dorier et al. broadcasts in SimGrid on dragonfly g=129 a=16 p=8 h=8 (16,512 terminals)", "",
         f"SimGrid {res['simgrid_version']} ({res['model']}), {res['bandwidth']} and {res['latency']} per link, "
         "messages routed along the dragonfly's minimal routes (`routing=\"minimal\"`: one global link between "
-        f"groups); {runs} random allocations per size (seeds 0-{runs - 1}), root rank 0. Mean simulated "
-        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster).", "",
+        f"groups); {which}, root rank 0. Mean simulated "
+        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster). The last columns: "
+        "wall seconds per simulation (one broadcast at one message size, set-up included) and the machine's "
+        "1-minute load average before and after the size.", "",
         simgrid_table(res), "", simgrid_losses(res), "",
         f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
         "(shared with other work: wall times are noisy)."])
@@ -187,19 +210,32 @@ def main_simgrid(args):
         print(INSTALL_HINT, file=sys.stderr)
         return 2
     sizes = [int(x) for x in args.simgrid_sizes.split(",") if x.strip()]
-    t0 = time.perf_counter()
-    res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs)
-    res.update({"topology": {"g": G, "a": A, "p": P, "h": H}, "seconds": time.perf_counter() - t0,
-                "jobs": args.jobs, "python": sys.version.split()[0],
-                "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"})
-    text = simgrid_markdown(res)
-    print(text)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_simgrid.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(res, f, indent=1)
-    with open(os.path.splitext(out)[0] + ".md", "w") as f:
-        f.write(text + "\n")
+    t0 = time.perf_counter()
+    meta = {"topology": {"g": G, "a": A, "p": P, "h": H}, "jobs": args.jobs, "python": sys.version.split()[0],
+            "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"}
+    state = {}
+
+    def save(rows):
+        res = state.get("res") or {"message_sizes": list(MESSAGE_SIZES), "routing": "minimal", "bandwidth": "100Gbps",
+                                   "latency": "100ns", "model": "CM02"}
+        res.update(meta, rows=rows, seconds=time.perf_counter() - t0)
+        if "simgrid_version" not in res or res["simgrid_version"] is None:
+            from libtopomap.simulate import simgrid_version
+
+            res["simgrid_version"] = simgrid_version()
+        text = simgrid_markdown(res)
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.splitext(out)[0] + ".md", "w") as f:
+            f.write(text + "\n")
+        return text
+
+    res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs, budget=args.simgrid_budget,
+                      on_row=save)
+    state["res"] = res
+    print(save(res["rows"]))
     return 0
 
 
@@ -235,6 +271,8 @@ def main():
     ap.add_argument("--simgrid-sizes", default=",".join(map(str, SIMGRID_SIZES)),
                     help="allocation sizes of --simgrid (default 64,512,4096)")
     ap.add_argument("--simgrid-runs", type=int, default=3, help="random allocations per size of --simgrid (default 3)")
+    ap.add_argument("--simgrid-budget", type=float, default=None,
+                    help="seconds per size of --simgrid after which no new allocation starts (default: none)")
     ap.add_argument("--jobs", type=int, default=1, help="SimGrid simulations at a time (default 1)")
     args = ap.parse_args()
     if args.simgrid:

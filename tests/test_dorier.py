@@ -474,3 +474,23 @@ def test_bench_simgrid_path_on_a_tiny_dragonfly():
     res.update(seconds=1.0, jobs=1, host="here")
     text = bench.simgrid_markdown(res)
     assert "minimal" in text and text.count("slower than TREE at:") == 3
+
+
+def test_bench_simgrid_budget_stops_starting_allocations():
+    """``budget``: no new allocation starts once a size has used it (at least one runs), ``runs`` is what
+    was done, and the results are handed out after every size."""
+    _needs_simgrid()
+    bench = _bench_dorier()
+    seen = []
+    res = bench.run_simgrid(ltm.dragonfly(9, 4, 2, 2), [8, 12], 3, progress=False, budget=0.0,
+                            algorithms=("tree", "forest"), message_sizes=(1024,),
+                            on_row=lambda rows: seen.append([r["n"] for r in rows]))
+    assert [r["runs"] for r in res["rows"]] == [1, 1] and seen == [[8], [8, 12]]
+    for row in res["rows"]:
+        assert all(len(d["times"]) == 1 for d in row["algorithms"].values())
+        assert len(row["load"]) == 2
+    full = bench.run_simgrid(ltm.dragonfly(9, 4, 2, 2), [8], 2, progress=False, algorithms=("tree",),
+                             message_sizes=(1024,))
+    assert full["rows"][0]["runs"] == 2
+    res.update(seconds=1.0, jobs=1, host="here")
+    assert "| 8 | 1 |" in bench.simgrid_markdown(res)
