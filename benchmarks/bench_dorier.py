@@ -27,10 +27,21 @@ on a loaded 2-core machine about 0.1-0.6 s per simulation at n = 64, 5-13 s at n
 35 s at n = 10,240 (1.5 GB peak; ``--simgrid-sizes 10240 --simgrid-runs 1 --out
 benchmarks/results/dorier_simgrid_10240.json``).
 
+With ``--mpi`` (under ``mpiexec -n N``) it times :func:`libtopomap.bcast` (the four schedules run with
+point-to-point messages, ranks placed on ``N`` random terminals of ``--mpi-topology``, default the
+72-terminal dragonfly ``g=9, a=4, p=2, h=2``, by ``placement=``; root 0) against ``comm.Bcast`` for
+1 KiB and 1 MiB buffers (and ``Dup+Free``: ``comm.Dup().Free()`` then ``comm.Bcast``, since
+``ltm.bcast`` sends on a duplicate communicator made per call): ``--mpi-iterations`` calls each (after one warm-up), mean seconds per call
+over the ranks' maxima, and every call's buffer checked on every rank.  The schedule is built once per
+algorithm (``schedule=``), as an application repeating a broadcast would.  On one machine (every rank
+on the same host) this measures the cost of the schedules' point-to-point messages against the MPI
+library's own broadcast, not the network's topology.  Results go to ``dorier_mpi.json`` / ``.md``.
+
 Usage::
 
     python benchmarks/bench_dorier.py [--runs 20] [--sizes 64,128,...] [--out benchmarks/results/dorier.json]
     python benchmarks/bench_dorier.py --simgrid [--simgrid-sizes 64,512,4096] [--simgrid-runs 3] [--jobs 1]
+    mpiexec -n 8 python benchmarks/bench_dorier.py --mpi [--mpi-iterations 200]
 
 Prints a Markdown table and writes it next to the JSON (``.md``).
 """
@@ -239,6 +250,100 @@ def main_simgrid(args):
     return 0
 
 
+def run_mpi(comm, topo, *, iterations=200, message_sizes=MESSAGE_SIZES, seed=0, algorithms=BCAST_ALGORITHMS):
+    """Seconds per broadcast of ``ltm.bcast`` (each algorithm) and ``comm.Bcast`` on ``comm``: ``{"rows":
+    [{"bytes", "variant", "seconds", "min", "max"}], ...}`` (the same on every rank)."""
+    import libtopomap as ltm
+
+    nodes = random_allocation(topo, comm.size, seed=seed)
+    schedules = {alg: dragonfly_bcast(topo, nodes, alg) for alg in algorithms}
+    rows = []
+    for nbytes in message_sizes:
+        want = np.arange(nbytes, dtype=np.uint8)
+        for variant in ("MPI_Bcast", "Dup+Free") + tuple(algorithms):
+            per_call = []
+            for it in range(iterations + 1):
+                buf = want.copy() if comm.rank == 0 else np.zeros(nbytes, np.uint8)
+                comm.Barrier()
+                t0 = time.perf_counter()
+                if variant == "MPI_Bcast":
+                    comm.Bcast(buf, root=0)
+                elif variant == "Dup+Free":  # what ltm.bcast pays per call besides its messages
+                    comm.Dup().Free()
+                    comm.Bcast(buf, root=0)
+                else:
+                    ltm.bcast(comm, buf, root=0, schedule=schedules[variant])
+                el = comm.allreduce(time.perf_counter() - t0, op=_mpi_max())
+                ok = comm.allreduce(int(np.array_equal(buf, want)), op=_mpi_min())
+                if not ok:
+                    raise SystemExit(f"{variant}: a rank received a wrong buffer ({nbytes} bytes)")
+                if it:  # the first call warms up
+                    per_call.append(el)
+            a = np.asarray(per_call)
+            rows.append({"bytes": nbytes, "variant": variant, "seconds": float(a.mean()),
+                         "min": float(a.min()), "max": float(a.max())})
+    return {"ranks": comm.size, "iterations": iterations, "placement": nodes.tolist(), "rows": rows}
+
+
+def _mpi_max():
+    from mpi4py import MPI
+
+    return MPI.MAX
+
+
+def _mpi_min():
+    from mpi4py import MPI
+
+    return MPI.MIN
+
+
+def mpi_markdown(res, topo_label):
+    labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
+    sizes = sorted({r["bytes"] for r in res["rows"]})
+    variants = list(dict.fromkeys(r["variant"] for r in res["rows"]))
+    get = {(r["bytes"], r["variant"]): r for r in res["rows"]}
+    out = ["# ltm.bcast (Dorier et al.'s schedules) against comm.Bcast under mpiexec", "",
+           f"{res['ranks']} ranks on {res['host']} ({res['mpi']}), placed on random terminals of {topo_label} "
+           f"(`placement=`), root 0; {res['iterations']} calls per row after one warm-up; microseconds per call "
+           "(the slowest rank's, mean [min-max]); in parentheses the ratio to `comm.Bcast`. Every call's buffer "
+           "was checked on every rank. All ranks share one machine, so this is the cost of the schedules' "
+           "point-to-point messages, not of the network's topology; the machine was shared with other work "
+           f"(load {res['load'][0]:.1f}-{res['load'][1]:.1f}).", "",
+           "| variant | " + " | ".join(labels.get(b, f"{b} B") for b in sizes) + " |",
+           "|---|" + "---:|" * len(sizes)]
+    for v in variants:
+        cells = []
+        for b in sizes:
+            r, ref = get[b, v], get[b, "MPI_Bcast"]
+            cells.append(f"{r['seconds'] * 1e6:.1f} [{r['min'] * 1e6:.1f}-{r['max'] * 1e6:.1f}]"
+                         + ("" if v == "MPI_Bcast" else f" ({r['seconds'] / ref['seconds']:.2f})"))
+        out.append(f"| {v} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main_mpi(args):
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    g, a, p, h = (int(x) for x in args.mpi_topology.split(","))
+    topo = dragonfly(g, a, p, h)
+    load0 = os.getloadavg()[0]
+    res = run_mpi(comm, topo, iterations=args.mpi_iterations)
+    if comm.rank == 0:
+        res.update(topology={"g": g, "a": a, "p": p, "h": h}, load=[load0, os.getloadavg()[0]],
+                   mpi=MPI.Get_library_version().splitlines()[0].strip(),
+                   host=f"{platform.node()} ({os.cpu_count()} cores)")
+        text = mpi_markdown(res, f"the dragonfly g={g} a={a} p={p} h={h}")
+        print(text)
+        out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_mpi.json")
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.splitext(out)[0] + ".md", "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
 def table(rows):
     out = ["| n | groups | TREE global (E) | TREE local (E; paper) | LLF/GLF/FOREST global | "
            "LLF / GLF / FOREST local (max) | TREE | LLF | GLF | FOREST |",
@@ -274,7 +379,12 @@ def main():
     ap.add_argument("--simgrid-budget", type=float, default=None,
                     help="seconds per size of --simgrid after which no new allocation starts (default: none)")
     ap.add_argument("--jobs", type=int, default=1, help="SimGrid simulations at a time (default 1)")
+    ap.add_argument("--mpi", action="store_true", help="under mpiexec: time ltm.bcast against comm.Bcast")
+    ap.add_argument("--mpi-topology", default="9,4,2,2", help="g,a,p,h of the dragonfly of --mpi (default 9,4,2,2)")
+    ap.add_argument("--mpi-iterations", type=int, default=200, help="calls per variant and size of --mpi")
     args = ap.parse_args()
+    if args.mpi:
+        return main_mpi(args)
     if args.simgrid:
         return main_simgrid(args)
     args.out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier.json")

@@ -494,3 +494,29 @@ def test_bench_simgrid_budget_stops_starting_allocations():
     assert full["rows"][0]["runs"] == 2
     res.update(seconds=1.0, jobs=1, host="here")
     assert "| 8 | 1 |" in bench.simgrid_markdown(res)
+
+
+def test_bench_mpi_times_ltm_bcast_against_comm_bcast(tmp_path):
+    """``bench_dorier.py --mpi`` under ``mpiexec -n 2``: every variant and size has a row, and each call's
+    buffer was checked (a wrong one exits non-zero)."""
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no mpiexec next to this Python")
+    bench = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dorier.py"
+    out = tmp_path / "mpi.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "PMIX_"))}
+    proc = subprocess.run([str(mpiexec), "-n", "2", sys.executable, str(bench), "--mpi", "--mpi-iterations", "2",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["ranks"] == 2 and res["iterations"] == 2
+    got = {(r["bytes"], r["variant"]) for r in res["rows"]}
+    assert got == {(b, v) for b in (1024, 1 << 20) for v in ("MPI_Bcast", "Dup+Free") + BCAST_ALGORITHMS}
+    assert all(r["seconds"] > 0 for r in res["rows"])
+    assert "ltm.bcast" in (tmp_path / "mpi.md").read_text()
