@@ -25,7 +25,15 @@ the mean simulated seconds per algorithm and size and the ratio to TREE; results
 the part of the platform the broadcast uses (the placement's terminals and the links on its routes):
 on a loaded 2-core machine about 0.1-0.6 s per simulation at n = 64, 5-13 s at n = 4,096 (0.45 GB),
 35 s at n = 10,240 (1.5 GB peak; ``--simgrid-sizes 10240 --simgrid-runs 1 --out
-benchmarks/results/dorier_simgrid_10240.json``).
+benchmarks/results/dorier_simgrid_10240.json``).  Allocations are the outer loop, ``--simgrid-budget S``
+starts no new allocation once a size has run ``S`` seconds, and the results are written after every size.
+
+Where a simulation's time goes (cProfile and timers, TREE at n = 4,096, 1 KiB, load 2-5): in this
+process 0.3-0.4 s (the 4,095 minimal routes 0.27 s, the JSON job); in the worker the platform XML
+0.03 s and SimGrid's ``load_platform`` 0.28 s, then creating the 4,096 actors (SimGrid's Python
+bindings run each in a thread) 0.6-2.1 s and ``engine.run`` 1.4-1.7 s.  Building the platform and
+its routes is about 0.6 s of 3-5 s; SimGrid's actors and run dominate, so the platform is not shared
+between the eight simulations of an allocation (SimGrid's engine lives once per process anyway).
 
 With ``--mpi`` (under ``mpiexec -n N``) it times :func:`libtopomap.bcast` (the four schedules run with
 point-to-point messages, ranks placed on ``N`` random terminals of ``--mpi-topology``, default the
