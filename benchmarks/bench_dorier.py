@@ -25,12 +25,31 @@ the mean simulated seconds per algorithm and size and the ratio to TREE; results
 the part of the platform the broadcast uses (the placement's terminals and the links on its routes):
 on a loaded 2-core machine about 0.1-0.6 s per simulation at n = 64, 5-13 s at n = 4,096 (0.45 GB),
 35 s at n = 10,240 (1.5 GB peak; ``--simgrid-sizes 10240 --simgrid-runs 1 --out
-benchmarks/results/dorier_simgrid_10240.json``).
+benchmarks/results/dorier_simgrid_10240.json``).  Allocations are the outer loop, ``--simgrid-budget S``
+starts no new allocation once a size has run ``S`` seconds, and the results are written after every size.
+
+Where a simulation's time goes (cProfile and timers, TREE at n = 4,096, 1 KiB, load 2-5): in this
+process 0.3-0.4 s (the 4,095 minimal routes 0.27 s, the JSON job); in the worker the platform XML
+0.03 s and SimGrid's ``load_platform`` 0.28 s, then creating the 4,096 actors (SimGrid's Python
+bindings run each in a thread) 0.6-2.1 s and ``engine.run`` 1.4-1.7 s.  Building the platform and
+its routes is about 0.6 s of 3-5 s; SimGrid's actors and run dominate, so the platform is not shared
+between the eight simulations of an allocation (SimGrid's engine lives once per process anyway).
+
+With ``--mpi`` (under ``mpiexec -n N``) it times :func:`libtopomap.bcast` (the four schedules run with
+point-to-point messages, ranks placed on ``N`` random terminals of ``--mpi-topology``, default the
+72-terminal dragonfly ``g=9, a=4, p=2, h=2``, by ``placement=``; root 0) against ``comm.Bcast`` for
+1 KiB and 1 MiB buffers (and ``Dup+Free``: ``comm.Dup().Free()`` then ``comm.Bcast``, since
+``ltm.bcast`` sends on a duplicate communicator made per call): ``--mpi-iterations`` calls each (after one warm-up), mean seconds per call
+over the ranks' maxima, and every call's buffer checked on every rank.  The schedule is built once per
+algorithm (``schedule=``), as an application repeating a broadcast would.  On one machine (every rank
+on the same host) this measures the cost of the schedules' point-to-point messages against the MPI
+library's own broadcast, not the network's topology.  Results go to ``dorier_mpi.json`` / ``.md``.
 
 Usage::
 
     python benchmarks/bench_dorier.py [--runs 20] [--sizes 64,128,...] [--out benchmarks/results/dorier.json]
     python benchmarks/bench_dorier.py --simgrid [--simgrid-sizes 64,512,4096] [--simgrid-runs 3] [--jobs 1]
+    mpiexec -n 8 python benchmarks/bench_dorier.py --mpi [--mpi-iterations 200]
 
 Prints a Markdown table and writes it next to the JSON (``.md``).
 """
@@ -99,35 +118,51 @@ MESSAGE_SIZES = (1024, 1024 * 1024)
 
 
 def run_simgrid(topo, sizes, runs, *, message_sizes=MESSAGE_SIZES, jobs=1, algorithms=BCAST_ALGORITHMS,
-                progress=True):
-    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "algorithms": {alg: {"times":
-    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``."""
+                progress=True, budget=None, on_row=None):
+    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "load", "algorithms": {alg: {"times":
+    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``.
+
+    Allocations are the outer loop (seeds 0, 1, ...; the four algorithms of one allocation run one
+    after the other), so with ``budget`` (seconds per size) no new allocation starts once the size
+    has used it, and ``runs`` of a row is the number of allocations done (at least one).  ``load``:
+    the 1-minute load average before and after the size.  ``on_row(rows)`` is called after every
+    size (the benchmark writes its results there, so a stopped run keeps the finished sizes)."""
     from libtopomap.simulate import simulate_many
 
     rows = []
+    version = None
     for n in sizes:
-        allocs = [random_allocation(topo, n, seed=seed) for seed in range(runs)]
-        per = {}
-        for alg in algorithms:
-            t0 = time.perf_counter()
-            times = []
-            version = None
-            for nodes in allocs:
+        t_size = time.perf_counter()
+        load0 = os.getloadavg()[0]
+        per = {alg: {"times": [], "wall_s": 0.0} for alg in algorithms}
+        done = 0
+        for seed in range(runs):
+            if budget is not None and done and time.perf_counter() - t_size >= budget:
+                break
+            nodes = random_allocation(topo, n, seed=seed)
+            for alg in algorithms:
+                t0 = time.perf_counter()
                 steps = dragonfly_bcast(topo, nodes, alg)
                 r = simulate_many(topo, steps, [nodes], sizes=list(message_sizes), routing="minimal",
                                   load_routing="minimal", jobs=jobs)[0]
-                times.append([float(x) for x in r.times])
+                per[alg]["times"].append([float(x) for x in r.times])
+                per[alg]["wall_s"] += time.perf_counter() - t0
                 version = r.simgrid_version
-            arr = np.asarray(times)
-            per[alg] = {"times": times, "mean": arr.mean(0).tolist(), "min": arr.min(0).tolist(),
-                        "max": arr.max(0).tolist(), "wall_s": time.perf_counter() - t0}
+            done += 1
+        for alg in algorithms:
+            arr = np.asarray(per[alg]["times"])
+            per[alg].update(mean=arr.mean(0).tolist(), min=arr.min(0).tolist(), max=arr.max(0).tolist())
         for alg in algorithms:
             ref = per.get("tree", per[algorithms[0]])["mean"]
             per[alg]["ratio_to_tree"] = [a / b if b > 0 else float("nan") for a, b in zip(per[alg]["mean"], ref)]
-        rows.append({"n": n, "runs": runs, "algorithms": per})
+        rows.append({"n": n, "runs": done, "load": [load0, os.getloadavg()[0]],
+                     "wall_s": time.perf_counter() - t_size, "algorithms": per})
         if progress:
-            print(f"simgrid n={n}: " + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)"
-                                                 for a in algorithms), file=sys.stderr, flush=True)
+            print(f"simgrid n={n} ({done} allocations): "
+                  + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)" for a in algorithms),
+                  file=sys.stderr, flush=True)
+        if on_row is not None:
+            on_row(rows)
     return {"message_sizes": list(message_sizes), "routing": "minimal", "simgrid_version": version,
             "bandwidth": "100Gbps", "latency": "100ns", "model": "CM02", "rows": rows}
 
@@ -142,8 +177,8 @@ def simgrid_table(res):
     algs = list(res["rows"][0]["algorithms"]) if res["rows"] else []
     labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
     cols = [f"{a.upper()} {labels.get(m, f'{m} B')}" for m in res["message_sizes"] for a in algs]
-    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation |",
-           "|---:|---:|" + "---:|" * (len(cols) + 1)]
+    out = ["| n | runs | " + " | ".join(cols) + " | wall s / simulation | load (1 min) |",
+           "|---:|---:|" + "---:|" * (len(cols) + 1) + "---|"]
     for r in res["rows"]:
         cells = []
         for i, _ in enumerate(res["message_sizes"]):
@@ -152,7 +187,8 @@ def simgrid_table(res):
                 cells.append(_us(d["mean"][i]) + ("" if a == "tree" else f" ({d['ratio_to_tree'][i]:.2f})"))
         per_sim = sum(d["wall_s"] for d in r["algorithms"].values()) / (len(algs) * r["runs"]
                                                                          * len(res["message_sizes"]))
-        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} |")
+        load = "-".join(f"{x:.1f}" for x in r["load"]) if "load" in r else "?"
+        out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} | {load} |")
     return "\n".join(out)
 
 
@@ -168,13 +204,19 @@ def simgrid_losses(res):
 
 
 def simgrid_markdown(res):
-    runs = res["rows"][0]["runs"] if res["rows"] else 0
+    runs = sorted({r["runs"] for r in res["rows"]})
+    if len(runs) == 1:
+        which = f"{runs[0]} random allocations per size (seeds 0-{runs[0] - 1})"
+    else:  # a size stopped by --simgrid-budget
+        which = "random allocations per size as in the `runs` column (seeds 0, 1, ...)"
     return "\n".join([
         "# Dorier et al. broadcasts in SimGrid on dragonfly g=129 a=16 p=8 h=8 (16,512 terminals)", "",
         f"SimGrid {res['simgrid_version']} ({res['model']}), {res['bandwidth']} and {res['latency']} per link, "
         "messages routed along the dragonfly's minimal routes (`routing=\"minimal\"`: one global link between "
-        f"groups); {runs} random allocations per size (seeds 0-{runs - 1}), root rank 0. Mean simulated "
-        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster).", "",
+        f"groups); {which}, root rank 0. Mean simulated "
+        "completion time in microseconds; in parentheses the ratio to TREE (below 1: faster). The last columns: "
+        "wall seconds per simulation (one broadcast at one message size, set-up included) and the machine's "
+        "1-minute load average before and after the size.", "",
         simgrid_table(res), "", simgrid_losses(res), "",
         f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
         "(shared with other work: wall times are noisy)."])
@@ -187,19 +229,126 @@ def main_simgrid(args):
         print(INSTALL_HINT, file=sys.stderr)
         return 2
     sizes = [int(x) for x in args.simgrid_sizes.split(",") if x.strip()]
-    t0 = time.perf_counter()
-    res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs)
-    res.update({"topology": {"g": G, "a": A, "p": P, "h": H}, "seconds": time.perf_counter() - t0,
-                "jobs": args.jobs, "python": sys.version.split()[0],
-                "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"})
-    text = simgrid_markdown(res)
-    print(text)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_simgrid.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(res, f, indent=1)
-    with open(os.path.splitext(out)[0] + ".md", "w") as f:
-        f.write(text + "\n")
+    t0 = time.perf_counter()
+    meta = {"topology": {"g": G, "a": A, "p": P, "h": H}, "jobs": args.jobs, "python": sys.version.split()[0],
+            "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"}
+    state = {}
+
+    def save(rows):
+        res = state.get("res") or {"message_sizes": list(MESSAGE_SIZES), "routing": "minimal", "bandwidth": "100Gbps",
+                                   "latency": "100ns", "model": "CM02"}
+        res.update(meta, rows=rows, seconds=time.perf_counter() - t0)
+        if "simgrid_version" not in res or res["simgrid_version"] is None:
+            from libtopomap.simulate import simgrid_version
+
+            res["simgrid_version"] = simgrid_version()
+        text = simgrid_markdown(res)
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.splitext(out)[0] + ".md", "w") as f:
+            f.write(text + "\n")
+        return text
+
+    res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs, budget=args.simgrid_budget,
+                      on_row=save)
+    state["res"] = res
+    print(save(res["rows"]))
+    return 0
+
+
+def run_mpi(comm, topo, *, iterations=200, message_sizes=MESSAGE_SIZES, seed=0, algorithms=BCAST_ALGORITHMS):
+    """Seconds per broadcast of ``ltm.bcast`` (each algorithm) and ``comm.Bcast`` on ``comm``: ``{"rows":
+    [{"bytes", "variant", "seconds", "min", "max"}], ...}`` (the same on every rank)."""
+    import libtopomap as ltm
+
+    nodes = random_allocation(topo, comm.size, seed=seed)
+    schedules = {alg: dragonfly_bcast(topo, nodes, alg) for alg in algorithms}
+    rows = []
+    for nbytes in message_sizes:
+        want = np.arange(nbytes, dtype=np.uint8)
+        for variant in ("MPI_Bcast", "Dup+Free") + tuple(algorithms):
+            per_call = []
+            for it in range(iterations + 1):
+                buf = want.copy() if comm.rank == 0 else np.zeros(nbytes, np.uint8)
+                comm.Barrier()
+                t0 = time.perf_counter()
+                if variant == "MPI_Bcast":
+                    comm.Bcast(buf, root=0)
+                elif variant == "Dup+Free":  # what ltm.bcast pays per call besides its messages
+                    comm.Dup().Free()
+                    comm.Bcast(buf, root=0)
+                else:
+                    ltm.bcast(comm, buf, root=0, schedule=schedules[variant])
+                el = comm.allreduce(time.perf_counter() - t0, op=_mpi_max())
+                ok = comm.allreduce(int(np.array_equal(buf, want)), op=_mpi_min())
+                if not ok:
+                    raise SystemExit(f"{variant}: a rank received a wrong buffer ({nbytes} bytes)")
+                if it:  # the first call warms up
+                    per_call.append(el)
+            a = np.asarray(per_call)
+            rows.append({"bytes": nbytes, "variant": variant, "seconds": float(a.mean()),
+                         "min": float(a.min()), "max": float(a.max())})
+    return {"ranks": comm.size, "iterations": iterations, "placement": nodes.tolist(), "rows": rows}
+
+
+def _mpi_max():
+    from mpi4py import MPI
+
+    return MPI.MAX
+
+
+def _mpi_min():
+    from mpi4py import MPI
+
+    return MPI.MIN
+
+
+def mpi_markdown(res, topo_label):
+    labels = {1024: "1 KiB", 1024 * 1024: "1 MiB"}
+    sizes = sorted({r["bytes"] for r in res["rows"]})
+    variants = list(dict.fromkeys(r["variant"] for r in res["rows"]))
+    get = {(r["bytes"], r["variant"]): r for r in res["rows"]}
+    out = ["# ltm.bcast (Dorier et al.'s schedules) against comm.Bcast under mpiexec", "",
+           f"{res['ranks']} ranks on {res['host']} ({res['mpi']}), placed on random terminals of {topo_label} "
+           f"(`placement=`), root 0; {res['iterations']} calls per row after one warm-up; microseconds per call "
+           "(the slowest rank's, mean [min-max]); in parentheses the ratio to `comm.Bcast`. Every call's buffer "
+           "was checked on every rank. All ranks share one machine, so this is the cost of the schedules' "
+           "point-to-point messages, not of the network's topology; the machine was shared with other work "
+           f"(load {res['load'][0]:.1f}-{res['load'][1]:.1f}).", "",
+           "| variant | " + " | ".join(labels.get(b, f"{b} B") for b in sizes) + " |",
+           "|---|" + "---:|" * len(sizes)]
+    for v in variants:
+        cells = []
+        for b in sizes:
+            r, ref = get[b, v], get[b, "MPI_Bcast"]
+            cells.append(f"{r['seconds'] * 1e6:.1f} [{r['min'] * 1e6:.1f}-{r['max'] * 1e6:.1f}]"
+                         + ("" if v == "MPI_Bcast" else f" ({r['seconds'] / ref['seconds']:.2f})"))
+        out.append(f"| {v} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main_mpi(args):
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    g, a, p, h = (int(x) for x in args.mpi_topology.split(","))
+    topo = dragonfly(g, a, p, h)
+    load0 = os.getloadavg()[0]
+    res = run_mpi(comm, topo, iterations=args.mpi_iterations)
+    if comm.rank == 0:
+        res.update(topology={"g": g, "a": a, "p": p, "h": h}, load=[load0, os.getloadavg()[0]],
+                   mpi=MPI.Get_library_version().splitlines()[0].strip(),
+                   host=f"{platform.node()} ({os.cpu_count()} cores)")
+        text = mpi_markdown(res, f"the dragonfly g={g} a={a} p={p} h={h}")
+        print(text)
+        out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier_mpi.json")
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.splitext(out)[0] + ".md", "w") as f:
+            f.write(text + "\n")
     return 0
 
 
@@ -235,8 +384,15 @@ def main():
     ap.add_argument("--simgrid-sizes", default=",".join(map(str, SIMGRID_SIZES)),
                     help="allocation sizes of --simgrid (default 64,512,4096)")
     ap.add_argument("--simgrid-runs", type=int, default=3, help="random allocations per size of --simgrid (default 3)")
+    ap.add_argument("--simgrid-budget", type=float, default=None,
+                    help="seconds per size of --simgrid after which no new allocation starts (default: none)")
     ap.add_argument("--jobs", type=int, default=1, help="SimGrid simulations at a time (default 1)")
+    ap.add_argument("--mpi", action="store_true", help="under mpiexec: time ltm.bcast against comm.Bcast")
+    ap.add_argument("--mpi-topology", default="9,4,2,2", help="g,a,p,h of the dragonfly of --mpi (default 9,4,2,2)")
+    ap.add_argument("--mpi-iterations", type=int, default=200, help="calls per variant and size of --mpi")
     args = ap.parse_args()
+    if args.mpi:
+        return main_mpi(args)
     if args.simgrid:
         return main_simgrid(args)
     args.out = args.out or os.path.join(os.path.dirname(__file__), "results", "dorier.json")

@@ -320,6 +320,22 @@ def _bfs_visit(indptr, indices, v, mark, stamp, level, queue, tail, targets):
     return tail, hits
 
 
+@njit(cache=True, inline="always")
+def _bfs_targets(targets, lo, hi, mark, tstamp, s):
+    """Mark the targets ``targets[lo:hi]`` of search ``mark`` from ``s`` (``tstamp[t] = mark``);
+    returns how many distinct ones other than ``s`` the search must reach (stop it at 0, counting
+    the ``hits`` of :func:`_bfs_visit` with ``tstamp`` as its ``targets``)."""
+    need = 0
+    for k in range(lo, hi):
+        t = targets[k]
+        if tstamp[t] != mark:
+            tstamp[t] = mark
+            need += 1
+    if tstamp[s] == mark:
+        need -= 1
+    return need
+
+
 def bfs_distance_rows(indptr, indices, n, sources, column, out):
     """Unweighted BFS from every ``sources[i]``, writing ``out[i, column[v]] = hops(sources[i], v)``
     for each reached vertex ``v`` with ``column[v] >= 0``; unreached entries keep their value.
@@ -661,15 +677,8 @@ def _grouped_pair_search(indptr, indices, n, group_ptr, group_source, targets, o
         tstamp = np.full(n, -1, np.int64)
         for g in range(lo, hi):
             s = group_source[g]
-            remaining = 0
-            for k in range(group_ptr[g], group_ptr[g + 1]):
-                t = targets[k]
-                if tstamp[t] != g:
-                    tstamp[t] = g
-                    remaining += 1
+            remaining = _bfs_targets(targets, group_ptr[g], group_ptr[g + 1], g, tstamp, s)
             head, tail = _bfs_start(s, g, stamp, level, queue)
-            if tstamp[s] == g:
-                remaining -= 1
             while head < tail and remaining > 0:
                 v = queue[head]
                 head += 1

@@ -710,8 +710,8 @@ class MappingProblem:
         reproducible).  Default :data:`DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
     routing : str or Routing, optional
         Routing model (:mod:`libtopomap.routing`; ``"native"``: the topology's own) of the scores
-        and of the congestion refinements (threshold accepting and two-opt move the loads of that
-        model).  Default ``ecmp``.  Constructions are routing-blind.
+        and of the refinements (threshold accepting and two-opt move the loads of that model; the
+        hop-bytes refinements count its hops).  Default ``ecmp``.  Constructions are routing-blind.
 
     Notes
     -----
@@ -947,7 +947,7 @@ class MappingProblem:
                 if now >= deadline:
                     break
                 budget = self.time_budget
-                kw = {} if name == "hb-swap" else {"routing": self.routing}
+                kw = {"routing": self.routing}
                 if name == "ta":
                     kw["deadline"] = deadline
                 elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds

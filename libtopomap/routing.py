@@ -82,7 +82,8 @@ from .errors import ArgumentError, TopologyError
 from .vocabulary import ROUTING_MODELS as _MODELS
 
 __all__ = ["ROUTING_MODELS", "DEFAULT_ROUTING", "Routing", "get_routing", "native_routing", "route_traffic",
-           "route_hops", "rt_routing_record", "rtt_routing_record", "pair_context", "pair_flows"]
+           "route_hops", "rt_routing_record", "rtt_routing_record", "pair_context", "pair_flows",
+           "pair_hops", "pair_hops_batch"]
 
 #: Names of the routing models (defined in :mod:`libtopomap.vocabulary` for the command line).
 ROUTING_MODELS = _MODELS
@@ -472,16 +473,10 @@ def _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, tr
     flow = np.zeros(n)
     for i in range(dests.size):
         t = dests[i]
-        need = 0
+        need = _kernels._bfs_targets(srcs, ptr[i], ptr[i + 1], i, is_src, t)
         for j in range(ptr[i], ptr[i + 1]):
-            s = srcs[j]
-            if is_src[s] != i:
-                is_src[s] = i
-                need += 1
-            flow[s] += ws[j]
+            flow[srcs[j]] += ws[j]
         head, tail = _kernels._bfs_start(t, i, stamp, level, queue)
-        if is_src[t] == i:
-            need -= 1
         while head < tail and need > 0:
             tail, hits = _kernels._bfs_visit(indptr, indices, queue[head], i, stamp, level, queue, tail, is_src)
             need -= hits
@@ -802,13 +797,7 @@ def _valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, h
         sx[rs, near[gs, gd, 0] - gs * a] += w[i]
         sy[rd, far[gs, gd, 0] - gd * a] += w[i]
         G[gs, gd] += w[i]
-    cn = np.zeros((g, a), np.int64)  # cn[G, x]: groups I != G whose gate from G is router x of G
-    cf = np.zeros((g, a), np.int64)  # cf[H, x]: groups I != H whose link into H lands on router x of H
-    for g1 in range(g):
-        for g2 in range(g):
-            if g1 != g2:
-                cn[g1, near[g1, g2, 0] - g1 * a] += 1
-                cf[g2, far[g1, g2, 0] - g2 * a] += 1
+    cn, cf, mid = _valiant_tables(near, far, a, g)
     d = g - 2
     for r in range(R):  # first and last local hops
         gr = r // a
@@ -849,7 +838,29 @@ def _valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, h
             for y in range(a):
                 if x != y and m[x, y] != 0.0:
                     _charge(indptr, indices, rv, I * a + x, I * a + y, m[x, y] / d, traffic, log_arc, log_val, log_n)
-    mid = np.zeros((g, g), np.int64)  # mid[gs, gd]: intermediate groups with a local hop inside
+    for i in range(s.size):  # hops: 2 global links + the local ones, summed over I as integers
+        rs, rd = rid[s[i]], rid[t[i]]
+        gs, gd = rs // a, rd // a
+        if gs == gd:
+            continue
+        hops[i] = _valiant_total(near, far, a, g, cn, cf, mid, rs, rd) / d
+
+
+@njit(cache=True)
+def _valiant_tables(near, far, a, g):
+    """``(cn, cf, mid)`` of Valiant routing with one global link per pair of groups: ``cn[G, x]`` the
+    groups ``I != G`` whose gate from ``G`` is router ``x`` of ``G``, ``cf[H, x]`` the groups ``I !=
+    H`` whose link into ``H`` lands on router ``x`` of ``H``, ``mid[gs, gd]`` the intermediate groups
+    ``I`` whose route from ``gs`` to ``gd`` takes a local hop inside ``I``.  ``O(g^3)`` work,
+    ``O(g^2 + g a)`` memory."""
+    cn = np.zeros((g, a), np.int64)
+    cf = np.zeros((g, a), np.int64)
+    for g1 in range(g):
+        for g2 in range(g):
+            if g1 != g2:
+                cn[g1, near[g1, g2, 0] - g1 * a] += 1
+                cf[g2, far[g1, g2, 0] - g2 * a] += 1
+    mid = np.zeros((g, g), np.int64)
     for gs in range(g):
         for I in range(g):
             if I != gs:
@@ -857,15 +868,20 @@ def _valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, h
                 for gd in range(g):
                     if gd != I and gd != gs and x != near[I, gd, 0]:
                         mid[gs, gd] += 1
-    for i in range(s.size):  # hops: 2 global links + the local ones, summed over I as integers
-        rs, rd = rid[s[i]], rid[t[i]]
-        gs, gd = rs // a, rd // a
-        if gs == gd:
-            continue
-        total = 2 * d + mid[gs, gd]
-        total += (g - 1) - cn[gs, rs - gs * a] - (1 if near[gs, gd, 0] != rs else 0)
-        total += (g - 1) - cf[gd, rd - gd * a] - (1 if far[gs, gd, 0] != rd else 0)
-        hops[i] = total / d
+    return cn, cf, mid
+
+
+@njit(cache=True, inline="always")
+def _valiant_total(near, far, a, g, cn, cf, mid, rs, rd):
+    """Links of the Valiant routes from router ``rs`` to ``rd`` (different groups, one global link per
+    pair of groups) summed over the ``g - 2`` intermediate groups, from :func:`_valiant_tables`:
+    2 global links each, the local hops inside the intermediate groups (``mid``), and a first (last)
+    local hop for every ``I`` whose gate (landing router) is not ``rs`` (``rd``)."""
+    gs, gd = rs // a, rd // a
+    total = 2 * (g - 2) + mid[gs, gd]
+    total += (g - 1) - cn[gs, rs - gs * a] - (1 if near[gs, gd, 0] != rs else 0)
+    total += (g - 1) - cf[gd, rd - gd * a] - (1 if far[gs, gd, 0] != rd else 0)
+    return total
 
 
 def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
@@ -940,7 +956,7 @@ def _route_one(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table,
     """Route one demand ``s -> t`` (``s != t``) of volume ``w`` under the model of ``rctx``
     (:func:`pair_context`; not ``ecmp``): leaf hosts' links first, then the model's route.  Returns
     False when a link is missing or a vertex unreachable."""
-    ip, att, off, arcs, dims, wrap, dorder, strides, rid, rv, near, far = rctx
+    ip, att, off, arcs, dims, wrap, dorder, strides, rid, rv, near, far, _, _, _ = rctx
     kind = ip[0]
     if off[s] == 1:
         _put(traffic, indptr[s], w, log_arc, log_val, log_n)
@@ -1034,12 +1050,65 @@ def _routes_batch(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, tab
     return ok
 
 
+@njit(cache=True, inline="always")
+def pair_hops(rctx, s, t):
+    """Links crossed from vertex ``s`` to ``t`` under dragonfly ``minimal`` or ``valiant`` routing
+    (the model of ``rctx``, :func:`pair_context`), as :func:`route_hops` counts them, in ``O(1)``
+    and without walking the route: the engine's hop objectives under those models.
+
+    The terminal links of leaf hosts (one each), then between routers ``rs`` and ``rd``: none on one
+    router, one local link in one group; across groups ``minimal`` takes ``[rs != gate] + 1 + [gate'
+    != rd]`` over the global link that minimises it (seed 002, section II-A.2; :func:`_gate`), and
+    ``valiant`` the expected links over the ``g - 2`` intermediate groups, summed as integers and
+    divided by ``g - 2`` (from the counts of :func:`_valiant_tables` with one global link per pair of
+    groups, else ``O(g m)`` gate choices).  Shortest-path models are not handled here: their hops are
+    the hop distance (:attr:`Topology.distances <libtopomap.Topology.distances>`).  Returns float64."""
+    ip, att, off, _, _, _, _, _, rid, _, near, far, cn, cf, mid = rctx
+    if s == t:
+        return 0.0
+    h = off[s] + off[t]
+    s = att[s]
+    t = att[t]
+    if s == t:
+        return np.float64(h)
+    a, g = ip[2], ip[3]
+    rs, rd = rid[s], rid[t]
+    gs, gd = rs // a, rd // a
+    if gs == gd:
+        return np.float64(h + (1 if rs != rd else 0))
+    if ip[0] == _MINIMAL or g <= 2:
+        u, v = _gate(near, far, gs, gd, rs, rd)
+        return np.float64(h + (1 if u != rs else 0) + 1 + (1 if v != rd else 0))
+    if cn.shape[0] > 0:
+        total = _valiant_total(near, far, a, g, cn, cf, mid, rs, rd)
+    else:
+        total = 0
+        for gi in range(g):
+            if gi == gs or gi == gd:
+                continue
+            u, v = _gate(near, far, gs, gi, rs, -1)
+            u2, v2 = _gate(near, far, gi, gd, v, rd)
+            total += (1 if u != rs else 0) + 1 + (1 if u2 != v else 0) + 1 + (1 if v2 != rd else 0)
+    return np.float64(h) + total / (g - 2)
+
+
+@njit(cache=True)
+def pair_hops_batch(rctx, s, t, out):
+    """``out[i] = pair_hops(rctx, s[i], t[i])``; returns ``out``."""
+    for i in range(s.size):
+        out[i] = pair_hops(rctx, s[i], t[i])
+    return out
+
+
 def pair_context(topology, routing=None):
     """The arrays the compiled per-pair kernels (:func:`pair_flows`) need for a model on ``topology``.
 
     One tuple type for every model (unused entries are empty arrays), so the engine compiles once.
     ``O(n)`` memory (leaf attachments; router ids on dragonflies; the grid's arc table on tori),
-    plus ``g x g x m`` global links on a dragonfly; no per-pair table.
+    plus ``g x g x m`` global links on a dragonfly and, for Valiant with one link per pair of groups,
+    the ``g x g`` and ``g x a`` counts of :func:`_valiant_tables`; no per-pair table.  ``ip[9]`` is 1
+    when :func:`pair_hops` is the same both ways (all models but Valiant with several global links
+    between two groups, whose first leg leaves by the gate nearest the source only).
 
     Raises
     ------
@@ -1049,8 +1118,11 @@ def pair_context(topology, routing=None):
     r = get_routing(routing, topology)
     ctx = _context(r.name, topology)
     z1 = np.zeros(0, np.int64)
-    ip = np.zeros(9, np.int64)
+    z2 = np.zeros((0, 0), np.int64)
+    cn = cf = mid = z2
+    ip = np.zeros(10, np.int64)
     ip[0] = _CODES[r.name]
+    ip[9] = 1  # hops the same both ways (all but Valiant with several links per pair of groups)
     att, off = _leaves(topology) if r.name != "ecmp" else (z1, z1)
     arcs, dims, wrap, dorder, strides = np.zeros((0, 0), np.int64), z1, np.zeros(0, np.bool_), z1, z1
     rid = rv = z1
@@ -1070,7 +1142,12 @@ def pair_context(topology, routing=None):
         rv = np.array(q.router_vertices, dtype=np.int64)
         near = np.array(q._near, dtype=np.int64, order="C")
         far = np.array(q._far, dtype=np.int64, order="C")
+        if r.name == "valiant" and q.groups > 2:
+            if q.links_per_pair == 1:
+                cn, cf, mid = _valiant_tables(near, far, q.routers, q.groups)
+            else:
+                ip[9] = 0
     elif r.name == "hybrid":
         ip[4:9] = ctx
     return (ip, np.array(att, np.int64), np.array(off, np.int64), arcs, np.array(dims, np.int64),
-            np.array(wrap, np.bool_), np.array(dorder, np.int64), strides, rid, rv, near, far)
+            np.array(wrap, np.bool_), np.array(dorder, np.int64), strides, rid, rv, near, far, cn, cf, mid)

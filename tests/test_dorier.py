@@ -474,3 +474,49 @@ def test_bench_simgrid_path_on_a_tiny_dragonfly():
     res.update(seconds=1.0, jobs=1, host="here")
     text = bench.simgrid_markdown(res)
     assert "minimal" in text and text.count("slower than TREE at:") == 3
+
+
+def test_bench_simgrid_budget_stops_starting_allocations():
+    """``budget``: no new allocation starts once a size has used it (at least one runs), ``runs`` is what
+    was done, and the results are handed out after every size."""
+    _needs_simgrid()
+    bench = _bench_dorier()
+    seen = []
+    res = bench.run_simgrid(ltm.dragonfly(9, 4, 2, 2), [8, 12], 3, progress=False, budget=0.0,
+                            algorithms=("tree", "forest"), message_sizes=(1024,),
+                            on_row=lambda rows: seen.append([r["n"] for r in rows]))
+    assert [r["runs"] for r in res["rows"]] == [1, 1] and seen == [[8], [8, 12]]
+    for row in res["rows"]:
+        assert all(len(d["times"]) == 1 for d in row["algorithms"].values())
+        assert len(row["load"]) == 2
+    full = bench.run_simgrid(ltm.dragonfly(9, 4, 2, 2), [8], 2, progress=False, algorithms=("tree",),
+                             message_sizes=(1024,))
+    assert full["rows"][0]["runs"] == 2
+    res.update(seconds=1.0, jobs=1, host="here")
+    assert "| 8 | 1 |" in bench.simgrid_markdown(res)
+
+
+def test_bench_mpi_times_ltm_bcast_against_comm_bcast(tmp_path):
+    """``bench_dorier.py --mpi`` under ``mpiexec -n 2``: every variant and size has a row, and each call's
+    buffer was checked (a wrong one exits non-zero)."""
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no mpiexec next to this Python")
+    bench = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dorier.py"
+    out = tmp_path / "mpi.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "PMIX_"))}
+    proc = subprocess.run([str(mpiexec), "-n", "2", sys.executable, str(bench), "--mpi", "--mpi-iterations", "2",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["ranks"] == 2 and res["iterations"] == 2
+    got = {(r["bytes"], r["variant"]) for r in res["rows"]}
+    assert got == {(b, v) for b in (1024, 1 << 20) for v in ("MPI_Bcast", "Dup+Free") + BCAST_ALGORITHMS}
+    assert all(r["seconds"] > 0 for r in res["rows"])
+    assert "ltm.bcast" in (tmp_path / "mpi.md").read_text()

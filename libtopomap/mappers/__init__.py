@@ -123,8 +123,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         Moves for the refinement.
     routing : str or Routing, optional
         Routing model (:mod:`libtopomap.routing`: ``"minimal"`` on a dragonfly, ``"native"``...) of
-        the congestion objective of ``refine="two-opt"`` and ``"ta"``; default ``ecmp``.  The
-        constructions and ``hb-swap`` work on hop distances and ignore it.
+        the objective of the refinements (``two-opt``, ``ta``, ``hb-swap``: the model's loads, and
+        its hops under dragonfly ``minimal``/``valiant``); default ``ecmp``.  The constructions
+        work on hop distances and ignore it.
     concentration : str, optional
         Seed 004's concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
         first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ...
@@ -214,7 +215,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         rng = np.random.default_rng(seed)
         r = m.vertices
         for name in (("hb-swap",) if objective == "hopbytes" and refine != "hb-swap" else ()) + (refine,):
-            kw = {} if name == "hb-swap" else {"routing": routing}
+            kw = {"routing": routing}
             r, _, _, _ = _SEARCH[name](topology, g, r, slots, objective, rng=rng, time_budget=time_budget,
                                        iterations=iterations, t_start=t_refine, **kw)
             t_refine = time.perf_counter()

@@ -88,7 +88,7 @@ def _depths(depth):
 
 
 def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_budget=None, iterations=None,
-                  depth=NC_DEPTH, stall=None, t_start=None):
+                  depth=NC_DEPTH, stall=None, t_start=None, routing=None):
     """The search behind :func:`refine_hopbytes_swap`, on validated input.
 
     Returns ``(vertices, start_value, best_value, stats)`` as
@@ -96,13 +96,14 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     hop-bytes whatever ``objective`` (the search minimises hop-bytes).  ``stats``: ``iterations``,
     ``accepted``, ``passes``, ``depth`` (of the last pass), ``trace`` (hop-bytes after each pass),
     ``stopped`` (``"local optimum"``, ``"budget"``, ``"moves"``, ``"stall"`` or ``"bound"``),
-    ``start_value``, ``best_value``, ``seconds``.
+    ``start_value``, ``best_value``, ``seconds``.  ``routing``: the model whose hops count
+    (:class:`~libtopomap.mappers.local_search.SwapState`; default ``ecmp``, the hop distance).
     """
     if int(depth) < 1:
         raise MappingError(f"the swap neighbourhood depth must be at least 1, got {depth}")
     t0 = time.perf_counter() if t_start is None else t_start
     deadline = None if time_budget is None else t0 + time_budget
-    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes")
+    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
     P = state.sym.n
     start_value = state.score
     lower = hops_lower_bound(state.sym, slots) * (1 + 1e-12)
@@ -236,7 +237,7 @@ def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, leve
 
 
 def refine_hopbytes_swap(topology, graph, mapping=None, *, slots=None, seed=None, time_budget=None, iterations=None,
-                         depth=NC_DEPTH, stall=None):
+                         depth=NC_DEPTH, stall=None, routing=None):
     """Improve a mapping's hop-bytes by swaps of processes that are close in the communication graph.
 
     Rounds of first-improvement descent: the processes are visited in a random order, and each
@@ -268,6 +269,10 @@ def refine_hopbytes_swap(topology, graph, mapping=None, *, slots=None, seed=None
     stall : int, optional
         Stop after this many moves in a row without improvement (default: never; a round without
         improvement at full depth ends the search anyway).
+    routing : str or Routing, optional
+        Routing model whose hops count (:mod:`libtopomap.routing`; default ``ecmp``: the hop
+        distance, as every shortest-path model).  Dragonfly ``minimal`` and ``valiant`` count their
+        own routes' links (``valiant``: expected over the intermediate group).
 
     Returns
     -------
@@ -290,4 +295,4 @@ def refine_hopbytes_swap(topology, graph, mapping=None, *, slots=None, seed=None
     """
     return run_refinement(hopbytes_swap, "hb-swap", topology, graph, mapping, slots=slots, seed=seed,
                           objective="hopbytes", time_budget=time_budget, iterations=iterations, depth=depth,
-                          stall=stall)
+                          stall=stall, routing=routing)

@@ -13,7 +13,9 @@ is updated by deltas:
     generated tori/meshes/hypercubes, a bounded table, else a bidirectional search): no all-pairs
     matrix is ever built.  The current distance of every edge is cached, so a move computes only the
     new distances of its edges (3-D grids written out inline, other oracles through
-    :func:`libtopomap._kernels.hop_distance`).
+    :func:`libtopomap._kernels.hop_distance`).  Under dragonfly ``minimal`` or ``valiant`` routing
+    (``routing=``), whose routes are not all shortest paths, the model's hops replace the distance
+    (:func:`libtopomap.routing.pair_hops`, closed forms), cached per direction.
 ``ecmp`` (mode 1)
     Maximum arc congestion under ECMP routing (Hoefler & Snir, ICS'11, section 2.5).  The ECMP
     flows of the moved processes' edges are removed from and re-added to a per-arc traffic array by
@@ -57,7 +59,7 @@ from .. import _kernels
 from .._kernels import ecmp_pair_flows
 from ..commgraph import as_commgraph
 from ..errors import MappingError
-from ..routing import get_routing, pair_context, pair_flows, route_traffic
+from ..routing import get_routing, pair_context, pair_flows, pair_hops, pair_hops_batch, route_traffic
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "near_slot_cache", "next_arc", "hop_distance",
@@ -384,7 +386,9 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
     * ``MODE_HOPS``: ``edist[k]`` caches the current hop distance of CSR entry ``k`` of the graph
       (``g_rev[k]`` is the same edge seen from the other end), so a move computes only the new
       distances of its edges (inlined closed form or table, a search only where the oracle needs one)
-      and an accepted move writes them back.
+      and an accepted move writes them back.  Under a model with its own hops (``rctx`` of
+      ``minimal``/``valiant``) ``edist[k]`` holds the hops from the row's process to ``g_idx[k]``
+      and the delta weighs each direction by its own volume (``g_wout``, ``g_win``).
     * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added under the
       routing model of ``rctx`` (:func:`libtopomap.routing.pair_flows`, which is
       :func:`libtopomap._kernels.ecmp_pair_flows` for ECMP; one call each), the maximum and the sum of squares
@@ -410,7 +414,8 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
     P = proc_slot.size
     S = slot_vertex.size
     m = 2 * _max_degree(g_ptr) + 1
-    nbuf = np.empty(m, np.int64)
+    nbuf = np.empty(m)
+    nbuf2 = np.empty(m)  # the hops back (x -> the moved process) where a model's hops are one-way
     s_old = np.empty(m, np.int64)
     t_old = np.empty(m, np.int64)
     s_new = np.empty(m, np.int64)
@@ -432,6 +437,8 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
     explicit = move_a.size > 0
     has_near = near_idx.size > 0
     grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
+    routed = mode == MODE_HOPS and rctx[0][0] != 0  # a routing model's hops, not the hop distance
+    one_way = rctx[0][9] == 0
     accepted = 0
     improved = 0
     nm = 0
@@ -477,6 +484,24 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                 for k in range(lo, hi):
                     x = g_idx[k]
                     old = edist[k]
+                    if routed:
+                        # edist[k]: hops from this process to x, edist[g_rev[k]] back; a swapped a-b
+                        # edge runs the other way round (counted once, on a's side)
+                        back = edist[g_rev[k]]
+                        vx = proc_vertex[x]
+                        if x == other:
+                            h1, h2 = back, old
+                        elif vx == vt:
+                            h1 = h2 = 0.0
+                        else:
+                            h1 = pair_hops(rctx, vt, vx)
+                            h2 = pair_hops(rctx, vx, vt) if one_way else h1
+                        nbuf[c] = h1
+                        nbuf2[c] = h2
+                        c += 1
+                        if x != other or side == 0:
+                            delta += g_wout[k] * (h1 - old) + g_win[k] * (h2 - back)
+                        continue
                     if x == other:
                         d = old
                     else:
@@ -490,6 +515,7 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                             if d == _kernels.NEEDS_SEARCH:
                                 d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
                     nbuf[c] = d
+                    nbuf2[c] = d
                     c += 1
                     delta += g_wsum[k] * np.float64(d - old)
         elif mode == MODE_ECMP:
@@ -558,12 +584,12 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                 c = 0
                 for k in range(g_ptr[a], g_ptr[a + 1]):
                     edist[k] = nbuf[c]
-                    edist[g_rev[k]] = nbuf[c]
+                    edist[g_rev[k]] = nbuf2[c]
                     c += 1
                 if b >= 0:
                     for k in range(g_ptr[b], g_ptr[b + 1]):
                         edist[k] = nbuf[c]
-                        edist[g_rev[k]] = nbuf[c]
+                        edist[g_rev[k]] = nbuf2[c]
                         c += 1
             elif mode == MODE_ECMP:
                 cur_mx = new_mx
@@ -712,8 +738,11 @@ class SwapState:
     paths : tuple, optional
         Mode 2 data ``(msrc, mdst, mstep, sw, minc_ptr, minc, load, hist, smax, pobj, big)``.
     routing : str or Routing, optional
-        Routing model of the congestion objective (:mod:`libtopomap.routing`; default ``ecmp``,
-        ``"native"``: the topology's own).  The hop objectives use hop distances whatever the model.
+        Routing model of the objective (:mod:`libtopomap.routing`; default ``ecmp``, ``"native"``:
+        the topology's own).  Congestion takes the model's loads; the hop objectives take the hop
+        distance under shortest-path models (bit-identical to ``ecmp``) and the model's own hops
+        under dragonfly ``minimal`` and ``valiant`` (:func:`libtopomap.routing.pair_hops`; expected
+        hops for Valiant, counted per direction where they differ).
 
     Notes
     -----
@@ -737,8 +766,10 @@ class SwapState:
         self.oracle = topology.distances
         self.routing = get_routing(routing, topology)
         self.routing.check(topology)
-        # the per-pair flow kernel's model (ECMP's placeholders outside the congestion mode)
-        self.rctx = pair_context(topology, self.routing if self.mode == MODE_ECMP else "ecmp")
+        # the per-pair flow kernel's model (congestion), or hop kernel's (hop objectives under a model
+        # whose routes are not shortest paths); ECMP's placeholders otherwise
+        self.routed_hops = self.mode == MODE_HOPS and not self.routing.shortest
+        self.rctx = pair_context(topology, self.routing if self.mode == MODE_ECMP or self.routed_hops else "ecmp")
         slots = np.asarray(slots, dtype=np.int64)
         self.slot_vertex = np.repeat(np.arange(topology.n_vertices), slots).astype(np.int64)
         vertices = np.asarray(vertices, dtype=np.int64)
@@ -763,7 +794,7 @@ class SwapState:
         self.fast = self.oracle.fast_arrays
         self.scratch = self.oracle.new_scratch()
         # mode 0: the current hop distance of every CSR entry of the graph (filled by recompute)
-        self.edist = np.zeros(self.sym.indices.size if self.mode == MODE_HOPS else 0, np.int64)
+        self.edist = np.zeros(self.sym.indices.size if self.mode == MODE_HOPS else 0)
         self.prune = bool(self.oracle.covers_all)
         if self.mode == MODE_ECMP:
             n, n_arcs, n_log = t.n_vertices, t.n_arcs, _LOG
@@ -810,7 +841,11 @@ class SwapState:
     def recompute(self):
         """Exact search score of the current mapping (resets the traffic or loads); returns it."""
         s = self.sym
-        if self.mode == MODE_HOPS:
+        if self.mode == MODE_HOPS and self.routed_hops:
+            rows = np.repeat(np.arange(s.n), np.diff(s.indptr))
+            pair_hops_batch(self.rctx, self.proc_vertex[rows], self.proc_vertex[s.indices], self.edist)
+            self.scal[0] = float(np.dot(s.wout, self.edist))
+        elif self.mode == MODE_HOPS:
             rows = np.repeat(np.arange(s.n), np.diff(s.indptr))
             self.edist[:] = self.oracle.pairs(self.proc_vertex[rows], self.proc_vertex[s.indices])
             self.scal[0] = float(np.dot(s.wsum, self.edist)) / 2.0

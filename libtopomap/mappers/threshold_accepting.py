@@ -131,7 +131,8 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         Nearest slot vertices per vertex (default
         :func:`~libtopomap.mappers.local_search.near_slot_vertices`).
     routing : str or Routing, optional
-        Routing model of the congestion cap (:mod:`libtopomap.routing`; default ``ecmp``).
+        Routing model of the congestion cap and of the hop-bytes (:mod:`libtopomap.routing`; default
+        ``ecmp``; the hops of dragonfly ``minimal``/``valiant`` routes, else the hop distance).
 
     Returns
     -------
@@ -153,7 +154,7 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     """
     t0 = time.perf_counter()
     start = np.asarray(start, np.int64)
-    hops = SwapState(topology, g, start, slots, "hopbytes", near=near)
+    hops = SwapState(topology, g, start, slots, "hopbytes", near=near, routing=routing)
     sym = hops.sym
     P = sym.n
     stats = {"start_hopbytes": hops.score, "hopbytes": hops.score, "accepted": 0, "priced": 0, "played": 0,
@@ -359,7 +360,9 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     routing : str or Routing, optional
         Routing model of the congestion objective (:mod:`libtopomap.routing`: ``"minimal"`` on a
         dragonfly, ``"dimension-order"`` on a torus, ``"native"``...); default ``ecmp``.  The moves'
-        loads are updated by that model's per-pair kernel.  Hop objectives use hop distances.
+        loads are updated by that model's per-pair kernel.  The hop objectives count the model's
+        hops: the hop distance under shortest-path models, the route's links under dragonfly
+        ``minimal`` and ``valiant`` (:func:`libtopomap.routing.pair_hops`).
 
     Returns
     -------
