@@ -6,6 +6,7 @@ models keep the hop distance, bit-identical to ``ecmp``."""
 import json
 
 import numpy as np
+import test_routing_engine
 import pytest
 
 import libtopomap as ltm
@@ -112,15 +113,8 @@ CASES = [
 ]
 
 
-def _instance(topo, spare, seed):
-    slots = topo.slots.astype(np.int64)
-    hosts = np.repeat(np.arange(topo.n_vertices), slots)
-    P = hosts.size - spare
-    g = ltm.random_graph(P, 4, seed=seed)
-    # asymmetric volumes: under Valiant with several links per pair the hops back differ too
-    g = ltm.CommGraph(P, g.src, g.dst, np.random.default_rng(seed).uniform(0.5, 3.0, g.src.size))
-    start = np.random.default_rng(seed).permutation(hosts)[:P]
-    return g, slots, start
+# the engine tests' instance: random graph, asymmetric volumes, scrambled start
+_instance = test_routing_engine._instance
 
 
 @pytest.mark.parametrize("objective", ["hopbytes", "dilation"])
