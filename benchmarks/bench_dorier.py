@@ -118,25 +118,46 @@ MESSAGE_SIZES = (1024, 1024 * 1024)
 
 
 def run_simgrid(topo, sizes, runs, *, message_sizes=MESSAGE_SIZES, jobs=1, algorithms=BCAST_ALGORITHMS,
-                progress=True, budget=None, on_row=None):
-    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "load", "algorithms": {alg: {"times":
-    [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``.
+                progress=True, budget=None, on_row=None, previous=None):
+    """SimGrid times of the broadcasts: ``{"rows": [{"n", "runs", "load", "parts", "algorithms": {alg:
+    {"times": [[s per message size] per run], "mean": [...], "ratio_to_tree": [...], "wall_s"}}}], ...}``.
 
     Allocations are the outer loop (seeds 0, 1, ...; the four algorithms of one allocation run one
     after the other), so with ``budget`` (seconds per size) no new allocation starts once the size
     has used it, and ``runs`` of a row is the number of allocations done (at least one).  ``load``:
-    the 1-minute load average before and after the size.  ``on_row(rows)`` is called after every
-    size (the benchmark writes its results there, so a stopped run keeps the finished sizes)."""
+    the 1-minute load average before and after the size; ``parts``: one entry per invocation that
+    ran allocations of the size (``seeds`` [first, end), ``load``, ``wall_s``, ``started`` UTC).
+    ``previous``: rows of an earlier result (``--simgrid-resume``); a size found there continues at
+    seed ``runs`` of that row (its times are kept), up to ``runs`` allocations in all, and rows of
+    sizes not asked for are kept.  ``on_row(rows)`` is called after every allocation (the benchmark
+    writes its results there, so a stopped run keeps the allocations it finished)."""
     from libtopomap.simulate import simulate_many
 
-    rows = []
+    previous = {r["n"]: r for r in (previous or ())}
+    done_rows = dict(previous)
     version = None
+
+    def rows_now():
+        return [done_rows[k] for k in sorted(done_rows)]
+
     for n in sizes:
         t_size = time.perf_counter()
         load0 = os.getloadavg()[0]
-        per = {alg: {"times": [], "wall_s": 0.0} for alg in algorithms}
-        done = 0
-        for seed in range(runs):
+        prev = previous.get(n)
+        if prev is not None:
+            per = {alg: {"times": [list(t) for t in prev["algorithms"][alg]["times"]],
+                         "wall_s": prev["algorithms"][alg]["wall_s"]} for alg in algorithms}
+            start = prev["runs"]
+            parts = list(prev.get("parts") or [{"seeds": [0, start], "load": prev.get("load"),
+                                                "wall_s": prev.get("wall_s")}])
+            wall0 = prev.get("wall_s", 0.0)
+        else:
+            per = {alg: {"times": [], "wall_s": 0.0} for alg in algorithms}
+            start, parts, wall0 = 0, [], 0.0
+        part = {"seeds": [start, start], "load": [load0, load0], "wall_s": 0.0,
+                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        done = start
+        for seed in range(start, runs):
             if budget is not None and done and time.perf_counter() - t_size >= budget:
                 break
             nodes = random_allocation(topo, n, seed=seed)
@@ -149,22 +170,32 @@ def run_simgrid(topo, sizes, runs, *, message_sizes=MESSAGE_SIZES, jobs=1, algor
                 per[alg]["wall_s"] += time.perf_counter() - t0
                 version = r.simgrid_version
             done += 1
-        for alg in algorithms:
-            arr = np.asarray(per[alg]["times"])
-            per[alg].update(mean=arr.mean(0).tolist(), min=arr.min(0).tolist(), max=arr.max(0).tolist())
-        for alg in algorithms:
-            ref = per.get("tree", per[algorithms[0]])["mean"]
-            per[alg]["ratio_to_tree"] = [a / b if b > 0 else float("nan") for a, b in zip(per[alg]["mean"], ref)]
-        rows.append({"n": n, "runs": done, "load": [load0, os.getloadavg()[0]],
-                     "wall_s": time.perf_counter() - t_size, "algorithms": per})
-        if progress:
+            part.update(seeds=[start, done], load=[load0, os.getloadavg()[0]], wall_s=time.perf_counter() - t_size)
+            done_rows[n] = _simgrid_row(n, per, algorithms, parts + [part], wall0 + part["wall_s"])
+            if on_row is not None:
+                on_row(rows_now())
+        if progress and n in done_rows:
+            per = done_rows[n]["algorithms"]
             print(f"simgrid n={n} ({done} allocations): "
                   + ", ".join(f"{a} {per[a]['mean'][-1]:.3g} s ({per[a]['wall_s']:.0f} s wall)" for a in algorithms),
                   file=sys.stderr, flush=True)
-        if on_row is not None:
-            on_row(rows)
     return {"message_sizes": list(message_sizes), "routing": "minimal", "simgrid_version": version,
-            "bandwidth": "100Gbps", "latency": "100ns", "model": "CM02", "rows": rows}
+            "bandwidth": "100Gbps", "latency": "100ns", "model": "CM02", "rows": rows_now()}
+
+
+def _simgrid_row(n, per, algorithms, parts, wall_s):
+    """One row of :func:`run_simgrid` from the per-allocation times in ``per``."""
+    out = {}
+    for alg in algorithms:
+        arr = np.asarray(per[alg]["times"])
+        out[alg] = {"times": per[alg]["times"], "wall_s": per[alg]["wall_s"], "mean": arr.mean(0).tolist(),
+                    "min": arr.min(0).tolist(), "max": arr.max(0).tolist()}
+    ref = out.get("tree", out[algorithms[0]])["mean"]
+    for alg in algorithms:
+        out[alg]["ratio_to_tree"] = [a / b if b > 0 else float("nan") for a, b in zip(out[alg]["mean"], ref)]
+    runs = len(per[algorithms[0]]["times"])
+    return {"n": n, "runs": runs, "load": [parts[0]["load"][0], parts[-1]["load"][1]], "parts": parts,
+            "wall_s": wall_s, "algorithms": out}
 
 
 def _us(x):
@@ -187,7 +218,8 @@ def simgrid_table(res):
                 cells.append(_us(d["mean"][i]) + ("" if a == "tree" else f" ({d['ratio_to_tree'][i]:.2f})"))
         per_sim = sum(d["wall_s"] for d in r["algorithms"].values()) / (len(algs) * r["runs"]
                                                                          * len(res["message_sizes"]))
-        load = "-".join(f"{x:.1f}" for x in r["load"]) if "load" in r else "?"
+        load = "; ".join("-".join(f"{x:.1f}" for x in part["load"]) for part in r.get("parts") or [r]
+                         if part.get("load")) or "?"
         out.append(f"| {r['n']} | {r['runs']} | " + " | ".join(cells) + f" | {per_sim:.1f} | {load} |")
     return "\n".join(out)
 
@@ -219,7 +251,10 @@ def simgrid_markdown(res):
         "1-minute load average before and after the size.", "",
         simgrid_table(res), "", simgrid_losses(res), "",
         f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
-        "(shared with other work: wall times are noisy)."])
+        "(shared with other work: wall times are noisy).  Several load ranges in a row: the size was run in "
+        "parts (`--simgrid-resume`), one range per part."]
+        + ([""] + [f"* `{c['command']}` ({c['started']} - {c['ended']})" for c in res["commands"]]
+           if res.get("commands") else []))
 
 
 def main_simgrid(args):
@@ -235,11 +270,25 @@ def main_simgrid(args):
     meta = {"topology": {"g": G, "a": A, "p": P, "h": H}, "jobs": args.jobs, "python": sys.version.split()[0],
             "host": f"{platform.node()} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"}
     state = {}
+    earlier, previous = {}, None
+    if args.simgrid_resume and os.path.exists(out):
+        with open(out) as f:
+            earlier = json.load(f)
+        previous = earlier.get("rows")
+        if earlier.get("message_sizes", list(MESSAGE_SIZES)) != list(MESSAGE_SIZES) or \
+                earlier.get("topology", meta["topology"]) != meta["topology"]:
+            print(f"{out}: other message sizes or topology; cannot resume", file=sys.stderr)
+            return 2
+    command = {"command": "python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    commands = list(earlier.get("commands") or ())
 
     def save(rows):
         res = state.get("res") or {"message_sizes": list(MESSAGE_SIZES), "routing": "minimal", "bandwidth": "100Gbps",
                                    "latency": "100ns", "model": "CM02"}
-        res.update(meta, rows=rows, seconds=time.perf_counter() - t0)
+        command["ended"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        res.update(meta, rows=rows, seconds=earlier.get("seconds", 0.0) + time.perf_counter() - t0,
+                   commands=commands + [command])
         if "simgrid_version" not in res or res["simgrid_version"] is None:
             from libtopomap.simulate import simgrid_version
 
@@ -252,7 +301,7 @@ def main_simgrid(args):
         return text
 
     res = run_simgrid(dragonfly(G, A, P, H), sizes, args.simgrid_runs, jobs=args.jobs, budget=args.simgrid_budget,
-                      on_row=save)
+                      on_row=save, previous=previous)
     state["res"] = res
     print(save(res["rows"]))
     return 0
@@ -386,6 +435,9 @@ def main():
     ap.add_argument("--simgrid-runs", type=int, default=3, help="random allocations per size of --simgrid (default 3)")
     ap.add_argument("--simgrid-budget", type=float, default=None,
                     help="seconds per size of --simgrid after which no new allocation starts (default: none)")
+    ap.add_argument("--simgrid-resume", action="store_true",
+                    help="continue the results in --out: a size found there starts at its next seed, up to "
+                         "--simgrid-runs allocations; its other sizes are kept")
     ap.add_argument("--jobs", type=int, default=1, help="SimGrid simulations at a time (default 1)")
     ap.add_argument("--mpi", action="store_true", help="under mpiexec: time ltm.bcast against comm.Bcast")
     ap.add_argument("--mpi-topology", default="9,4,2,2", help="g,a,p,h of the dragonfly of --mpi (default 9,4,2,2)")

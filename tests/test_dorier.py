@@ -478,7 +478,7 @@ def test_bench_simgrid_path_on_a_tiny_dragonfly():
 
 def test_bench_simgrid_budget_stops_starting_allocations():
     """``budget``: no new allocation starts once a size has used it (at least one runs), ``runs`` is what
-    was done, and the results are handed out after every size."""
+    was done, and the results are handed out after every allocation."""
     _needs_simgrid()
     bench = _bench_dorier()
     seen = []
@@ -494,6 +494,31 @@ def test_bench_simgrid_budget_stops_starting_allocations():
     assert full["rows"][0]["runs"] == 2
     res.update(seconds=1.0, jobs=1, host="here")
     assert "| 8 | 1 |" in bench.simgrid_markdown(res)
+
+
+def test_bench_simgrid_resume_continues_at_the_next_seed():
+    """``previous=`` (``--simgrid-resume``): a size found there continues at its next seed and ends with
+    the times of an uninterrupted run; other sizes are kept; a size already complete is not rerun."""
+    _needs_simgrid()
+    bench = _bench_dorier()
+    t = ltm.dragonfly(9, 4, 2, 2)
+    kw = dict(progress=False, algorithms=("tree", "forest"), message_sizes=(1024,))
+    full = bench.run_simgrid(t, [8], 3, **kw)
+    part = bench.run_simgrid(t, [8, 12], 1, **kw)
+    seen = []
+    res = bench.run_simgrid(t, [8], 3, previous=part["rows"], on_row=lambda rows: seen.append(rows[0]["runs"]),
+                            **kw)
+    assert [r["n"] for r in res["rows"]] == [8, 12] and res["rows"][1] == part["rows"][1]
+    row, ref = res["rows"][0], full["rows"][0]
+    assert row["runs"] == 3 and seen == [2, 3]
+    assert [p["seeds"] for p in row["parts"]] == [[0, 1], [1, 3]]
+    for alg in ("tree", "forest"):
+        assert row["algorithms"][alg]["times"] == ref["algorithms"][alg]["times"]
+        assert row["algorithms"][alg]["mean"] == pytest.approx(ref["algorithms"][alg]["mean"])
+    again = bench.run_simgrid(t, [8], 3, previous=res["rows"], on_row=seen.append, **kw)
+    assert again["rows"] == res["rows"] and seen == [2, 3]
+    again.update(seconds=1.0, jobs=1, host="here")
+    assert "| 8 | 3 |" in bench.simgrid_markdown(again)
 
 
 def test_bench_mpi_times_ltm_bcast_against_comm_bcast(tmp_path):
