@@ -4,6 +4,8 @@ The ranks are placed on a small dragonfly with fake host names; every rank runs 
 assertions are made on ``allgather``-ed values so all ranks agree.
 """
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,64 @@ def test_errors_are_raised_on_every_rank():
         ltm.bcast(COMM, np.zeros(2), schedule=[[(0, 1)]] if P > 2 else [])
     # the communicator still works afterwards
     assert COMM.allreduce(1) == P
+
+
+def test_the_duplicate_and_plans_are_cached_and_freed_with_the_communicator():
+    """A repeated broadcast reuses the duplicate communicator and the plan (no new Dup, no rebuild); a new
+    root, algorithm or placement builds a plan; freeing the communicator frees the duplicate (the
+    attribute's delete callback), and a later communicator starts afresh."""
+    from mpi4py import MPI
+
+    mod = importlib.import_module("libtopomap.mpi.bcast")
+
+    comm = COMM.Dup()
+    placement = list(range(0, 8 * P, 8))
+    for it in range(3):
+        buf = np.full(4, 7.0) if RANK == 0 else np.zeros(4)
+        ltm.bcast(comm, buf, topology=TOPO, placement=placement)
+        assert _agree(buf.tolist()) == [7.0] * 4
+        state = comm.Get_attr(mod._keyval)
+        if it == 0:
+            first, dup = state, state.dup
+        assert state is first and state.dup == dup and state.built == 1
+    got = ltm.bcast(comm, "x" if RANK == 1 else None, 1, topology=TOPO, placement=placement)
+    assert _agree(got) == "x" and state.built == 2
+    ltm.bcast(comm, np.zeros(2), algorithm="glf", topology=TOPO, placement=placement)
+    ltm.bcast(comm, np.zeros(2), topology=TOPO, placement=placement[::-1])
+    assert state.built == 4 and len(state.plans) == 4
+    ltm.bcast(comm, np.zeros(2), topology=TOPO, placement=placement)   # still cached
+    assert state.built == 4
+    # a schedule given is checked on every call and needs no plan
+    steps = dragonfly_bcast(TOPO, placement, "llf", root=0)
+    for _ in range(2):
+        buf = bytearray(b"ab" if RANK == 0 else b"\0\0")
+        ltm.bcast(comm, buf, schedule=steps)
+        assert _agree(bytes(buf)) == b"ab"
+    assert state.built == 4
+    # ranks that disagree on the cache (one rank passed another placement) rebuild together
+    other = placement if RANK else placement[::-1]
+    with pytest.raises(CommError, match="differ between ranks"):
+        ltm.bcast(comm, np.zeros(2), topology=TOPO, placement=other)
+    comm.Free()
+    assert state.dup == MPI.COMM_NULL and not state.plans
+    comm = COMM.Dup()
+    ltm.bcast(comm, np.zeros(2), algorithm="tree")
+    assert comm.Get_attr(mod._keyval) is not state
+    comm.Free()
+    assert COMM.allreduce(1) == P
+
+
+def test_the_cache_survives_errors_and_world_keeps_its_duplicate():
+    """An error in a call does not spoil the cache; COMM_WORLD keeps its duplicate until MPI_Finalize (the
+    suite's processes exit cleanly under MPICH and Open MPI, which exercises the callback there)."""
+    mod = importlib.import_module("libtopomap.mpi.bcast")
+
+    buf = np.arange(3.0) if RANK == 0 else np.zeros(3)
+    ltm.bcast(COMM, buf, algorithm="tree")
+    state = COMM.Get_attr(mod._keyval)
+    with pytest.raises(CommError, match="outside"):
+        ltm.bcast(COMM, np.zeros(3), root=P, algorithm="tree")
+    buf = np.arange(3.0) if RANK == 0 else np.zeros(3)
+    ltm.bcast(COMM, buf, algorithm="tree")
+    assert _agree(buf.tolist()) == [0.0, 1.0, 2.0]
+    assert COMM.Get_attr(mod._keyval) is state
