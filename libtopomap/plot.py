@@ -401,10 +401,18 @@ def plot_link_loads(topology, loads, *, titles=None, placements=None, label="lin
 
 
 # ------------------------------------------------------------------------------------------ hops
-def hop_counts(topology, messages, placement):
+def hop_counts(topology, messages, placement, *, routing=None):
     """Hops and weight of every message: ``messages`` is a list of ``(m, 2|3)`` step arrays (third
-    column bytes), or a communication graph; returns ``(hops, weights)`` int64/float64 arrays."""
+    column bytes), or a communication graph; returns ``(hops, weights)`` int64/float64 arrays.
+
+    ``routing``: a model of :mod:`libtopomap.routing` (default ``ecmp``: hop distances); the
+    dragonfly's ``minimal`` counts the links of its routes, ``valiant`` the expected links (float64).
+    """
     from .metrics import pair_distances
+    from .routing import get_routing, route_hops
+
+    r = get_routing(routing, topology)
+    r.check(topology)
 
     vert = np.asarray(placement, dtype=np.int64)
     if isinstance(messages, (list, tuple)) and messages and np.asarray(messages[0]).ndim == 2:
@@ -418,10 +426,12 @@ def hop_counts(topology, messages, placement):
     else:
         g = as_commgraph(messages)
         src, dst, w = g.src, g.dst, g.weights
+    if not r.shortest:
+        return route_hops(topology, vert[src], vert[dst], routing=r), w
     return pair_distances(topology, vert[src], vert[dst]), w
 
 
-def plot_hops(topology, messages, placements, *, weighted=False, title=None):
+def plot_hops(topology, messages, placements, *, weighted=False, title=None, routing=None):
     """Histograms of the hops per message under several placements (grouped bars).
 
     Parameters
@@ -434,14 +444,28 @@ def plot_hops(topology, messages, placements, *, weighted=False, title=None):
     weighted : bool
         Count volume (weights/bytes) instead of messages.
     title : str, optional
+    routing : str, optional
+        Routing model of the hops (see :func:`hop_counts`; default ``ecmp``, the hop distance).  Not
+        ``valiant``, whose hops are expectations, not a histogram's integers.
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    ArgumentError
+        ``routing="valiant"`` (or a ``native`` routing that is valiant).
     """
+    from .routing import get_routing
+
+    r = get_routing(routing, topology)
+    if r.name == "valiant":
+        raise ArgumentError("a hop histogram needs whole hops; under valiant routing they are expectations over "
+                            "the intermediate group: plot hops under minimal routing")
     data = {}
     for name, p in placements.items():
-        h, w = hop_counts(topology, messages, p)
+        h, w = hop_counts(topology, messages, p, routing=r)
         data[name] = (h, w if weighted else np.ones_like(w))
     hmax = max((int(h.max()) for h, _ in data.values() if h.size), default=0)
     bins = np.arange(hmax + 1)

@@ -8,13 +8,18 @@ Kinds:
 * ``hops`` -- histograms of the hops per message, original vs mapped;
 * ``times`` -- simulated time against message size, original vs mapped (from ``simulate --json``
   output with ``--from``, or simulated now).
+
+``--routing MODEL`` is the routing model of the drawn loads (``loads`` with ``--load ecmp``, the
+model's loads) and hops (``hops``; not ``valiant``, whose hops are expectations); the placements are
+computed as without it.  SimGrid's loads and times follow SimGrid's own routes, so other kinds refuse
+a model other than ``ecmp``.
 """
 
 from __future__ import annotations
 
 from ..errors import ArgumentError, FormatError, LibTopoMapError, MappingError
 from ..vocabulary import COLLECTIVES
-from ._options import non_negative_int, positive_int
+from ._options import add_routing_option, non_negative_int, positive_int
 from ._simulate import resolve_workload
 
 KINDS = ("adjacency", "loads", "hops", "times")
@@ -42,7 +47,9 @@ def add_parser(sub):
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of random placements and searches")
     p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps of two-opt/anneal rank placement")
     p.add_argument("--load", choices=("ecmp", "simgrid"), default="ecmp",
-                   help="loads: ECMP model (default) or SimGrid's single shortest paths (needs SimGrid)")
+                   help="loads: the routing model's loads (default; ECMP unless --routing) or SimGrid's single "
+                        "shortest paths (needs SimGrid)")
+    add_routing_option(p)
     p.add_argument("--weighted", action="store_true", help="hops: count volume instead of messages")
     p.add_argument("--from", dest="from_json", metavar="JSON",
                    help="times: read 'libtopomap simulate --json' output instead of simulating")
@@ -102,6 +109,18 @@ def _read_times(path):
     return data, sizes, times
 
 
+def _check_routing(args):
+    """``--routing`` other than ``ecmp`` applies to ``loads`` (model loads) and ``hops`` only."""
+    routing = getattr(args, "routing", "ecmp")
+    if routing == "ecmp":
+        return
+    if args.kind == "hops" or (args.kind == "loads" and args.load == "ecmp"):
+        return
+    what = "plot loads --load simgrid draws SimGrid's loads" if args.kind == "loads" else \
+        f"plot {args.kind} does not draw routed loads or hops"
+    raise ArgumentError(f"--routing {routing}: {what}; --routing applies to plot loads (--load ecmp) and plot hops")
+
+
 def _check_output(stem):
     """An output folder that does not exist is an error, not created: a typo would scatter files."""
     import os
@@ -114,6 +133,7 @@ def _check_output(stem):
 def run(args):
     stem = args.output or f"libtopomap-{args.kind}"
     _check_output(stem)
+    _check_routing(args)
     try:
         from .. import plot as P
     except ImportError as e:  # pragma: no cover - plot itself needs numpy/scipy only
@@ -150,11 +170,16 @@ def run(args):
         w = resolve_workload(args)
         notes = {"original": w.original_label, "mapped": w.mapped_label}
         title = args.title
+        from ..routing import get_routing
+
+        routing = get_routing(getattr(args, "routing", "ecmp"), w.topology)
+        routing.check(w.topology)
+        under = "" if routing.name == "ecmp" else f" ({routing.name} routing)"
         if args.kind == "hops":
             msgs = w.messages(1)
             fig = P.plot_hops(w.topology, msgs, {"original": w.original, "mapped": w.mapped},
-                              weighted=args.weighted,
-                              title=title or f"Hops per message: {w.description}")
+                              weighted=args.weighted, routing=routing,
+                              title=title or f"Hops per message{under}: {w.description}")
         elif args.kind == "loads":
             if args.load == "ecmp":
                 import numpy as np
@@ -164,8 +189,10 @@ def run(args):
 
                 allm = np.concatenate(w.messages(1))
                 g = CommGraph(w.nprocs, allm[:, 0], allm[:, 1], allm[:, 2].astype(np.float64))
-                loads = [link_traffic(w.topology, g, v) / w.topology.arc_capacity for v in (w.original, w.mapped)]
-                label = "ECMP load (messages per unit capacity)"
+                loads = [link_traffic(w.topology, g, v, routing=routing) / w.topology.arc_capacity
+                         for v in (w.original, w.mapped)]
+                label = ("ECMP" if routing.name == "ecmp" else f"{routing.name} routing") + \
+                    " load (messages per unit capacity)"
             else:
                 from ..simulate import compare
 
@@ -175,7 +202,7 @@ def run(args):
                 label = "load on SimGrid's shortest paths (messages per unit capacity)"
             fig = P.plot_link_loads(w.topology, loads, titles=["original", "mapped"],
                                     placements=[w.original, w.mapped], label=label,
-                                    title=title or f"Link load: {w.description}", dims=args.dims)
+                                    title=title or f"Link load{under}: {w.description}", dims=args.dims)
         else:  # times, simulated now
             from ..simulate import compare, parse_sizes
 
