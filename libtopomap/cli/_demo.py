@@ -6,13 +6,15 @@ With no arguments it uses the bundled 4x2 torus ``demo_torus_4x2.topo``, the fak
 exchange of the job's ranks.  It reorders with :func:`libtopomap.Create_dist_graph_adjacent`, prints
 congestion and dilation before and after, which strategy won on which rank, and a short
 Neighbor_alltoall benchmark on the original and the reordered communicator.  Only rank 0 prints.
+``--routing MODEL`` is the routing model of the reordering's objective and of the printed congestion
+and dilation (``routing=`` of :func:`libtopomap.Create_dist_graph_adjacent`; default ``ecmp``).
 """
 
 import contextlib
 import importlib.resources
 
 from ._mpi_command import run_on_every_rank
-from ._options import add_deprecated_alias, non_negative_int, positive_int
+from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
 
 DEMO_TOPOLOGY = "demo_torus_4x2.topo"
 DEMO_NAMES = "demo_torus_4x2.names"
@@ -46,6 +48,7 @@ def add_parser(sub):
     p.add_argument("--sizes", default="8,1K,16K", help="benchmark message sizes per neighbour (default: 8,1K,16K)")
     p.add_argument("--iterations", type=positive_int, default=10, help="timed calls per size (default: 10)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping portfolio (default: 0)")
+    add_routing_option(p)
     return p
 
 
@@ -100,8 +103,9 @@ def _demo(args, stack):
     lists = graph_lists(graph, rank)
     original = comm.Create_dist_graph_adjacent(*lists, reorder=False)
     # The one-line change of an mpi4py application:
+    routing = getattr(args, "routing", "ecmp")
     reordered = Create_dist_graph_adjacent(comm, *lists, reorder=True, topology=topo, seed=args.seed,
-                                           fake_names=fake, placement=placement)
+                                           fake_names=fake, placement=placement, routing=routing)
     rep = ltm_report(reordered)
     timings = {k: comm.allreduce(v, op=MPI.MAX) for k, v in rep.timings.items()}
     rows = compare(original, reordered, "neighbor_alltoall", sizes, iterations=args.iterations)
@@ -117,6 +121,10 @@ def _demo(args, stack):
         print(f"placement before ({where}): " + " ".join(f"{r}:{names[v]}" for r, v in enumerate(rep.vertices_before)))
         print("placement after (new rank:host): " + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
         print()
+        if routing != "ecmp":
+            from ..routing import get_routing
+
+            print(f"routing: {get_routing(routing, topo).name} (congestion and dilation of its routes)")
         print(f"{'':16}{'before':>10}{'after':>10}")
         for key, label in (("max_congestion", "max congestion"), ("avg_congestion", "avg congestion"),
                            ("avg_dilation", "avg dilation"), ("max_dilation", "max dilation"),
