@@ -20,6 +20,13 @@ def add_parser(sub):
                                 "the machine (run under mpiexec to see every host)")
     p.add_argument("--format", help="input format (default: sniffed from the content)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from ._options import add_routing_option
+
+    routing = add_routing_option(p)
+    routing.default = None   # without it, "routing" is the topology's native model and the distances are hops
+    routing.help = ("diameter and ASPL of this routing model's routes (dragonfly minimal/valiant differ from the "
+                    "hop distance; shortest-path models do not); 'routing' then names it (default: hop distances, "
+                    "'routing' the topology's native model)")
     return p
 
 
@@ -34,8 +41,56 @@ def run(args):
             print(f"libtopomap info: warning: {w.message}", file=sys.stderr)
         return status
     topo = read(args.file, format=args.format)
-    _print(args, _properties(topo))
+    props = _properties(topo)
+    if getattr(args, "routing", None) is not None:
+        props.update(_routed(topo, args.routing))
+    _print(args, props)
     return 0
+
+
+def _routed(topo, model):
+    """``diameter``, ``aspl`` and ``routing`` of the routes of ``model`` over ordered pairs of distinct
+    slot vertices.  Shortest-path models keep the hop distances; dragonfly ``minimal`` and ``valiant``
+    (expected hops) are summed per pair of attachment routers: a pair of slot vertices crosses its two
+    leaf links (if any) and the routers' route, so the work is one route per router pair, in chunks."""
+    import numpy as np
+
+    from ..routing import _leaves, get_routing, route_hops
+
+    r = get_routing(model, topo)
+    r.check(topo)
+    if r.shortest:
+        return {"routing": r.name}
+    hosts = np.flatnonzero(np.asarray(topo.slots) > 0)
+    h = hosts.size
+    if h < 2:
+        return {"routing": r.name, "diameter": 0, "aspl": 0.0}
+    att, off = _leaves(topo)
+    a, o = att[hosts], off[hosts]
+    routers, inv = np.unique(a, return_inverse=True)
+    count = np.bincount(inv).astype(np.float64)
+    top = np.full(routers.size, -1, np.int64)
+    np.maximum.at(top, inv, o)
+    total = 2.0 * (h - 1) * float(o.sum())     # the leaf links of every ordered pair
+    diameter = 0.0
+    for i in range(routers.size):               # pairs on one router: their leaf links only
+        if count[i] >= 2:
+            oi = np.sort(o[inv == i])
+            diameter = max(diameter, float(oi[-1] + oi[-2]))
+    chunk = max(1, (1 << 22) // routers.size)
+    for lo in range(0, routers.size, chunk):
+        rows = np.arange(lo, min(lo + chunk, routers.size))
+        s = np.repeat(routers[rows], routers.size)
+        t = np.tile(routers, rows.size)
+        core = route_hops(topo, s, t, routing=r).astype(np.float64).reshape(rows.size, routers.size)
+        core[np.arange(rows.size), rows] = 0.0
+        total += float((count[rows] @ core) @ count)
+        other = core + top[rows][:, None] + top[None, :]
+        other[np.arange(rows.size), rows] = -np.inf
+        diameter = max(diameter, float(other.max()))
+    routed = {"routing": r.name, "diameter": diameter if r.name == "valiant" else int(round(diameter)),
+              "aspl": total / (h * (h - 1))}
+    return routed
 
 
 def _properties(topo):
