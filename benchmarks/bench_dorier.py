@@ -253,8 +253,9 @@ def simgrid_markdown(res):
         "1-minute load average before and after the size.", "",
         simgrid_table(res), "", simgrid_losses(res), "",
         f"{res['seconds']:.0f} s wall with {res['jobs']} simulation(s) at a time on {res['host']} "
-        "(shared with other work: wall times are noisy).  Several load ranges in a row: the size was run in "
-        "parts (`--simgrid-resume`), one range per part."]
+        "(shared with other work: wall times are noisy)."
+        + ("  Several load ranges in a row: the size was run in parts (`--simgrid-resume`), one range per part."
+           if any(len(r.get("parts") or ()) > 1 for r in res["rows"]) else "")]
         + ([""] + [f"* `{c['command']}` ({c['started']} - {c['ended']})" for c in res["commands"]]
            if res.get("commands") else []))
 
