@@ -26,7 +26,11 @@ the part of the platform the broadcast uses (the placement's terminals and the l
 on a loaded 2-core machine about 0.1-0.6 s per simulation at n = 64, 5-13 s at n = 4,096 (0.45 GB),
 35 s at n = 10,240 (1.5 GB peak; ``--simgrid-sizes 10240 --simgrid-runs 1 --out
 benchmarks/results/dorier_simgrid_10240.json``).  Allocations are the outer loop, ``--simgrid-budget S``
-starts no new allocation once a size has run ``S`` seconds, and the results are written after every size.
+starts no new allocation once a size has run ``S`` seconds, and the results are written after every
+allocation.  ``--simgrid-resume`` continues the JSON of ``--out``: a size found there starts at its next
+seed (up to ``--simgrid-runs`` allocations; the times of an allocation do not depend on when it ran),
+sizes not found are added, and each row lists its parts (seeds, load, start) and the ``.md`` the
+commands.
 
 Where a simulation's time goes (cProfile and timers, TREE at n = 4,096, 1 KiB, load 2-5): in this
 process 0.3-0.4 s (the 4,095 minimal routes 0.27 s, the JSON job); in the worker the platform XML
@@ -51,6 +55,7 @@ Usage::
 
     python benchmarks/bench_dorier.py [--runs 20] [--sizes 64,128,...] [--out benchmarks/results/dorier.json]
     python benchmarks/bench_dorier.py --simgrid [--simgrid-sizes 64,512,4096] [--simgrid-runs 3] [--jobs 1]
+        [--simgrid-budget S] [--simgrid-resume] [--out benchmarks/results/dorier_simgrid.json]
     mpiexec -n 8 python benchmarks/bench_dorier.py --mpi [--mpi-iterations 200]
 
 Prints a Markdown table and writes it next to the JSON (``.md``).
