@@ -967,6 +967,49 @@ class MappingProblem:
                           note=f"{c.refine} kept the construction", at_bound=built.at_bound)
         return out
 
+    def polish(self, winner):
+        """The race winner polished on hop-bytes, or ``winner`` itself when that does not beat it.
+
+        Under the hop-bytes (and dilation) objective, the winner's mapping gets an iterated local
+        search on hop-bytes (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_ils`) with a move
+        budget that shrinks with the job (:func:`~libtopomap.mappers.hopbytes_swap.ils_moves`),
+        whether or not the race refined: the constructions and their refinements stop at local
+        optima of their own neighbourhoods, which a few hundred kicks on a small job leave.  Nothing
+        is done at the lower bound, without communication, under the congestion objective, or when
+        what is left of the race's budget is less than three search states.  The polished mapping
+        replaces the winner only when it beats it on the whole score (:func:`selection_key`), so
+        the tie rule is unchanged; it keeps the winner's candidate (and so its place in the strategy
+        order), its label gets ``+ils`` and its note the hop-bytes before and after.  Deterministic:
+        the search's seed is the candidate's, and its budget counts moves, not seconds.
+
+        Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
+        """
+        from .commgraph import as_commgraph
+        from .mappers.hopbytes_swap import hopbytes_ils, ils_moves
+
+        if (self.objective not in ("hopbytes", "dilation") or winner.at_bound or winner.payload is None
+                or self.graph.n_edges == 0):
+            return winner
+        if self.remaining() < 3 * self._state_seconds() + 0.05:
+            return winner
+        t0 = time.perf_counter()
+        c = winner.candidate
+        rng = np.random.default_rng([0 if c.seed is None else int(c.seed), int(c.index), 1])
+        try:
+            v, before, after, stats = hopbytes_ils(self.topology, as_commgraph(self.graph), winner.payload, self.slots,
+                                                   rng=rng, moves=ils_moves(self.graph.n), routing=self.routing)
+            if not after < before:
+                return winner
+            out = self._outcome(c, np.asarray(v, dtype=np.int64), f"{winner.label}+ils", t0,
+                                note=f"hop-bytes polish {before:.6g} -> {after:.6g} ({stats['kicks']} kicks)")
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}, hop-bytes polish: {type(e).__name__}: {e}") from e
+        out.seconds += winner.seconds
+        out.rank = winner.rank
+        if _rounded(out.key) >= _rounded(winner.key) and not (out.at_bound and not winner.at_bound):
+            return winner
+        return out
+
     def evaluate(self, candidate):
         """Run one candidate (construction, then refinement) and score it; returns an :class:`Outcome`."""
         return self.refine(candidate, self.construct(candidate))
@@ -1120,7 +1163,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     starts here; a construction whose estimated time (:meth:`MappingProblem.estimate_seconds`)
     exceeds what is left of the constructions' share is skipped with the reason; each refinement
     gets an equal part of what is left when it starts (the last one all of it).  Only a
-    construction that overruns its estimate can take the race past the budget.
+    construction that overruns its estimate can take the race past the budget.  The winner is then
+    polished where the problem does so (:meth:`MappingProblem.polish`: hop-bytes objectives).
 
     Parameters
     ----------
@@ -1133,7 +1177,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     threads : int, optional
         Numba threads while running (default: numba's own).
     on_outcome : callable, optional
-        Called with each :class:`Outcome` as it completes.
+        Called with each :class:`Outcome` as it completes, and with the winner again when
+        :meth:`MappingProblem.polish` improved it.
     progress : callable, optional
         ``progress(phase, candidate, outcome)``, for progress displays: ``phase`` is ``"construct"``
         or ``"refine"``; called with ``outcome=None`` when the phase of ``candidate`` starts, and with
@@ -1194,8 +1239,15 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
                 o = outcomes[i]
                 if on_outcome is not None and o.candidate.refine and not o.at_bound:
                     on_outcome(o)
-    outcomes = [outcomes[i] for i in sorted(outcomes)]
-    winner = select(outcomes, problem.order)
+        outcomes = [outcomes[i] for i in sorted(outcomes)]
+        winner = select(outcomes, problem.order)
+        if hasattr(problem, "polish"):
+            polished = problem.polish(winner)
+            if polished is not winner:
+                outcomes = [polished if o is winner else o for o in outcomes]
+                winner = polished
+                if on_outcome is not None:
+                    on_outcome(polished)
     baseline = next(o for o in outcomes if o.candidate.baseline)
     return PortfolioResult(winner, baseline, outcomes, skipped,
                            {"max_memory": max_memory, "estimates": estimates, "mapping_ranks": None,
