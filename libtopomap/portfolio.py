@@ -989,8 +989,8 @@ class MappingProblem:
           more, so the race pays for one.
 
         Nothing is done at the lower bound, without communication, or when what is left of the race's
-        budget is less than three search states; the capped descent also stops at the budget (which
-        binds only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping replaces the winner only when
+        budget is less than three search states; both searches also stop at the budget (which binds
+        only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping replaces the winner only when
         it beats it on the whole score (:func:`selection_key`), so the tie rule is unchanged; it keeps
         the winner's candidate (and so its place in the strategy order) and its note gives the
         hop-bytes before and after.  Deterministic: the search's seed is the candidate's, and its
@@ -1014,15 +1014,15 @@ class MappingProblem:
         rng = np.random.default_rng([0 if c.seed is None else int(c.seed), int(c.index), 1])
         g = as_commgraph(self.graph)
         try:
+            # the race's budget binds only where it is nearly spent (as for the refinements)
+            deadline = t0 + self.remaining() - self._score_seconds
             if hop:
                 v, before, after, stats = hopbytes_ils(self.topology, g, winner.payload, self.slots, rng=rng,
-                                                       moves=ils_moves(g.n), routing=self.routing)
+                                                       moves=ils_moves(g.n), routing=self.routing, deadline=deadline)
                 label, note = "ils", f"hop-bytes polish {before:.6g} -> {after:.6g} ({stats['kicks']} kicks)"
             else:
                 # the slots the refinement used (as refine: the spares behind the weakest host links)
                 used = self.slots if c.strategy == "identity" else spare_weakest_hosts(self.topology, self.slots, g.n)
-                # the race's budget binds only where it is nearly spent (as for the refinements)
-                deadline = t0 + self.remaining() - self._score_seconds
                 v, stats = capped_hopbytes_descent(self.topology, g, winner.payload, used, rng=rng, passes=CAPPED_PASSES,
                                                    moves=capped_moves(g.n), routing=self.routing, deadline=deadline)
                 before, after = stats["start_hopbytes"], stats["hopbytes"]

@@ -23,7 +23,8 @@ from ..errors import MappingError
 from .local_search import SwapState, hops_lower_bound, run_refinement
 
 __all__ = ["refine_hopbytes_swap", "hopbytes_swap", "threshold_swap_passes", "hopbytes_ils", "ils_moves", "nc_moves",
-           "NC_DEPTH", "NC_CAP", "BATCH", "ILS_MOVES", "ILS_FULL", "ILS_DEPTH", "ILS_RADIUS", "ILS_KICK"]
+           "NC_DEPTH", "NC_CAP", "BATCH", "ILS_MOVES", "ILS_FULL", "ILS_KICK_CHARGE", "ILS_DESCENT", "ILS_DEPTH",
+           "ILS_RADIUS", "ILS_KICK"]
 
 #: VieM's default communication-graph distance of the swap neighbourhood ``N_C^d``
 #: (``communication_neighborhood_dist = 10`` in VieM's default configuration).
@@ -33,10 +34,16 @@ NC_DEPTH = 10
 NC_CAP = 4096
 #: Processes whose moves are listed at once (at most ``BATCH x NC_CAP`` swaps, plus the shifts).
 BATCH = 256
-#: Swaps :func:`hopbytes_ils` tries at the most (kicks and descents) for up to :data:`ILS_FULL`
-#: processes; above, the budget shrinks as ``1 / P`` (:func:`ils_moves`).
+#: Swaps the kicks of :func:`hopbytes_ils` try at the most (each kick and the descent after it) for
+#: up to :data:`ILS_FULL` processes; above, the budget shrinks as ``1 / P`` (:func:`ils_moves`).  A
+#: kick counts at least :data:`ILS_KICK_CHARGE` swaps (its Python overhead is worth about as many
+#: compiled moves), so at most 512 kicks: 0.3-1.5 s on a loaded 2-core machine.
 ILS_MOVES = 1 << 19
-ILS_FULL = 512
+ILS_FULL = 4096
+ILS_KICK_CHARGE = 1024
+#: Swaps of the first descent of :func:`hopbytes_ils` per process at the most (a sweep over a local
+#: optimum of ``N_C^3`` on a 2-D stencil tries about 60 per process).
+ILS_DESCENT = 128
 #: ``d`` of the ``N_C^d`` descents of :func:`hopbytes_ils`.  On the dragonfly g9 a4 p2 h2 of
 #: ``benchmarks/bench_quality.py`` (multisection's 876 hop-bytes, 2^19 moves, 8 seeds): d = 3 gave
 #: 848-874 (mean 859) with 480 kicks, d = 4 846-870 (mean 862) with 300, d = 2 850-864 (mean 856)
@@ -255,7 +262,7 @@ def ils_moves(nprocs):
 
     Examples
     --------
-    >>> ils_moves(72) == ils_moves(512) == 8 * ils_moves(4096)
+    >>> ils_moves(72) == ils_moves(4096) == 8 * ils_moves(32768)
     True
     """
     return int(ILS_MOVES * min(1.0, ILS_FULL / max(int(nprocs), 1)))
@@ -287,7 +294,7 @@ def _neighbourhood(sym, procs):
     return np.unique(np.concatenate([procs, sym.indices[_ragged(sym.indptr[procs], deg)]]))
 
 
-def _descend(state, dirty, depth, rev, rng, budget, lower):
+def _descend(state, dirty, depth, rev, rng, budget, lower, deadline=None):
     """First-improvement descent over ``N_C^depth`` from the processes ``dirty``: each round visits
     them in a random order and tries all their moves (:func:`_all_moves`); the next round visits
     the processes moved and their partners (whose costs changed), until a round moves nothing,
@@ -298,6 +305,8 @@ def _descend(state, dirty, depth, rev, rng, budget, lower):
         order = rng.permutation(dirty).astype(np.int64)
         moved = []
         for lo in range(0, order.size, BATCH):
+            if deadline is not None and time.perf_counter() >= deadline:
+                return tried
             ma, mb = _all_moves(state, order[lo:lo + BATCH], depth, rev)
             ma, mb = ma[:budget - tried], mb[:budget - tried]
             for k in range(0, ma.size, _CHUNK_MAX):
@@ -330,18 +339,19 @@ def _ball(sym, p, radius, size, rng):
     return ball
 
 
-def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radius=ILS_RADIUS, kick=ILS_KICK,
-                 routing=None):
+def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=ILS_DEPTH, radius=ILS_RADIUS,
+                 kick=ILS_KICK, routing=None, deadline=None):
     """Iterated local search on hop-bytes: a descent over ``N_C^depth``, then kicks.
 
     The start is first brought to a local optimum of ``N_C^depth`` (first-improvement swaps and
-    shifts, :func:`_descend`).  Each kick then takes a random process and at most ``kick - 1``
+    shifts, :func:`_descend`; at most ``descent`` swaps).  Each kick then takes a random process and at most ``kick - 1``
     processes within ``radius`` hops of it in the communication graph, permutes their slots at
     random (a uniformly random permutation, as ``kick - 1`` swaps), and descends again from those
     processes and their partners only.  The result is kept when its hop-bytes are at most the best
     so far (equal ones too: the search drifts over plateaus), else the best state is restored.  The
-    search stops after ``moves`` swaps tried (kicks included) or at the lower bound.  Nothing
-    depends on the clock: the same ``rng`` state gives the same mapping.
+    kicks stop after ``moves`` swaps tried (each kick counting at least :data:`ILS_KICK_CHARGE`) or
+    at the lower bound.  Nothing depends on the clock unless ``deadline`` binds: the same ``rng``
+    state gives the same mapping.
 
     Parameters
     ----------
@@ -351,13 +361,18 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radi
     slots : numpy.ndarray of int
     rng : numpy.random.Generator
     moves : int
-        Swaps to try at the most (:func:`ils_moves` for a budget that shrinks with the job).
+        Swaps the kicks may try (:func:`ils_moves` for a budget that shrinks with the job).
+    descent : int, optional
+        Swaps of the first descent at the most (default :data:`ILS_DESCENT` per process).
     depth : int
         ``d`` of the descents' ``N_C^d``.
     radius, kick : int
         Size of a kick: processes within ``radius`` hops of the random one, ``kick`` at the most.
     routing : str or Routing, optional
         Routing model whose hops count (:class:`~libtopomap.mappers.local_search.SwapState`).
+    deadline : float, optional
+        ``time.perf_counter()`` value after which no batch of moves and no kick starts (a race's
+        budget; it binds only where that is nearly spent).
 
     Returns
     -------
@@ -365,9 +380,11 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radi
     start_value, best_value : float
         Hop-bytes of ``start`` and of the result (never more than ``start``'s).
     stats : dict
-        ``iterations`` (swaps tried), ``descent_value`` (hop-bytes after the first descent),
+        ``iterations`` (swaps tried), ``descent_moves`` (of them in the first descent),
+        ``descent_value`` (hop-bytes after the first descent),
         ``kicks``, ``kept`` (kicks whose result was kept), ``improved`` (kicks that lowered the
-        best), ``stopped`` (``"moves"``, ``"bound"`` or ``"trivial"``: nothing to search).
+        best), ``stopped`` (``"moves"``, ``"budget"`` (the deadline), ``"bound"`` or ``"trivial"``:
+        nothing to search).
 
     Notes
     -----
@@ -389,19 +406,25 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radi
     P = sym.n
     start_value = state.score
     lower = hops_lower_bound(sym, slots) * (1 + 1e-12)
-    stats = {"iterations": 0, "descent_value": start_value, "kicks": 0, "kept": 0, "improved": 0,
-             "stopped": "moves"}
-    if P < 2 or sym.indices.size == 0 or start_value <= lower or moves <= 0:
+    stats = {"iterations": 0, "descent_moves": 0, "descent_value": start_value, "kicks": 0, "kept": 0,
+             "improved": 0, "stopped": "moves"}
+    if P < 2 or sym.indices.size == 0 or start_value <= lower or moves < 0:
         stats["stopped"] = "trivial" if start_value > lower else "bound"
         return np.asarray(start, np.int64).copy(), start_value, start_value, stats
     r = np.random.default_rng(rng.integers(2**63))
     rev = _reversed_csr(sym)
     moves = int(moves)
-    tried = _descend(state, np.arange(P, dtype=np.int64), int(depth), rev, r, moves, lower)
+    descent = ILS_DESCENT * P if descent is None else int(descent)
+    first = _descend(state, np.arange(P, dtype=np.int64), int(depth), rev, r, descent, lower, deadline)
     state.keep()
     best = state.snapshot()
     best_value = stats["descent_value"] = state.score
+    stats["descent_moves"] = first
+    tried = 0
     while tried < moves and best_value > lower:
+        if deadline is not None and time.perf_counter() >= deadline:
+            stats["stopped"] = "budget"
+            break
         ball = _ball(sym, int(r.integers(P)), radius, max(2, int(kick)), r)
         if ball.size < 2:
             continue
@@ -410,9 +433,9 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radi
         ka, kb = ball[:-1][swap], ball[j[swap]]
         ka, kb = ka[:moves - tried], kb[:moves - tried]
         _, _, n, _ = state.run(np.full(ka.size, np.inf), r, moves=(ka, kb))
-        tried += n
         stats["kicks"] += 1
-        tried += _descend(state, _neighbourhood(sym, ball), int(depth), rev, r, moves - tried, lower)
+        n += _descend(state, _neighbourhood(sym, ball), int(depth), rev, r, moves - tried - n, lower)
+        tried += max(n, ILS_KICK_CHARGE)
         tol = 1e-9 * (1.0 + abs(best_value))
         if state.score <= best_value + tol:
             stats["kept"] += 1
@@ -423,7 +446,7 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, depth=ILS_DEPTH, radi
             best = state.snapshot()
         else:
             state.restore(best)
-    stats["iterations"] = tried
+    stats["iterations"] = first + tried
     if best_value <= lower:
         stats["stopped"] = "bound"
     if not best_value < start_value:
