@@ -18,14 +18,17 @@ so ``identity`` is a random placement; meshes and collectives keep their rank or
 is the launch order (ranks on the hosts in topology order).
 
 Rows per instance: libtopomap's strategies (:data:`libtopomap.mappers.STRATEGIES`; ``scotch`` is
-the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion)`` and
-``portfolio(hopbytes)`` (the pick of ``map --strategy all`` without refinement under that
-objective, by the portfolio's own selection rule; seconds = the sum of its candidates; ``decided
-by`` names the first key of the rule that separates the pick from the runner-up and their relative
-gap), ``portfolio(congestion)+ta`` (what ``map --strategy all --refine ta`` returns with the default
-budget, through the CLI's own :class:`~libtopomap.portfolio.MappingProblem` and
-:func:`~libtopomap.portfolio.run_portfolio`: the constructions again, then threshold accepting with
-its capped hop-bytes clean-up on the best two; seconds = the whole race), then the peers where
+the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion)`` (the pick of
+``map --strategy all`` without refinement, by the portfolio's own selection rule among the rows
+above; seconds = the sum of its candidates; ``decided by`` names the first key of the rule that
+separates the pick from the runner-up and their relative gap), ``portfolio(hopbytes)`` (what
+``map --strategy all --objective hopbytes`` returns, through the CLI's own
+:class:`~libtopomap.portfolio.MappingProblem` and :func:`~libtopomap.portfolio.run_portfolio`: the
+constructions again with the race's seeds, then the winner's hop-bytes polish,
+:meth:`~libtopomap.portfolio.MappingProblem.polish`, label ``+ils``; seconds = the whole race;
+runs before session 7 took the pick among the rows above), ``portfolio(congestion)+ta`` (what
+``map --strategy all --refine ta`` returns with the default budget, by the same code path:
+threshold accepting with its capped hop-bytes clean-up on the best two), then the peers where
 installed (``pip install 'libtopomap[peers]'``; a missing peer is skipped with a line
 on stderr):
 
@@ -330,14 +333,15 @@ def portfolio_rows(rows, bounds):
     return out
 
 
-def portfolio_ta_row(t, g, seed):
-    """What ``map --strategy all --refine ta`` returns with the default budget (objective
-    congestion), by the CLI's own code path: a :class:`~libtopomap.portfolio.MappingProblem`, the
+def portfolio_race_row(t, g, seed, objective="congestion", refine="ta"):
+    """What ``map --strategy all [--refine REFINE] --objective OBJECTIVE`` returns with the default
+    budget, by the CLI's own code path: a :class:`~libtopomap.portfolio.MappingProblem`, the
     candidates of :func:`~libtopomap.portfolio.make_candidates` in the race's strategy order, and
-    :func:`~libtopomap.portfolio.run_portfolio`.  Seconds are the whole race's."""
-    problem = MappingProblem(t, g, objective="congestion")
+    :func:`~libtopomap.portfolio.run_portfolio` (the winner's polish included).  Seconds are the
+    whole race's."""
+    problem = MappingProblem(t, g, objective=objective)
     names = [x for x in STRATEGY_ORDER if x in STRATEGIES]
-    cands = make_candidates(names, seed=seed, refine="ta", starts=np.flatnonzero(problem.slots))
+    cands = make_candidates(names, seed=seed, refine=refine, starts=np.flatnonzero(problem.slots))
     box = {}
 
     def race():
@@ -345,7 +349,7 @@ def portfolio_ta_row(t, g, seed):
         return box["result"].winner.payload
 
     v, dt, peak, err = measure(race)
-    r = row(t, g, "portfolio(congestion)+ta", v, dt, peak, err)
+    r = row(t, g, f"portfolio({objective})" + (f"+{refine}" if refine else ""), v, dt, peak, err)
     if err is None:
         res = box["result"]
         rest = [o for o in res.outcomes if o is not res.winner]
@@ -363,8 +367,11 @@ def bench_instance(key, label, t, g, seed, kahip, cached=None):
         v, dt, peak, err = measure(lambda: map_processes(t, g, strategy=s, seed=seed).vertices)
         rows.append(row(t, g, s, v, dt, peak, err))
         print(f"  {key} {s}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} ({dt:.2f} s)", file=sys.stderr)
-    rows += portfolio_rows(rows, bounds)
-    rows.append(portfolio_ta_row(t, g, seed))
+    rows += [r for r in portfolio_rows(rows, bounds) if r["method"] != "portfolio(hopbytes)"]
+    rows.append(portfolio_race_row(t, g, seed, "hopbytes", None))
+    print(f"  {key} portfolio(hopbytes) -> {rows[-1].get('pick')}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} "
+          f"({rows[-1]['seconds']:.2f} s)", file=sys.stderr)
+    rows.append(portfolio_race_row(t, g, seed))
     print(f"  {key} portfolio(congestion)+ta -> {rows[-1].get('pick')}: {rows[-1].get('max_congestion')} "
           f"{rows[-1].get('hop_bytes', rows[-1].get('error'))} ({rows[-1]['seconds']:.2f} s)", file=sys.stderr)
     if cached is not None:

@@ -44,7 +44,7 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES"]
 
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
@@ -640,6 +640,10 @@ def default_iterations(nprocs):
     return int(min(MAX_ITERATIONS, max(MIN_ITERATIONS, MOVES_PER_PROCESS * int(nprocs))))
 
 
+#: Passes of the congestion winner's capped hop-bytes clean-up at the most (:meth:`MappingProblem.polish`);
+#: a pass that moves nothing ends it first (a local optimum), and so does its move budget.
+CAPPED_PASSES = 50
+
 #: Seconds of a whole mapping race on one process when none is given: every phase keeps within it
 #: (the scale issue's target is 120 s for ``map --strategy all --refine ta`` at 32,768 processes).
 DEFAULT_TOTAL_BUDGET = 100.0
@@ -967,6 +971,74 @@ class MappingProblem:
                           note=f"{c.refine} kept the construction", at_bound=built.at_bound)
         return out
 
+    def polish(self, winner):
+        """The race winner polished on hop-bytes, or ``winner`` itself when that does not beat it.
+
+        * Under the hop-bytes (and dilation) objective, the winner's mapping gets an iterated local
+          search on hop-bytes (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_ils`) with a move
+          budget that shrinks with the job (:func:`~libtopomap.mappers.hopbytes_swap.ils_moves`),
+          whether or not the race refined: the constructions and their refinements stop at local
+          optima of their own neighbourhoods, which a few hundred kicks on a small job leave
+          (label ``+ils``).
+        * Under the congestion objective, a winner refined by threshold accepting gets its capped
+          hop-bytes clean-up (:func:`~libtopomap.mappers.threshold_accepting.capped_hopbytes_descent`,
+          which never raises the maximum congestion) continued towards a local optimum: up to
+          :data:`CAPPED_PASSES` passes, at most
+          :func:`~libtopomap.mappers.threshold_accepting.capped_moves` moves played (label
+          ``+capped``).  Every threshold-accepting result gets three passes; only the winner gets
+          more, so the race pays for one.
+
+        Nothing is done at the lower bound, without communication, or when what is left of the race's
+        budget is less than three search states; both searches also stop at the budget (which binds
+        only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping replaces the winner only when
+        it beats it on the whole score (:func:`selection_key`), so the tie rule is unchanged; it keeps
+        the winner's candidate (and so its place in the strategy order) and its note gives the
+        hop-bytes before and after.  Deterministic: the search's seed is the candidate's, and its
+        budget counts moves, not seconds.
+
+        Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
+        """
+        from .commgraph import as_commgraph
+        from .mappers import spare_weakest_hosts
+        from .mappers.hopbytes_swap import hopbytes_ils, ils_moves
+        from .mappers.threshold_accepting import capped_hopbytes_descent, capped_moves
+
+        c = winner.candidate
+        hop = self.objective in ("hopbytes", "dilation")
+        if (winner.at_bound or winner.payload is None or self.graph.n_edges == 0
+                or not (hop or (c.refine == "ta" and not c.baseline))):
+            return winner
+        if self.remaining() < 3 * self._state_seconds() + 0.05:
+            return winner
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([0 if c.seed is None else int(c.seed), int(c.index), 1])
+        g = as_commgraph(self.graph)
+        try:
+            # the race's budget binds only where it is nearly spent (as for the refinements)
+            deadline = t0 + self.remaining() - self._score_seconds
+            if hop:
+                v, before, after, stats = hopbytes_ils(self.topology, g, winner.payload, self.slots, rng=rng,
+                                                       moves=ils_moves(g.n), routing=self.routing, deadline=deadline)
+                label, note = "ils", f"hop-bytes polish {before:.6g} -> {after:.6g} ({stats['kicks']} kicks)"
+            else:
+                # the slots the refinement used (as refine: the spares behind the weakest host links)
+                used = self.slots if c.strategy == "identity" else spare_weakest_hosts(self.topology, self.slots, g.n)
+                v, stats = capped_hopbytes_descent(self.topology, g, winner.payload, used, rng=rng, passes=CAPPED_PASSES,
+                                                   moves=capped_moves(g.n), routing=self.routing, deadline=deadline)
+                before, after = stats["start_hopbytes"], stats["hopbytes"]
+                label, note = "capped", (f"capped hop-bytes descent {before:.6g} -> {after:.6g} ({stats['passes']} "
+                                         f"passes, {stats['stopped']})")
+            if not after < before:
+                return winner
+            out = self._outcome(c, np.asarray(v, dtype=np.int64), f"{winner.label}+{label}", t0, note=note)
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}, polish: {type(e).__name__}: {e}") from e
+        out.seconds += winner.seconds
+        out.rank = winner.rank
+        if _rounded(out.key) >= _rounded(winner.key) and not (out.at_bound and not winner.at_bound):
+            return winner
+        return out
+
     def evaluate(self, candidate):
         """Run one candidate (construction, then refinement) and score it; returns an :class:`Outcome`."""
         return self.refine(candidate, self.construct(candidate))
@@ -1120,7 +1192,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     starts here; a construction whose estimated time (:meth:`MappingProblem.estimate_seconds`)
     exceeds what is left of the constructions' share is skipped with the reason; each refinement
     gets an equal part of what is left when it starts (the last one all of it).  Only a
-    construction that overruns its estimate can take the race past the budget.
+    construction that overruns its estimate can take the race past the budget.  The winner is then
+    polished where the problem does so (:meth:`MappingProblem.polish`: hop-bytes objectives).
 
     Parameters
     ----------
@@ -1133,7 +1206,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     threads : int, optional
         Numba threads while running (default: numba's own).
     on_outcome : callable, optional
-        Called with each :class:`Outcome` as it completes.
+        Called with each :class:`Outcome` as it completes, and with the winner again when
+        :meth:`MappingProblem.polish` improved it.
     progress : callable, optional
         ``progress(phase, candidate, outcome)``, for progress displays: ``phase`` is ``"construct"``
         or ``"refine"``; called with ``outcome=None`` when the phase of ``candidate`` starts, and with
@@ -1194,8 +1268,15 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
                 o = outcomes[i]
                 if on_outcome is not None and o.candidate.refine and not o.at_bound:
                     on_outcome(o)
-    outcomes = [outcomes[i] for i in sorted(outcomes)]
-    winner = select(outcomes, problem.order)
+        outcomes = [outcomes[i] for i in sorted(outcomes)]
+        winner = select(outcomes, problem.order)
+        if hasattr(problem, "polish"):
+            polished = problem.polish(winner)
+            if polished is not winner:
+                outcomes = [polished if o is winner else o for o in outcomes]
+                winner = polished
+                if on_outcome is not None:
+                    on_outcome(polished)
     baseline = next(o for o in outcomes if o.candidate.baseline)
     return PortfolioResult(winner, baseline, outcomes, skipped,
                            {"max_memory": max_memory, "estimates": estimates, "mapping_ranks": None,

@@ -873,6 +873,29 @@ class SwapState:
     def best_max(self):
         return float(self.scal[4])
 
+    def snapshot(self):
+        """A copy of the current state (hop modes), for :meth:`restore`: ``O(P + slots + edges)``."""
+        if self.mode != MODE_HOPS:
+            raise MappingError("snapshots are kept for the hop objectives only")
+        return (self.occupant.copy(), self.proc_slot.copy(), self.proc_vertex.copy(), self.edist.copy(),
+                float(self.scal[0]))
+
+    def restore(self, snap):
+        """Return to a :meth:`snapshot`, which becomes the best state seen."""
+        occupant, proc_slot, proc_vertex, edist, score = snap
+        self.occupant[:] = occupant
+        self.proc_slot[:] = proc_slot
+        self.proc_vertex[:] = proc_vertex
+        self.edist[:] = edist
+        self.scal[0] = score
+        self.keep()
+
+    def keep(self):
+        """Make the current state the best seen (the engine's best-state bookkeeping restarts here)."""
+        self.scal[1] = self.scal[0]
+        self.scal[5] = 1.0
+        self.scal[6] = 0
+
     # ------------------------------------------------------------------ moves
     def run(self, levels, rng, stall_limit=0, *, metropolis=False, p_local=LOCAL_MOVES, lower=-np.inf, moves=None):
         """Run ``len(levels)`` moves; returns (accepted, improved, moves done, deltas).

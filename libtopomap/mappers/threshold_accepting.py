@@ -12,7 +12,7 @@ import numpy as np
 
 from .local_search import SwapState, full_traffic, hops_lower_bound, local_search, near_slot_cache, run_refinement
 
-__all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent"]
+__all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent", "capped_moves", "CAPPED_MOVES"]
 
 # Threshold at the start of the walk, in units of the median size of a worsening move.  Measured on
 # a 512-process SpMV pattern on an 8x8x8 torus (4 s, ~18k moves): 0.005-0.02 beat 0.25-4 (walks that
@@ -37,6 +37,27 @@ def _stall(n):
 # the processes without a time budget (each: every process's N_C^1 swaps and shifts).
 CLEANUP_SHARE = 0.2
 CLEANUP_PASSES = 3
+#: Moves (priced and played) of the race winner's capped clean-up
+#: (:meth:`libtopomap.portfolio.MappingProblem.polish`) per process (:func:`capped_moves`).  On the
+#: 4,224-host dragonfly(33, 16, 8, 2) with a scrambled 16^3 stencil (4,096 processes) the winner,
+#: scotch+ta (max congestion 23, hop-bytes 79,028 after the three passes every threshold-accepting
+#: result gets), reaches its local optimum, 75,350, after 44 passes and 4.3 million moves (2.8 s
+#: CPU, load 7); with 128 / 256 / 384 moves per process it stops at 76,928 / 76,080 / 75,826 after
+#: 6 / 11 / 17 passes, 0.47 / 0.82 / 1.16 s CPU at load 4-7 (states included), the maximum kept.
+CAPPED_MOVES = 128
+
+
+def capped_moves(nprocs):
+    """Moves tried by the race winner's capped hop-bytes clean-up: :data:`CAPPED_MOVES` per process.
+
+    Examples
+    --------
+    >>> capped_moves(4096)
+    524288
+    """
+    return int(CAPPED_MOVES * max(int(nprocs), 1))
+
+
 # Processes whose swap moves are listed at once by the clean-up, and moves played at once on the
 # congestion state (they share the room under the cap).
 _CLEANUP_BATCH = 512
@@ -102,7 +123,7 @@ def near_partner_moves(state, procs, rng, per=3):
 
 
 def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, passes=CLEANUP_PASSES, near=None,
-                            routing=None):
+                            routing=None, moves=None):
     """Lower the hop-bytes of a mapping without raising its maximum ECMP congestion.
 
     Each pass visits the processes in a random order, a batch at a time: it lists their moves onto
@@ -133,6 +154,10 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     routing : str or Routing, optional
         Routing model of the congestion cap and of the hop-bytes (:mod:`libtopomap.routing`; default
         ``ecmp``; the hops of dragonfly ``minimal``/``valiant`` routes, else the hop distance).
+    moves : int, optional
+        Moves tried at the most, priced on hop-bytes and played on the congestion state together
+        (checked before each batch of :data:`_CLEANUP_BATCH` processes, so a batch may finish past
+        it); a count, so the result does not depend on the clock.
 
     Returns
     -------
@@ -141,8 +166,8 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         ``start_max``, ``max`` (exact when checked), ``start_hopbytes``, ``hopbytes``, ``accepted``,
         ``priced``, ``played``, ``passes``, ``reverted`` (the exact maximum came out above the cap
         through float drift: ``start`` is returned), ``stopped`` (``"local optimum"``, ``"passes"``,
-        ``"budget"``, or ``"bound"``: ``start``'s hop-bytes are at their lower bound, every edge at
-        distance 1, and nothing is tried), ``seconds``.
+        ``"budget"``, ``"moves"``, or ``"bound"``: ``start``'s hop-bytes are at their lower bound,
+        every edge at distance 1, and nothing is tried), ``seconds``.
 
     Notes
     -----
@@ -180,6 +205,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
             if deadline is not None and time.perf_counter() >= deadline:
                 stats["stopped"] = "budget"
                 break
+            if moves is not None and stats["priced"] + stats["played"] >= moves:
+                stats["stopped"] = "moves"
+                break
             ma, mb = near_partner_moves(hops, order[lo:lo + _CLEANUP_BATCH], order_rng)
             if ma.size == 0:
                 continue
@@ -211,10 +239,10 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
                 if ok.size:
                     hops.run(np.full(ok.size, np.inf), rng, moves=(ca[ok], cb[ok]))
                     acc_pass += ok.size
-            if stats["stopped"] == "budget":
+            if stats["stopped"] in ("budget", "moves"):
                 break
         stats["accepted"] += acc_pass
-        if stats["stopped"] == "budget":
+        if stats["stopped"] in ("budget", "moves"):
             break
         if acc_pass == 0:
             stats["stopped"] = "local optimum"

@@ -22,7 +22,9 @@ is only who runs which candidate:
    candidate alone (:func:`probe_plan`): when one of them reaches the lower bound the race ends
    there and no other rank constructs anything;
 4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
-   ranks (one ``Allreduce(MIN)`` per key component), and its rank broadcasts the result.
+   ranks (one ``Allreduce(MIN)`` per key component), and its rank polishes it where the problem
+   does (:meth:`~libtopomap.portfolio.MappingProblem.polish`, as the serial driver) and broadcasts
+   the result.
 
 Any failure on any rank, in a strategy or in the selection, becomes the same
 :class:`~libtopomap.CommError` on every rank (an interrupted rank re-raises its own
@@ -300,12 +302,16 @@ def _race(comm, problem, make, *, max_memory, what, progress):
 
     def own_records():
         win = next(o for o in outs if o.candidate.index == win_index) if rank == owner else None
+        if win is not None and hasattr(problem, "polish"):  # as run_portfolio: the winner's rank polishes it
+            with numba_thread_limit(threads.get(rank)):
+                win = problem.polish(win)
         base = next(o for o in outs if o.candidate.baseline) if rank == base_rank else None
         return (None if win is None else win.record(),
                 None if win is None else np.ascontiguousarray(win.payload, dtype=np.int64).reshape(-1),
                 None if base is None else base.record(),
-                [o.record() for o in outs] if len(cands) <= REPORT_LIMIT else None)
-    win_rec, win_payload, base_rec, records = collective_call(comm, own_records, what=sel)
+                [(win if win is not None and o.candidate.index == win_index else o).record() for o in outs]
+                if len(cands) <= REPORT_LIMIT else None)
+    win_rec, win_payload, base_rec, records = collective_call(comm, own_records, what=sel, quiet=True)
     win_rec = comm.bcast(win_rec, root=owner)
     payload = bcast_array(comm, win_payload, owner)
     base_rec = comm.bcast(base_rec, root=base_rank)
