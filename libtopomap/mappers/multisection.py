@@ -32,6 +32,7 @@ from ..topology import Topology
 from ..metrics import evaluate
 from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
+from .local_search import near_slot_cache
 from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
@@ -99,6 +100,22 @@ KICK_MOVES = 1 << 21
 #: doubled multisection's CPU time (0.75 -> 1.8 s, load ~5) for 0.08 % of hop-bytes, and on the
 #: 32,768-host 32-ary 3-tree added 5.2 s to 13.6 s for 0.016 %; the 1,024-process torus gains 8 %.
 KICK_FULL = 1024
+#: Processes above which there are no rounds.  At 4,096 processes they bought 32 hop-bytes of
+#: 51,616 on the 8-ary 4-tree with a 64x64 stencil and 20 of 70,458 on the 4,224-host dragonfly
+#: with a 16^3 stencil (gains by round [20, 12, 0, 0, 0] and [20, 0, 0, 0, 0]) for 0.3-0.6 s (load
+#: ~4), mostly the descent after each round, which starts again from ``N_C^1``; and the result of
+#: ``map --strategy all --refine ta`` was the same without them (fat tree: multisection+ta 4 /
+#: 51,556 either way; dragonfly: 23.33 / 75,628 without, 23.33 / 75,734 with).
+KICK_MAX = 2048
+
+#: Processes up to which, on a dragonfly with its generator's groups, the final swap search runs on
+#: both hierarchies and the lower (maximum congestion, hop-bytes) is kept; above, it runs on the
+#: better of the two descents only.  At 512 processes (``dragonfly(17, 8, 4, 2)``, 8x8x8 stencil)
+#: the search turned the order round (17.33 / 9,750 -> 16.5 / 9,654 on the group hierarchy,
+#: 19.92 / 9,892 -> 15.5 / 9,570 on the links alone); on the 4,224-host dragonfly with a 16^3
+#: stencil it kept it (41 / 70,550 -> 41 / 70,438 and 36.33 / 72,116 -> 36.33 / 71,952) and the
+#: second search cost 2.0-3.5 s, the larger part of the whole ``map --strategy all --refine ta``.
+SEARCH_BOTH_MAX = 1024
 
 #: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
 REPAIR_VISITS = 4096
@@ -864,17 +881,37 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     for c in range(k):
         d = topology.distances.pairs(np.full(locs.size, reps[c]), locs)
         cost[:, c] = np.bincount(parts[src_local], weights=w * d[inv], minlength=k)
-    # scipy.optimize costs ~0.25 s to import (idle; x8 on the ranks of an mpiexec): only where used
-    from scipy.optimize import linear_sum_assignment
-
     assign = np.arange(k)
     for size in np.unique(targets).tolist():
         group = np.flatnonzero(targets == size)
         if group.size < 2:
             continue
-        r, c = linear_sum_assignment(cost[np.ix_(group, group)])
-        assign[group[r]] = group[c]
+        assign[group] = group[_assignment(cost[np.ix_(group, group)])]
     return assign
+
+
+def _assignment(cost):
+    """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``.
+
+    The sparse solver of :mod:`scipy.sparse.csgraph` (LAPJVsp) on the full matrix, shifted so that
+    no entry is zero (a zero is a missing edge there): ``scipy.optimize.linear_sum_assignment``
+    gives an assignment of the same cost, but importing :mod:`scipy.optimize` took 0.25-0.5 s per
+    interpreter (idle; every rank of an ``mpiexec``), more than the construction of a 4,096-process
+    dragonfly's groups.
+    """
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    cost = np.asarray(cost, np.float64)
+    if cost.shape[0] == 2:
+        # the children of a bisection, directly: row 0 takes its cheaper column (the first on a
+        # tie) unless the other assignment costs strictly less, the choice linear_sum_assignment makes
+        first = 1 if cost[0, 1] < cost[0, 0] else 0
+        keep = cost[0, first] + cost[1, 1 - first]
+        swap = cost[0, 1 - first] + cost[1, first]
+        return np.array([1 - first, first] if swap < keep else [first, 1 - first], np.int64)
+    shifted = cost - cost.min() + 1.0
+    _, col = min_weight_full_bipartite_matching(sp.csr_matrix(shifted))
+    return np.asarray(col, np.int64)
 
 
 def _descend(topology, h, cap, sym, base_seed, tries):
@@ -951,17 +988,19 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most
     :data:`SWAP_MOVES` moves, then a few rounds of threshold passes and descent again leave that
-    local optimum (:data:`KICK_ROUNDS`).  With ``objective="congestion"``, on hosts of two slots,
-    hosts whose two processes do not communicate are then repaired along alternating paths
-    (:func:`_repair_lonely_pairs`: such a host's link carries all of both processes' traffic; the
-    2-slot 8-ary 3-tree with a 32x32 stencil went from max congestion 8 to 6 for 0.2 % more
-    hop-bytes) and the pairs are moved as units by a hop-bytes descent.  On a dragonfly with its
+    local optimum (:data:`KICK_ROUNDS`; up to :data:`KICK_MAX` processes).  With
+    ``objective="congestion"``, on hosts of two slots, hosts whose two processes do not
+    communicate are then repaired along alternating paths (:func:`_repair_lonely_pairs`: such a
+    host's link carries all of both processes' traffic; the 2-slot 8-ary 3-tree with a 32x32
+    stencil went from max congestion 8 to 6 for 0.2 % more hop-bytes) and the pairs are moved as
+    units by a hop-bytes descent.  On a dragonfly with its
     generator's group attributes the whole construction also runs (up to :data:`EFFORT_MAX`
     processes) on the hierarchy read off the links alone
     (``topology_hierarchy(topology, generator_groups=False)``) and the mapping with the lower
     (maximum ECMP congestion, hop-bytes) is kept: the group level cut hop-bytes but raised the
     maximum congestion of a recursive-doubling allreduce on ``dragonfly(5, 4, 2, 1)`` with 8 slots
-    per host from 48 to 64.
+    per host from 48 to 64.  Above :data:`SEARCH_BOTH_MAX` processes the two descents are compared
+    that way and only the better one gets the swap search.
 
     Parameters
     ----------
@@ -1034,21 +1073,33 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
         # 530,496 hop-bytes against 74.1 and 536,590)
         hierarchies.append(topology_hierarchy(topology, generator_groups=False))
+    descents = [_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
+                for h in hierarchies]
+    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX):
+        # the better descent alone goes on (the first on a tie)
+        keys = [_congestion_key(topology, g, gamma) for gamma in descents]
+        descents = [descents[keys.index(min(keys))]]
     best, best_key = None, None
-    for h in hierarchies:
-        gamma = _descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
-        if depth > 0 and g.n > 1:
-            gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
-            if objective == "congestion":
-                gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
-        if len(hierarchies) > 1:
-            m = evaluate(topology, g, gamma)
-            key = (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
-            if best_key is not None and key >= best_key:
-                continue
-            best_key = key
-        best = gamma
+    with near_slot_cache(topology):  # the searches' states share one list of nearest slot vertices
+        for gamma in descents:
+            if depth > 0 and g.n > 1:
+                gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
+                if objective == "congestion":
+                    gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
+            if len(descents) > 1:
+                key = _congestion_key(topology, g, gamma)
+                if best_key is not None and key >= best_key:
+                    continue
+                best_key = key
+            best = gamma
     return finish(topology, best, slots, "multisection")
+
+
+def _congestion_key(topology, g, gamma):
+    """``(maximum ECMP congestion, hop-bytes)`` of a mapping, the order in which the hierarchies'
+    results are compared."""
+    m = evaluate(topology, g, gamma)
+    return (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
 
 
 def _swap_search(topology, g, gamma, slots, rng, depth):
@@ -1057,13 +1108,13 @@ def _swap_search(topology, g, gamma, slots, rng, depth):
     search: :data:`KICK_PASSES` threshold passes from the best mapping so far
     (:func:`~libtopomap.mappers.hopbytes_swap.threshold_swap_passes`, the first threshold of round
     ``r`` ``(r + 1) x`` :data:`KICK_LEVEL` times the median edge weight, at most :data:`KICK_MOVES`
-    swaps over all rounds, fewer above :data:`KICK_FULL` processes) and the descent again, kept
-    when it has fewer hop-bytes.  Deterministic for a given ``rng`` state (no step depends on the
-    clock)."""
+    swaps over all rounds, fewer above :data:`KICK_FULL` processes, none above :data:`KICK_MAX`)
+    and the descent again, kept when it has fewer hop-bytes.  Deterministic for a given ``rng``
+    state (no step depends on the clock)."""
     gamma, _, value, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
     level = KICK_LEVEL * float(np.median(np.abs(g.weights))) if g.n_edges else 0.0
     budget = KICK_MOVES * min(1.0, KICK_FULL / max(g.n, 1)) // max(KICK_ROUNDS, 1)
-    for r in range(KICK_ROUNDS):
+    for r in range(KICK_ROUNDS if g.n <= KICK_MAX else 0):
         kicked, before, after, _ = threshold_swap_passes(topology, g, gamma, slots, rng=rng, passes=KICK_PASSES,
                                                          depth=depth, level=level * (r + 1),
                                                          moves=int(budget))
