@@ -67,19 +67,15 @@ def test_interchangeable_hosts_share_their_switch_and_link_capacity():
     assert twin[0] == twin[4] == -1
 
 
-def test_assignment_of_parts_has_the_optimal_cost():
+def test_assignment_of_parts_is_linear_sum_assignments():
     from scipy.optimize import linear_sum_assignment
 
     rng = np.random.default_rng(0)
-    for k in (2, 3, 4, 7):
-        for _ in range(200):
-            c = rng.integers(0, 6, (k, k)).astype(float) * rng.choice([1.0, 1e7])
-            got = ms._assignment(c)
-            r, col = linear_sum_assignment(c)
-            assert sorted(got.tolist()) == list(range(k))
-            assert c[np.arange(k), got].sum() == c[r, col].sum()
-            if k == 2:   # the children of a bisection: the same choice on ties
-                assert got.tolist() == col.tolist()
+    for k in (1, 2, 3, 4, 7, 16):
+        for _ in range(300):
+            # few distinct values: ties everywhere, and sums that round differently
+            c = rng.integers(0, 4, (k, k)).astype(float) * rng.choice([1.0, 0.1, 3.7, 1e7])
+            assert ms._assignment(c).tolist() == linear_sum_assignment(c)[1].tolist()
 
 
 def test_multisection_does_not_import_scipy_optimize():

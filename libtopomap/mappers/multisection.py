@@ -893,25 +893,78 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
 def _assignment(cost):
     """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``.
 
-    The sparse solver of :mod:`scipy.sparse.csgraph` (LAPJVsp) on the full matrix, shifted so that
-    no entry is zero (a zero is a missing edge there): ``scipy.optimize.linear_sum_assignment``
-    gives an assignment of the same cost, but importing :mod:`scipy.optimize` took 0.25-0.5 s per
-    interpreter (idle; every rank of an ``mpiexec``), more than the construction of a 4,096-process
-    dragonfly's groups.
+    The shortest augmenting path algorithm of ``scipy.optimize.linear_sum_assignment`` (Crouse
+    2016, as scipy implements it, ties included, so the assignment is the same), compiled here:
+    importing :mod:`scipy.optimize` took 0.25-0.5 s per interpreter (idle; every rank of an
+    ``mpiexec``), more than the whole construction of a 4,096-process dragonfly's groups.
     """
-    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    return _lsap(cost)
 
-    cost = np.asarray(cost, np.float64)
-    if cost.shape[0] == 2:
-        # the children of a bisection, directly: row 0 takes its cheaper column (the first on a
-        # tie) unless the other assignment costs strictly less, the choice linear_sum_assignment makes
-        first = 1 if cost[0, 1] < cost[0, 0] else 0
-        keep = cost[0, first] + cost[1, 1 - first]
-        swap = cost[0, 1 - first] + cost[1, first]
-        return np.array([1 - first, first] if swap < keep else [first, 1 - first], np.int64)
-    shifted = cost - cost.min() + 1.0
-    _, col = min_weight_full_bipartite_matching(sp.csr_matrix(shifted))
-    return np.asarray(col, np.int64)
+
+@njit(cache=True)
+def _lsap(cost):
+    """``linear_sum_assignment(cost)[1]`` for a square matrix of finite costs: rows in order, each
+    by the shortest augmenting path from it (reduced costs with dual variables ``u, v``; among
+    columns of equal path cost one that is free, scanning the columns from the last), then the
+    duals updated and the path flipped.  ``O(k^3)``."""
+    k = cost.shape[0]
+    u = np.zeros(k)
+    v = np.zeros(k)
+    spc = np.empty(k)
+    path = np.full(k, -1, np.int64)
+    col4row = np.full(k, -1, np.int64)
+    row4col = np.full(k, -1, np.int64)
+    sr = np.zeros(k, np.bool_)
+    sc = np.zeros(k, np.bool_)
+    remaining = np.empty(k, np.int64)
+    for cur in range(k):
+        for it in range(k):
+            remaining[it] = k - it - 1
+        n_rem = k
+        sr[:] = False
+        sc[:] = False
+        spc[:] = np.inf
+        min_val = 0.0
+        i = cur
+        sink = -1
+        while sink == -1:
+            index = -1
+            lowest = np.inf
+            sr[i] = True
+            for it in range(n_rem):
+                j = remaining[it]
+                r = min_val + cost[i, j] - u[i] - v[j]
+                if r < spc[j]:
+                    path[j] = i
+                    spc[j] = r
+                if spc[j] < lowest or (spc[j] == lowest and row4col[j] == -1):
+                    lowest = spc[j]
+                    index = it
+            min_val = lowest
+            j = remaining[index]
+            if row4col[j] == -1:
+                sink = j
+            else:
+                i = row4col[j]
+            sc[j] = True
+            n_rem -= 1
+            remaining[index] = remaining[n_rem]
+        u[cur] += min_val
+        for i in range(k):
+            if sr[i] and i != cur:
+                u[i] += min_val - spc[col4row[i]]
+        for j in range(k):
+            if sc[j]:
+                v[j] -= min_val - spc[j]
+        j = sink
+        while True:
+            i = path[j]
+            row4col[j] = i
+            col4row[i], j = j, col4row[i]
+            if i == cur:
+                break
+    return col4row
 
 
 def _descend(topology, h, cap, sym, base_seed, tries):
