@@ -105,7 +105,9 @@ KICK_FULL = 1024
 #: with a 16^3 stencil (gains by round [20, 12, 0, 0, 0] and [20, 0, 0, 0, 0]) for 0.3-0.6 s (load
 #: ~4), mostly the descent after each round, which starts again from ``N_C^1``; and the result of
 #: ``map --strategy all --refine ta`` was the same without them (fat tree: multisection+ta 4 /
-#: 51,556 either way; dragonfly: 23.33 / 75,628 without, 23.33 / 75,734 with).
+#: 51,556 either way; dragonfly: 23.33 / 75,628 without, 23.33 / 75,734 with; the race's winners
+#: in ``benchmarks/results/speed_s7.md`` unchanged).  ``bench_quality.py``'s fat tree: multisection
+#: 51,584 -> 51,616 hop-bytes (SharedMap fast 51,816).
 KICK_MAX = 2048
 
 #: Processes up to which, on a dragonfly with its generator's groups, the final swap search runs on
@@ -893,10 +895,15 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
 def _assignment(cost):
     """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``.
 
-    The shortest augmenting path algorithm of ``scipy.optimize.linear_sum_assignment`` (Crouse
-    2016, as scipy implements it, ties included, so the assignment is the same), compiled here:
-    importing :mod:`scipy.optimize` took 0.25-0.5 s per interpreter (idle; every rank of an
-    ``mpiexec``), more than the whole construction of a 4,096-process dragonfly's groups.
+    The shortest augmenting path algorithm of ``scipy.optimize.linear_sum_assignment`` (as scipy
+    implements it, ties included, so the assignment is the same), compiled here: importing
+    :mod:`scipy.optimize` took 0.25-0.5 s per interpreter (idle; every rank of an ``mpiexec``),
+    more than the whole construction of a 4,096-process dragonfly's groups.
+
+    References
+    ----------
+    D. F. Crouse, "On implementing 2D rectangular assignment algorithms", IEEE Transactions on
+    Aerospace and Electronic Systems 52(4), 2016, the algorithm of scipy's implementation.
     """
     cost = np.ascontiguousarray(cost, dtype=np.float64)
     return _lsap(cost)
