@@ -16,7 +16,8 @@ Every metric and mapper asks for hop distances between vertices.  A dense host x
 3. **A table** between attachment vertices when there are at most :data:`TABLE_LIMIT` of them
    (at most 64 MiB as ``uint8``, whatever the number of processes), filled by one breadth-first
    search per attachment vertex; when the whole network is that small the table covers every
-   vertex.  (Closed forms come first even on small networks: a random lookup in a 16 MiB table
+   vertex that is not a leaf (switches included), the leaves being answered through their
+   attachment vertex.  (Closed forms come first even on small networks: a random lookup in a 16 MiB table
    misses the caches and costs ~100 ns, the formula ~20 ns.)
 4. **Searches** otherwise: breadth-first searches grouped by source for batches (parallel over
    sources, ``O(n)`` memory per thread), or a bidirectional search for single pairs inside the
@@ -105,10 +106,11 @@ class DistanceOracle:
         kind = self._closed_form(t, att, off)
         if kind is None:
             if n <= table_limit:
-                # small network: a table over every vertex, no attachment needed
-                att = np.arange(n, dtype=np.int32)
-                off = np.zeros(n, np.int8)
-                core = np.arange(n, dtype=np.int64)
+                # small network: a table over every vertex but the leaves (they are answered through
+                # their attachment vertex), so the switches are covered too.  On the 4,224-host
+                # dragonfly that is its 528 routers instead of 4,752 vertices: 0.18 s -> 0.01 s to
+                # build, and a 0.3 MB table that stays in cache instead of 22 MB
+                core = np.flatnonzero(off == 0).astype(np.int64)
                 kind = "table"
             else:
                 core = np.unique(att[t.slots > 0]).astype(np.int64)

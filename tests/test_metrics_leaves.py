@@ -46,7 +46,7 @@ def _enumerated(t, s, d, w):
 def test_leaf_shortcut_equals_whole_network_search(build, table_limit):
     t = _plain(build(), table_limit)
     _, off = t.distances.attachments()
-    assert off.any() == (table_limit < 1 << 20)   # small limits: leaves marked, the shortcut runs
+    assert off.any()   # leaves are marked whatever the limit (a table covers the other vertices): the shortcut runs
     rng = np.random.default_rng(table_limit + t.n_vertices)
     m = 6 * t.hosts.size
     # hosts, and now and then a switch or router, at either end; s == d and same-switch pairs included

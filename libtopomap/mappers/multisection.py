@@ -32,6 +32,7 @@ from ..topology import Topology
 from ..metrics import evaluate
 from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
+from .local_search import near_slot_cache
 from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
@@ -99,6 +100,24 @@ KICK_MOVES = 1 << 21
 #: doubled multisection's CPU time (0.75 -> 1.8 s, load ~5) for 0.08 % of hop-bytes, and on the
 #: 32,768-host 32-ary 3-tree added 5.2 s to 13.6 s for 0.016 %; the 1,024-process torus gains 8 %.
 KICK_FULL = 1024
+#: Processes above which there are no rounds.  At 4,096 processes they bought 32 hop-bytes of
+#: 51,616 on the 8-ary 4-tree with a 64x64 stencil and 20 of 70,458 on the 4,224-host dragonfly
+#: with a 16^3 stencil (gains by round [20, 12, 0, 0, 0] and [20, 0, 0, 0, 0]) for 0.3-0.6 s (load
+#: ~4), mostly the descent after each round, which starts again from ``N_C^1``; and the result of
+#: ``map --strategy all --refine ta`` was the same without them (fat tree: multisection+ta 4 /
+#: 51,556 either way; dragonfly: 23.33 / 75,628 without, 23.33 / 75,734 with; the race's winners
+#: in ``benchmarks/results/speed_s7.md`` unchanged).  ``bench_quality.py``'s fat tree: multisection
+#: 51,584 -> 51,616 hop-bytes (SharedMap fast 51,816).
+KICK_MAX = 2048
+
+#: Processes up to which, on a dragonfly with its generator's groups, the final swap search runs on
+#: both hierarchies and the lower (maximum congestion, hop-bytes) is kept; above, it runs on the
+#: better of the two descents only.  At 512 processes (``dragonfly(17, 8, 4, 2)``, 8x8x8 stencil)
+#: the search turned the order round (17.33 / 9,750 -> 16.5 / 9,654 on the group hierarchy,
+#: 19.92 / 9,892 -> 15.5 / 9,570 on the links alone); on the 4,224-host dragonfly with a 16^3
+#: stencil it kept it (41 / 70,550 -> 41 / 70,438 and 36.33 / 72,116 -> 36.33 / 71,952) and the
+#: second search cost 2.0-3.5 s, the larger part of the whole ``map --strategy all --refine ta``.
+SEARCH_BOTH_MAX = 1024
 
 #: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
 REPAIR_VISITS = 4096
@@ -864,17 +883,95 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
     for c in range(k):
         d = topology.distances.pairs(np.full(locs.size, reps[c]), locs)
         cost[:, c] = np.bincount(parts[src_local], weights=w * d[inv], minlength=k)
-    # scipy.optimize costs ~0.25 s to import (idle; x8 on the ranks of an mpiexec): only where used
-    from scipy.optimize import linear_sum_assignment
-
     assign = np.arange(k)
     for size in np.unique(targets).tolist():
         group = np.flatnonzero(targets == size)
         if group.size < 2:
             continue
-        r, c = linear_sum_assignment(cost[np.ix_(group, group)])
-        assign[group[r]] = group[c]
+        assign[group] = group[_assignment(cost[np.ix_(group, group)])]
     return assign
+
+
+def _assignment(cost):
+    """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``.
+
+    The shortest augmenting path algorithm of ``scipy.optimize.linear_sum_assignment`` (as scipy
+    implements it, ties included, so the assignment is the same), compiled here: importing
+    :mod:`scipy.optimize` took 0.25-0.5 s per interpreter (idle; every rank of an ``mpiexec``),
+    more than the whole construction of a 4,096-process dragonfly's groups.
+
+    References
+    ----------
+    D. F. Crouse, "On implementing 2D rectangular assignment algorithms", IEEE Transactions on
+    Aerospace and Electronic Systems 52(4), 2016, the algorithm of scipy's implementation.
+    """
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    return _lsap(cost)
+
+
+@njit(cache=True)
+def _lsap(cost):
+    """``linear_sum_assignment(cost)[1]`` for a square matrix of finite costs: rows in order, each
+    by the shortest augmenting path from it (reduced costs with dual variables ``u, v``; among
+    columns of equal path cost one that is free, scanning the columns from the last), then the
+    duals updated and the path flipped.  ``O(k^3)``."""
+    k = cost.shape[0]
+    u = np.zeros(k)
+    v = np.zeros(k)
+    spc = np.empty(k)
+    path = np.full(k, -1, np.int64)
+    col4row = np.full(k, -1, np.int64)
+    row4col = np.full(k, -1, np.int64)
+    sr = np.zeros(k, np.bool_)
+    sc = np.zeros(k, np.bool_)
+    remaining = np.empty(k, np.int64)
+    for cur in range(k):
+        for it in range(k):
+            remaining[it] = k - it - 1
+        n_rem = k
+        sr[:] = False
+        sc[:] = False
+        spc[:] = np.inf
+        min_val = 0.0
+        i = cur
+        sink = -1
+        while sink == -1:
+            index = -1
+            lowest = np.inf
+            sr[i] = True
+            for it in range(n_rem):
+                j = remaining[it]
+                r = min_val + cost[i, j] - u[i] - v[j]
+                if r < spc[j]:
+                    path[j] = i
+                    spc[j] = r
+                if spc[j] < lowest or (spc[j] == lowest and row4col[j] == -1):
+                    lowest = spc[j]
+                    index = it
+            min_val = lowest
+            j = remaining[index]
+            if row4col[j] == -1:
+                sink = j
+            else:
+                i = row4col[j]
+            sc[j] = True
+            n_rem -= 1
+            remaining[index] = remaining[n_rem]
+        u[cur] += min_val
+        for i in range(k):
+            if sr[i] and i != cur:
+                u[i] += min_val - spc[col4row[i]]
+        for j in range(k):
+            if sc[j]:
+                v[j] -= min_val - spc[j]
+        j = sink
+        while True:
+            i = path[j]
+            row4col[j] = i
+            col4row[i], j = j, col4row[i]
+            if i == cur:
+                break
+    return col4row
 
 
 def _descend(topology, h, cap, sym, base_seed, tries):
@@ -951,17 +1048,19 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     of a maximum-weight matching when they cut less.  Last, processes close in the
     communication graph swap places while hop-bytes drop (``swap_depth``), for at most
     :data:`SWAP_MOVES` moves, then a few rounds of threshold passes and descent again leave that
-    local optimum (:data:`KICK_ROUNDS`).  With ``objective="congestion"``, on hosts of two slots,
-    hosts whose two processes do not communicate are then repaired along alternating paths
-    (:func:`_repair_lonely_pairs`: such a host's link carries all of both processes' traffic; the
-    2-slot 8-ary 3-tree with a 32x32 stencil went from max congestion 8 to 6 for 0.2 % more
-    hop-bytes) and the pairs are moved as units by a hop-bytes descent.  On a dragonfly with its
+    local optimum (:data:`KICK_ROUNDS`; up to :data:`KICK_MAX` processes).  With
+    ``objective="congestion"``, on hosts of two slots, hosts whose two processes do not
+    communicate are then repaired along alternating paths (:func:`_repair_lonely_pairs`: such a
+    host's link carries all of both processes' traffic; the 2-slot 8-ary 3-tree with a 32x32
+    stencil went from max congestion 8 to 6 for 0.2 % more hop-bytes) and the pairs are moved as
+    units by a hop-bytes descent.  On a dragonfly with its
     generator's group attributes the whole construction also runs (up to :data:`EFFORT_MAX`
     processes) on the hierarchy read off the links alone
     (``topology_hierarchy(topology, generator_groups=False)``) and the mapping with the lower
     (maximum ECMP congestion, hop-bytes) is kept: the group level cut hop-bytes but raised the
     maximum congestion of a recursive-doubling allreduce on ``dragonfly(5, 4, 2, 1)`` with 8 slots
-    per host from 48 to 64.
+    per host from 48 to 64.  Above :data:`SEARCH_BOTH_MAX` processes the two descents are compared
+    that way and only the better one gets the swap search.
 
     Parameters
     ----------
@@ -1034,21 +1133,33 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
         # 530,496 hop-bytes against 74.1 and 536,590)
         hierarchies.append(topology_hierarchy(topology, generator_groups=False))
+    descents = [_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
+                for h in hierarchies]
+    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX):
+        # the better descent alone goes on (the first on a tie)
+        keys = [_congestion_key(topology, g, gamma) for gamma in descents]
+        descents = [descents[keys.index(min(keys))]]
     best, best_key = None, None
-    for h in hierarchies:
-        gamma = _descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
-        if depth > 0 and g.n > 1:
-            gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
-            if objective == "congestion":
-                gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
-        if len(hierarchies) > 1:
-            m = evaluate(topology, g, gamma)
-            key = (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
-            if best_key is not None and key >= best_key:
-                continue
-            best_key = key
-        best = gamma
+    with near_slot_cache(topology):  # the searches' states share one list of nearest slot vertices
+        for gamma in descents:
+            if depth > 0 and g.n > 1:
+                gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
+                if objective == "congestion":
+                    gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
+            if len(descents) > 1:
+                key = _congestion_key(topology, g, gamma)
+                if best_key is not None and key >= best_key:
+                    continue
+                best_key = key
+            best = gamma
     return finish(topology, best, slots, "multisection")
+
+
+def _congestion_key(topology, g, gamma):
+    """``(maximum ECMP congestion, hop-bytes)`` of a mapping, the order in which the hierarchies'
+    results are compared."""
+    m = evaluate(topology, g, gamma)
+    return (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
 
 
 def _swap_search(topology, g, gamma, slots, rng, depth):
@@ -1057,13 +1168,13 @@ def _swap_search(topology, g, gamma, slots, rng, depth):
     search: :data:`KICK_PASSES` threshold passes from the best mapping so far
     (:func:`~libtopomap.mappers.hopbytes_swap.threshold_swap_passes`, the first threshold of round
     ``r`` ``(r + 1) x`` :data:`KICK_LEVEL` times the median edge weight, at most :data:`KICK_MOVES`
-    swaps over all rounds, fewer above :data:`KICK_FULL` processes) and the descent again, kept
-    when it has fewer hop-bytes.  Deterministic for a given ``rng`` state (no step depends on the
-    clock)."""
+    swaps over all rounds, fewer above :data:`KICK_FULL` processes, none above :data:`KICK_MAX`)
+    and the descent again, kept when it has fewer hop-bytes.  Deterministic for a given ``rng``
+    state (no step depends on the clock)."""
     gamma, _, value, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
     level = KICK_LEVEL * float(np.median(np.abs(g.weights))) if g.n_edges else 0.0
     budget = KICK_MOVES * min(1.0, KICK_FULL / max(g.n, 1)) // max(KICK_ROUNDS, 1)
-    for r in range(KICK_ROUNDS):
+    for r in range(KICK_ROUNDS if g.n <= KICK_MAX else 0):
         kicked, before, after, _ = threshold_swap_passes(topology, g, gamma, slots, rng=rng, passes=KICK_PASSES,
                                                          depth=depth, level=level * (r + 1),
                                                          moves=int(budget))
