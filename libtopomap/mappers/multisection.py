@@ -893,85 +893,15 @@ def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
 
 
 def _assignment(cost):
-    """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``.
+    """Column of every row in a minimum-cost perfect assignment of the square matrix ``cost``:
+    :func:`scipy.optimize.linear_sum_assignment`, imported here, where it is used (importing
+    :mod:`scipy.optimize` costs 0.1-0.5 s per interpreter, which a race that ends at greedy's
+    bound should not pay).  ``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` needs no
+    new import but breaks ties otherwise, and on the tested dragonfly allreduce and 4x64 torus
+    stencil its ties cost max congestion 48 -> 51 and hop-bytes 1,676 -> 1,736."""
+    from scipy.optimize import linear_sum_assignment
 
-    The shortest augmenting path algorithm of ``scipy.optimize.linear_sum_assignment`` (as scipy
-    implements it, ties included, so the assignment is the same), compiled here: importing
-    :mod:`scipy.optimize` took 0.25-0.5 s per interpreter (idle; every rank of an ``mpiexec``),
-    more than the whole construction of a 4,096-process dragonfly's groups.
-
-    References
-    ----------
-    D. F. Crouse, "On implementing 2D rectangular assignment algorithms", IEEE Transactions on
-    Aerospace and Electronic Systems 52(4), 2016, the algorithm of scipy's implementation.
-    """
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
-    return _lsap(cost)
-
-
-@njit(cache=True)
-def _lsap(cost):
-    """``linear_sum_assignment(cost)[1]`` for a square matrix of finite costs: rows in order, each
-    by the shortest augmenting path from it (reduced costs with dual variables ``u, v``; among
-    columns of equal path cost one that is free, scanning the columns from the last), then the
-    duals updated and the path flipped.  ``O(k^3)``."""
-    k = cost.shape[0]
-    u = np.zeros(k)
-    v = np.zeros(k)
-    spc = np.empty(k)
-    path = np.full(k, -1, np.int64)
-    col4row = np.full(k, -1, np.int64)
-    row4col = np.full(k, -1, np.int64)
-    sr = np.zeros(k, np.bool_)
-    sc = np.zeros(k, np.bool_)
-    remaining = np.empty(k, np.int64)
-    for cur in range(k):
-        for it in range(k):
-            remaining[it] = k - it - 1
-        n_rem = k
-        sr[:] = False
-        sc[:] = False
-        spc[:] = np.inf
-        min_val = 0.0
-        i = cur
-        sink = -1
-        while sink == -1:
-            index = -1
-            lowest = np.inf
-            sr[i] = True
-            for it in range(n_rem):
-                j = remaining[it]
-                r = min_val + cost[i, j] - u[i] - v[j]
-                if r < spc[j]:
-                    path[j] = i
-                    spc[j] = r
-                if spc[j] < lowest or (spc[j] == lowest and row4col[j] == -1):
-                    lowest = spc[j]
-                    index = it
-            min_val = lowest
-            j = remaining[index]
-            if row4col[j] == -1:
-                sink = j
-            else:
-                i = row4col[j]
-            sc[j] = True
-            n_rem -= 1
-            remaining[index] = remaining[n_rem]
-        u[cur] += min_val
-        for i in range(k):
-            if sr[i] and i != cur:
-                u[i] += min_val - spc[col4row[i]]
-        for j in range(k):
-            if sc[j]:
-                v[j] -= min_val - spc[j]
-        j = sink
-        while True:
-            i = path[j]
-            row4col[j] = i
-            col4row[i], j = j, col4row[i]
-            if i == cur:
-                break
-    return col4row
+    return linear_sum_assignment(cost)[1].astype(np.int64)
 
 
 def _descend(topology, h, cap, sym, base_seed, tries):
