@@ -329,13 +329,15 @@ def evaluate(topology, graph, mapping, *, routing="ecmp"):
     (weighted), ``max_dilation, hop_bytes``.
     """
     g, vert = _prepare(topology, graph, mapping)
+    # a Mapping was checked against its own slots (a partial allocation's), not the topology's
+    checked = mapping if isinstance(mapping, Mapping) else vert
     if routing == "alg3":
-        c = congestion_estimate(topology, g, vert)
+        c = congestion_estimate(topology, g, checked)
         h = pair_distances(topology, vert[g.src], vert[g.dst])
     else:
         if not isinstance(routing, str) and routing is not None and not hasattr(routing, "name"):
             raise ArgumentError(f"routing must be 'alg3' or a routing model, got {routing!r}")
-        c = congestion(topology, g, vert, routing=routing)
+        c = congestion(topology, g, checked, routing=routing)
         h = _hops(topology, g, vert, routing)
     total = g.weights.sum()
     return {

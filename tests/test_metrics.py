@@ -286,3 +286,20 @@ def test_alg3_matches_seed_dijkstra_formulation_on_unique_tie_free_case():
     seed_version = _kernels.alg3_traffic(*args, es, ed, w, float(w.max()) * 25 ** 2)
     assert ours.sum() == pytest.approx(seed_version.sum())
     assert ours.max() == pytest.approx(seed_version.max(), rel=0.35)
+
+
+@pytest.mark.parametrize("routing", ["ecmp", "alg3"])
+def test_evaluate_a_mapping_into_its_own_slots(routing):
+    # a partial allocation with 3 slots on host 0: valid for the Mapping's slots, not the topology's 1
+    from libtopomap import evaluate, fattree
+
+    t = fattree(4, 2)
+    slots = np.zeros(t.n_vertices, np.int64)
+    slots[[0, 5]] = 3
+    g = CommGraph(6, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5], [1.0, 2.0, 3.0, 4.0, 5.0])
+    v = np.array([0, 0, 0, 5, 5, 5])
+    with pytest.raises(MappingError, match="slots"):
+        evaluate(t, g, v, routing=routing)
+    m = evaluate(t, g, Mapping(t, v, slots=slots), routing=routing)
+    assert m["hop_bytes"] == 3.0 * t.distances.pairs(np.array([0]), np.array([5]))[0]
+    assert m["max_congestion"] > 0

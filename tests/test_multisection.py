@@ -213,6 +213,7 @@ def test_splits_above_effort_max_get_one_metis_run(monkeypatch):
         return real(*a, **kw)
 
     monkeypatch.setattr(ms, "_metis_csr", counting)
+    monkeypatch.setattr(ms, "HOPBYTES_STARTS", 1)  # one descent: its METIS runs are counted
     t, g = ltm.fattree(4, 3), scrambled_torus("8x8", seed=2)
     base = map_multisection(t, g, seed=1, tries=3, swap_depth=0)
     full = len(calls)
