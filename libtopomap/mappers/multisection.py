@@ -120,12 +120,14 @@ KICK_MAX = 2048
 #: second search cost 2.0-3.5 s, the larger part of the whole ``map --strategy all --refine ta``.
 SEARCH_BOTH_MAX = 1024
 
-#: Descents from different METIS seeds per hierarchy under ``objective="hopbytes"`` (up to
+#: Descents from different METIS seeds per tree hierarchy under ``objective="hopbytes"`` (up to
 #: :data:`EFFORT_MAX` processes), the lowest (maximum congestion, hop-bytes) going on, the order in
 #: which the hierarchies are compared (by hop-bytes alone, a recursive-doubling allreduce on
-#: ``dragonfly(5, 4, 2, 1)`` went from max congestion 48 to 56).  On the 8-ary 4-tree with a scrambled
-#: 64x64 stencil six seeds gave descents of 51,500-51,908 hop-bytes, and the swap search after them
-#: changed at most 20: the seed of the splits decides, not the search.
+#: ``dragonfly(5, 4, 2, 1)`` went from max congestion 48 to 56).  On the 8-ary 4-tree with a
+#: scrambled 64x64 stencil six seeds gave descents of 51,500-51,908 hop-bytes, and the swap search
+#: after them changed at most 20: the seed of the splits decides, not the search.  Not on a torus's
+#: hierarchy of boxes, where the search decides: the descent with the fewest hop-bytes of three
+#: ended at 8,868 hop-bytes on a 32x32 torus with a 16x64 stencil, the first alone at 8,384.
 HOPBYTES_STARTS = 3
 
 #: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
@@ -1075,10 +1077,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     descents = [_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
                 for h in hierarchies]
     if objective == "hopbytes" and g.n <= EFFORT_MAX and HOPBYTES_STARTS > 1:
-        # more METIS seeds on every hierarchy; the lowest (max congestion, hop-bytes) goes on, as
-        # between hierarchies (the first on a tie)
+        # more METIS seeds on every tree hierarchy; the lowest (max congestion, hop-bytes) goes on,
+        # as between hierarchies (the first on a tie)
         span = 2**31 - 1 - 64 * max(int(tries), 1)
         for i, h in enumerate(hierarchies):
+            if h.grid:
+                continue
             cap = _capacities(h, slots, topology.hosts.size)
             starts = [descents[i]] + [_descend(topology, h, cap, sym,
                                                (base_seed + k * 64 * max(int(tries), 1)) % span, tries)
