@@ -164,7 +164,7 @@ def test_cli_map_refines_under_routing(tmp_path, capsys):
                  "--iterations", "2000", "--routing", "native", "--json", "-o", str(tmp_path / "m.txt")]) == 0
     rows = json.loads(capsys.readouterr().out)
     won = [r for r in rows if r["chosen"]][0]
-    assert won["strategy"] == "random+ta"
+    assert won["strategy"] in ("random+ta", "random+ta+capped")  # the winner's clean-up may polish it
     index = {nm: i for i, nm in enumerate(t.names)}
     v = np.empty(g.n, np.int64)
     for line in (tmp_path / "m.txt").read_text().splitlines():
