@@ -26,7 +26,7 @@ from mpi4py import MPI
 
 from ..errors import CommError
 from .locate import FAKE_NAMES_ENV, locate
-from .race import _describe, _is_interrupt, collective_call, format_failures
+from .race import _describe, collective_call, raise_failures
 
 __all__ = ["bcast"]
 
@@ -202,13 +202,7 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
     views = comm.allgather((message, view))
     failures = [(r, v[0]) for r, v in enumerate(views) if v[0] is not None]
     if failures:
-        text = format_failures("checking the broadcast arguments", failures, size)
-        if _is_interrupt(local_exc):
-            local_exc.add_note(text)
-            raise local_exc
-        err = CommError(text)
-        err.failures = failures
-        raise err from local_exc
+        raise_failures("checking the broadcast arguments", failures, size, local_exc)
     if len({v[1] for v in views}) != 1:
         shown = ", ".join(f"rank {r}: root {v[1][0]}, {v[1][1]}, " + (f"buffer of {v[1][3]} bytes" if v[1][2]
                                                                        else "object")

@@ -19,7 +19,8 @@ from mpi4py import MPI
 
 from ..errors import CommError, LibTopoMapError
 
-__all__ = ["collective_call", "agree_arguments", "select_best", "format_failures", "wait_quietly", "lexmin", "bcast_array"]
+__all__ = ["collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures", "wait_quietly",
+           "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
 _POLL = 0.002
@@ -193,14 +194,21 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     messages = comm.allgather(message)
     failures = [(r, m) for r, m in enumerate(messages) if m is not None]
     if failures:
-        text = format_failures(what, failures, comm.Get_size())
-        if _is_interrupt(local_exc):
-            local_exc.add_note(text)
-            raise local_exc
-        err = CommError(text)
-        err.failures = failures
-        raise err from local_exc
+        raise_failures(what, failures, comm.Get_size(), local_exc)
     return result
+
+
+def raise_failures(what, failures, size, local_exc):
+    """Raise the failures the ranks agreed on: :class:`~libtopomap.CommError` (with ``failures``,
+    its cause this rank's own exception ``local_exc`` if any), or, on a rank that was interrupted,
+    the interruption itself with the agreed message added as a note."""
+    text = format_failures(what, failures, size)
+    if _is_interrupt(local_exc):
+        local_exc.add_note(text)
+        raise local_exc
+    err = CommError(text)
+    err.failures = failures
+    raise err from local_exc
 
 
 def agree_arguments(comm, fn, *args, what, options=None, **kw):
@@ -258,13 +266,7 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
             raise err
         failures = [(r, m[1] if m[1].startswith(m[0]) else f"{m[0]}: {m[1]}") for r, m in enumerate(msgs)
                     if m is not None]
-        text = format_failures(what, failures, comm.Get_size())
-        if _is_interrupt(err):
-            err.add_note(text)
-            raise err
-        e = CommError(text)
-        e.failures = failures
-        raise e from err
+        raise_failures(what, failures, comm.Get_size(), err)
     table = np.array([c for _, c in every], dtype=np.int64).reshape(len(every), len(names))
     differ = [k for j, k in enumerate(names) if np.unique(table[:, j]).size > 1]
     if differ:
