@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+import test_hopbytes_swap
 
 import libtopomap as ltm
 from libtopomap.commgraph import CommGraph
@@ -19,23 +20,13 @@ from libtopomap.portfolio import (STRATEGY_ORDER, MappingProblem, lower_bounds, 
                                   selection_key)
 
 
-def _random_graph(n, m, seed):
-    rng = np.random.default_rng(seed)
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    ring = np.arange(n)  # connected: a ring plus random edges, integer weights
-    return CommGraph(n, np.concatenate([ring, src]), np.concatenate([(ring + 1) % n, dst]),
-                     rng.integers(1, 9, n + m).astype(float))
+_random_graph = test_hopbytes_swap._random_graph
 
 
 def _optimum(topo, g, hosts):
     """The least hop-bytes over all placements of the ``len(hosts)`` processes on ``hosts``."""
-    n = topo.n_vertices
-    D = np.array([topo.distances.pairs(np.full(n, u), np.arange(n)) for u in range(n)])  # 8 hosts, test only
-    best = np.inf
-    for perm in itertools.permutations(hosts):
-        v = np.asarray(perm)
-        best = min(best, float(np.sum(g.weights * D[v[g.src], v[g.dst]])))
-    return best
+    D = test_hopbytes_swap._dist(topo)  # 8 hosts, test only
+    return min(test_hopbytes_swap._hop_bytes(D, g, np.asarray(perm)) for perm in itertools.permutations(hosts))
 
 
 SMALL = [ltm.torus("2x4"), ltm.fattree(2, 3), ltm.mesh("2x4"), ltm.dragonfly(2, 2, 2, 1)]
