@@ -11,7 +11,6 @@ import pytest
 import test_hopbytes_swap
 
 import libtopomap as ltm
-from libtopomap.commgraph import CommGraph
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes
 from libtopomap.mappers.hopbytes_swap import hopbytes_ils, ils_moves
