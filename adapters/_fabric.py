@@ -36,7 +36,7 @@ from ..topology import HOST, SWITCH, Topology
 __all__ = [
     "LANE_RATES", "LANE_RATES_SIGNAL", "LANE_RATES_EFFECTIVE", "WIDTH_LANES", "RATE_TOKEN", "parse_rate_token",
     "link_capacity", "hostname_from_description", "read_hostmap", "Diagnostics", "Fabric",
-    "IngestReport", "ingest_report", "ROUTER",
+    "IngestReport", "ingest_report", "ROUTER", "finish_fabric",
 ]
 
 ROUTER = "router"
@@ -594,6 +594,15 @@ def _cable_capacity(cable):
         return None, next((t for _, t in cable.caps if t is not None), "unknown"), False
     cap, tok = min(known)
     return cap, tok, len({cap for cap, _ in known}) > 1
+
+
+def finish_fabric(fab, path, name, fmt):
+    """The last step of the InfiniBand readers: warn about one-sided links, then build the topology of
+    ``fab``, named after the file's base name unless ``name`` is given."""
+    fab.warn_one_sided()
+    if name is None and path not in (None, "<stream>"):
+        name = os.path.basename(str(path))
+    return fab.build(name=name, fmt=fmt)
 
 
 @dataclass

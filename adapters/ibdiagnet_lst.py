@@ -18,7 +18,7 @@ import re
 
 from ..errors import FormatError
 
-from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
+from ._fabric import ROUTER, Diagnostics, Fabric, finish_fabric, read_hostmap, read_text
 
 __all__ = ["read_ibdiagnet_lst", "sniff_ibdiagnet_lst"]
 
@@ -46,8 +46,6 @@ def read_ibdiagnet_lst(file, *, path="<stream>", strict=False, hostmap=None, slo
     FormatError
         No link line, nothing usable (no host), or any problem when ``strict``.
     """
-    from .ibnetdiscover import _finish
-
     diag = Diagnostics(path, strict)
     hm = read_hostmap(hostmap, diag=diag) if hostmap is not None else None
     fab = Fabric(diag, hostmap=hm, slots=slots, unknown_capacity=unknown_capacity, rates=rates)
@@ -89,7 +87,7 @@ def read_ibdiagnet_lst(file, *, path="<stream>", strict=False, hostmap=None, slo
     if n == 0:
         raise FormatError("no link line ('{ SW Ports:... } { CA Ports:... } PHY=...') found: not an .lst file",
                           path=path, line=1)
-    return _finish(fab, path, name, "ibdiagnet-lst")
+    return finish_fabric(fab, path, name, "ibdiagnet-lst")
 
 
 def sniff_ibdiagnet_lst(head):

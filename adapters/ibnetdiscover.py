@@ -29,9 +29,11 @@ import re
 
 from ..errors import FormatError
 
-from ._fabric import ROUTER, Diagnostics, Fabric, parse_rate_token, read_hostmap, read_text
+from ._fabric import ROUTER, Diagnostics, Fabric, finish_fabric, parse_rate_token, read_hostmap, read_text
+from .ibnetdiscover_ports import looks_like_ports, parse_ports_lines, sniff_ibnetdiscover_ports
 
-__all__ = ["read_ibnetdiscover", "sniff_ibnetdiscover", "parse_ibnetdiscover_lines"]
+__all__ = ["read_ibnetdiscover", "sniff_ibnetdiscover", "parse_ibnetdiscover_lines", "read_ibnetdiscover_ports",
+           "sniff_ibnetdiscover_ports"]
 
 _ID_LINE = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)\s*=\s*(\S*)")
 _NODE_LINE = re.compile(r'^(Switch|Ca|Rt|Hca)\s+(\d{1,9})\s+"([^"]*)"(.*)$')
@@ -240,23 +242,41 @@ def read_ibnetdiscover(file, *, path="<stream>", strict=False, hostmap=None, slo
     fab = Fabric(diag, hostmap=hm, slots=slots, unknown_capacity=unknown_capacity, rates=rates)
     lines = read_text(file)
     if not any(_NODE_LINE.match(s.strip()) for s in lines):
-        from .ibnetdiscover_ports import _looks_like_ports, parse_ports_lines
-        if _looks_like_ports(lines):  # a ports report named (or sniffed) as classic output
+        if looks_like_ports(lines):  # a ports report named (or sniffed) as classic output
             parse_ports_lines(lines, fab)
-            return _finish(fab, path, name, "ibnetdiscover-ports")
+            return finish_fabric(fab, path, name, "ibnetdiscover-ports")
     n_nodes = parse_ibnetdiscover_lines(lines, fab)
     if n_nodes == 0:
         raise FormatError("no node line (Switch/Ca/Rt ...) found: not ibnetdiscover output", path=path,
                           line=1)
-    return _finish(fab, path, name, "ibnetdiscover")
+    return finish_fabric(fab, path, name, "ibnetdiscover")
 
 
-def _finish(fab, path, name, fmt):
-    fab.warn_one_sided()
-    if name is None and path not in (None, "<stream>"):
-        import os
-        name = os.path.basename(str(path))
-    return fab.build(name=name, fmt=fmt)
+def read_ibnetdiscover_ports(file, *, path="<stream>", strict=False, hostmap=None, slots=1, unknown_capacity=None,
+                             rates="linux", name=None):
+    """Read an ``ibnetdiscover -p`` / ``-s -p`` ports report.
+
+    Parameters and return value are those of :func:`libtopomap.adapters.ibnetdiscover.read_ibnetdiscover`.
+    The hostmap is looked up with the port GUID and with ``port GUID - port number`` (the node GUID
+    of ConnectX-3 and older HCAs).
+
+    Raises
+    ------
+    FormatError
+        Nothing usable (no host), or any problem when ``strict``.
+    """
+    diag = Diagnostics(path, strict)
+    hm = read_hostmap(hostmap, diag=diag) if hostmap is not None else None
+    fab = Fabric(diag, hostmap=hm, slots=slots, unknown_capacity=unknown_capacity, rates=rates)
+    lines = read_text(file)
+    if not looks_like_ports(lines):
+        # -s output is sniffed from its 'DR path' lines alone; they also precede classic output.
+        if parse_ibnetdiscover_lines(lines, fab):
+            return finish_fabric(fab, path, name, "ibnetdiscover")
+        raise FormatError("no port line ('SW|CA|RT <lid> <port> 0x<guid> ...') found: not an ibnetdiscover "
+                          "ports report", path=path, line=1)
+    parse_ports_lines(lines, fab)
+    return finish_fabric(fab, path, name, "ibnetdiscover-ports")
 
 
 _SNIFF = re.compile(r'^[ \t]*(?:(?:Switch|Ca|Rt|Hca)[ \t]+\d+[ \t]+"|(?:switchguid|caguid|rtguid)=|'

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import FormatError
+from ._fabric import ROUTER
 
-from ._fabric import ROUTER, Diagnostics, Fabric, read_hostmap, read_text
-
-__all__ = ["read_ibnetdiscover_ports", "sniff_ibnetdiscover_ports", "parse_ports_lines"]
+__all__ = ["parse_ports_lines", "looks_like_ports", "sniff_ibnetdiscover_ports"]
 
 _TYPES = {"SW": "switch", "CA": "ca", "RT": ROUTER}
 _PREFIX = {"SW": "S-", "CA": "H-", "RT": "rtr-"}
@@ -37,7 +35,8 @@ _MAX_PORT = 255
 _MAX_LID = 0xFFFF
 
 
-def _looks_like_ports(lines):
+def looks_like_ports(lines):
+    """True when a line of ``lines`` is a port line of a ports report."""
     return any(_LINE_START.match(s) for s in lines)
 
 
@@ -106,35 +105,6 @@ def _endpoint(fab, typ, guid_hex, port, desc, lineno, *, define):
         n.guid_is_port = True
         n.port_guids.setdefault(port, guid)
     return key
-
-
-def read_ibnetdiscover_ports(file, *, path="<stream>", strict=False, hostmap=None, slots=1, unknown_capacity=None,
-                             rates="linux", name=None):
-    """Read an ``ibnetdiscover -p`` / ``-s -p`` ports report.
-
-    Parameters and return value are those of :func:`libtopomap.adapters.ibnetdiscover.read_ibnetdiscover`.
-    The hostmap is looked up with the port GUID and with ``port GUID - port number`` (the node GUID
-    of ConnectX-3 and older HCAs).
-
-    Raises
-    ------
-    FormatError
-        Nothing usable (no host), or any problem when ``strict``.
-    """
-    from .ibnetdiscover import _finish, parse_ibnetdiscover_lines
-
-    diag = Diagnostics(path, strict)
-    hm = read_hostmap(hostmap, diag=diag) if hostmap is not None else None
-    fab = Fabric(diag, hostmap=hm, slots=slots, unknown_capacity=unknown_capacity, rates=rates)
-    lines = read_text(file)
-    if not _looks_like_ports(lines):
-        # -s output is sniffed from its 'DR path' lines alone; they also precede classic output.
-        if parse_ibnetdiscover_lines(lines, fab):
-            return _finish(fab, path, name, "ibnetdiscover")
-        raise FormatError("no port line ('SW|CA|RT <lid> <port> 0x<guid> ...') found: not an ibnetdiscover "
-                          "ports report", path=path, line=1)
-    parse_ports_lines(lines, fab)
-    return _finish(fab, path, name, "ibnetdiscover-ports")
 
 
 def sniff_ibnetdiscover_ports(head):

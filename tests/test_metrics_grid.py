@@ -277,7 +277,7 @@ def test_both_directions_of_a_pair_in_one_pass(case):
 def test_long_boxes_beyond_the_closed_form(dims, pairs):
     # boxes longer than _kernels._CLOSED_MAX steps (binomials would overflow) are pushed through point by
     # point; both ways agree with the breadth-first-search path
-    assert _kernels._CLOSED_MAX < 518
+    assert _kernels.grid_ecmp._CLOSED_MAX < 518
     topo = ltm.mesh(dims)
     src, dst = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     w = np.array([1.0, 2.5, 0.75])

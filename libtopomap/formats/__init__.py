@@ -50,7 +50,7 @@ BUILTIN_FORMATS = {
     "ibnetdiscover": ("libtopomap.adapters.ibnetdiscover", "read_ibnetdiscover", None, "sniff_ibnetdiscover",
                       (".ibnetdiscover", ".ibnd"),
                       "InfiniBand ibnetdiscover output (classic, -g, -f, ibdiagnet .ibnetdiscover, ibsim)"),
-    "ibnetdiscover-ports": ("libtopomap.adapters.ibnetdiscover_ports", "read_ibnetdiscover_ports", None,
+    "ibnetdiscover-ports": ("libtopomap.adapters.ibnetdiscover", "read_ibnetdiscover_ports", None,
                             "sniff_ibnetdiscover_ports", (".ports", ".ports.txt"),
                             "InfiniBand 'ibnetdiscover -p' / '-s -p' ports report"),
     "slurm": ("libtopomap.adapters.slurm", "read_slurm", None, "sniff_slurm", ("topology.conf", ".conf"),

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from .._kernels import _bfs_start, _bfs_visit
+from .._kernels.bfs import bfs_start, bfs_visit
 from ..errors import MappingError
 from ..vocabulary import HAVE_SCOTCH
 from ._common import finish, prepare, slot_list
@@ -89,7 +89,7 @@ def _nearest_free(indptr, indices, x, free, need, stamp, level, queue, c):
     with ``c``; ``level`` is the search's scratch (the shared BFS steps of :mod:`libtopomap._kernels`)."""
     out = np.empty(need, np.int64)
     k = 0
-    head, tail = _bfs_start(x, c, stamp, level, queue)
+    head, tail = bfs_start(x, c, stamp, level, queue)
     while head < tail and k < need:
         level_end = tail
         lv = np.sort(queue[head:level_end])
@@ -101,7 +101,7 @@ def _nearest_free(indptr, indices, x, free, need, stamp, level, queue, c):
         if k >= need:
             break
         while head < level_end:
-            tail, _ = _bfs_visit(indptr, indices, queue[head], c, stamp, level, queue, tail, stamp)
+            tail, _ = bfs_visit(indptr, indices, queue[head], c, stamp, level, queue, tail, stamp)
             head += 1
     return out[:k]
 
