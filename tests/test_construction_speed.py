@@ -33,13 +33,13 @@ def test_recursive_places_interchangeable_hosts_without_bisecting(case, monkeypa
             "two-slots": (_with_slots(ltm.fattree(4, 2), 2), scrambled_torus("4x8", 3)),
             "partial": (ltm.dragonfly(9, 4, 2, 2), scrambled_torus("7x9", 4))}[case]
     calls = []
-    metis = rec._metis_csr
+    metis = rec.metis_csr
 
     def counted(*a, **k):
         calls.append(1)
         return metis(*a, **k)
 
-    monkeypatch.setattr(rec, "_metis_csr", counted)
+    monkeypatch.setattr(rec, "metis_csr", counted)
     fast = rec.map_recursive(t, g, seed=5)
     n_fast = len(calls)
     # every bisection down to single hosts, as before

@@ -19,7 +19,8 @@ import scipy.sparse as sp
 import libtopomap as ltm
 from libtopomap.mappers import map_greedy, map_multicore, map_processes, map_rcm, map_recursive
 from libtopomap.mappers import greedy as greedy_mod
-from libtopomap.mappers.recursive import _subgraph, balance_parts
+from libtopomap.mappers.partition import subgraph
+from libtopomap.mappers.recursive import balance_parts
 from libtopomap.patterns import random_graph, scrambled_torus, stencil
 
 
@@ -139,7 +140,7 @@ def test_subgraph_matches_scipy_slicing():
     ref = a[verts][:, verts].tocsr()
     ref.sort_indices()
     pos = np.full(60, -1, np.int64)
-    ptr, idx, val = _subgraph(a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data, verts, pos)
+    ptr, idx, val = subgraph(a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data, verts, pos)
     assert np.array_equal(ptr, ref.indptr) and np.array_equal(idx, ref.indices) and np.allclose(val, ref.data)
     assert np.all(pos == -1)
 

@@ -204,21 +204,23 @@ def test_sixteen_leaves_heavy_pairs_exact_and_deterministic():
 
 def test_splits_above_effort_max_get_one_metis_run(monkeypatch):
     import libtopomap.mappers.multisection as ms
+    import libtopomap.mappers.partition as part
 
     calls = []
-    real = ms._metis_csr
+    real = part.metis_csr
 
     def counting(*a, **kw):
         calls.append(a[0].size - 1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(ms, "_metis_csr", counting)
+    monkeypatch.setattr(part, "metis_csr", counting)
     monkeypatch.setattr(ms, "HOPBYTES_STARTS", 1)  # one descent: its METIS runs are counted
     t, g = ltm.fattree(4, 3), scrambled_torus("8x8", seed=2)
     base = map_multisection(t, g, seed=1, tries=3, swap_depth=0)
     full = len(calls)
     calls.clear()
     monkeypatch.setattr(ms, "EFFORT_MAX", 16)
+    monkeypatch.setattr(part, "EFFORT_MAX", 16)
     capped = map_multisection(t, g, seed=1, tries=3, swap_depth=0)
     # the root (64 processes) and its 4 children (16 each, not above the cap: 3 tries) are split;
     # the root gets one run instead of 3 and no pairwise re-bisection (too small for it anyway)
@@ -251,7 +253,7 @@ def _csr(n, edges):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_pair_parts_is_the_smallest_cut_over_all_pairings(seed):
-    from libtopomap.mappers.multisection import _cut, _pair_parts
+    from libtopomap.mappers.partition import _cut, _pair_parts
 
     rng = np.random.default_rng(seed)
     n = 8 if seed % 2 else 6
@@ -269,19 +271,19 @@ def test_pair_parts_is_the_smallest_cut_over_all_pairings(seed):
 
 
 def test_split_onto_hosts_of_two_slots_repairs_a_lonely_pair(monkeypatch):
-    import libtopomap.mappers.multisection as ms
+    import libtopomap.mappers.partition as part
 
     # a 6-cycle split into pairs; the METIS split is replaced by one that leaves a pair with no
     # edge inside: the exact pairing takes over (cut 2 edges, both ways) on hosts only
     n = 6
     ptr, idx, val = _csr(n, [(i, (i + 1) % n, 1.0) for i in range(n)])
     bad = np.array([0, 1, 2, 0, 1, 2])  # pairs {0,3}, {1,4}, {2,5}: nothing inside
-    monkeypatch.setattr(ms, "_metis_csr", lambda *a, **k: bad.copy())
-    monkeypatch.setattr(ms, "_swap_refine", lambda *a, **k: 0.0)
-    monkeypatch.setattr(ms, "PAIR_MIN_SIZE", 10**9)
+    monkeypatch.setattr(part, "metis_csr", lambda *a, **k: bad.copy())
+    monkeypatch.setattr(part, "_swap_refine", lambda *a, **k: 0.0)
+    monkeypatch.setattr(part, "PAIR_MIN_SIZE", 10**9)
     targets = np.full(3, 2, np.int64)
-    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=False)) == 12
-    assert ms._cut(ptr, idx, val, ms._split(ptr, idx, val, targets, 0, 1, hosts=True)) == 6
+    assert part._cut(ptr, idx, val, part.split(ptr, idx, val, targets, 0, 1, hosts=False)) == 12
+    assert part._cut(ptr, idx, val, part.split(ptr, idx, val, targets, 0, 1, hosts=True)) == 6
 
 
 def test_two_slots_per_host_exact_by_brute_force():

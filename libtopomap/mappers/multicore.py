@@ -10,6 +10,7 @@ from ..commgraph import CommGraph
 from ..errors import MappingError
 from ._common import finish, prepare
 from .objectives import SymGraph
+from .partition import subgraph
 from .recursive import balance_parts, metis_parts
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
@@ -43,8 +44,6 @@ def partition_exact(adj, k, p, seed=None):
     processes is slow (P = 8,192, ``k = 4,096``: 8-15 s on a loaded 2-core machine, longer than
     greedy on the quotient; 64 blocks of 128 into 64 parts each took as long).
     """
-    from .recursive import _subgraph
-
     if k <= GROUPS_PER_BLOCK:
         parts = metis_parts(adj, k, seed=seed)
         return balance_parts(adj, parts, np.full(k, p))
@@ -67,7 +66,7 @@ def partition_exact(adj, k, p, seed=None):
     data = adj.data.astype(np.float64)
     for b in range(nb):
         verts = order[start[b]:start[b + 1]]
-        ptr, idx, val = _subgraph(adj.indptr, indices, data, verts, pos)
+        ptr, idx, val = subgraph(adj.indptr, indices, data, verts, pos)
         out[verts] = first[b] + _grow_groups(ptr, idx, val, int(p))
     return out
 

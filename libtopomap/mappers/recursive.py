@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pymetis
 import scipy.sparse as sp
-from numba import njit
 
 from ._common import finish, prepare
 from .objectives import SymGraph
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .partition import balance_csr, int_weights, metis_csr, subgraph
 
 __all__ = ["map_recursive", "metis_parts", "balance_parts", "int_weights"]
-
-
-def int_weights(w, scale=1000):
-    """Positive integer edge weights for METIS, proportional to ``w`` (at least 1)."""
-    w = np.asarray(w, dtype=np.float64)
-    if w.size == 0:
-        return np.zeros(0, np.int64)
-    mx = w.max()
-    if mx <= 0:
-        return np.ones(w.size, np.int64)
-    return np.maximum(1, np.rint(w * (scale / mx))).astype(np.int64)
 
 
 def metis_parts(adj, nparts, *, vweights=None, tpwgts=None, seed=None):
@@ -40,70 +27,7 @@ def metis_parts(adj, nparts, *, vweights=None, tpwgts=None, seed=None):
     if not adj.has_sorted_indices:
         adj = adj.copy()
         adj.sort_indices()
-    return _metis_csr(adj.indptr, adj.indices, adj.data, nparts, vweights, tpwgts, seed)
-
-
-def _metis_csr(indptr, indices, data, nparts, vweights, tpwgts, seed, *, bisection=None):
-    """:func:`metis_parts` on raw CSR arrays (sorted column indices).
-
-    ``bisection``: METIS recursive bisection (True) or k-way (False); default pymetis's choice
-    (recursive bisection up to 8 parts)."""
-    n = indptr.size - 1
-    if nparts <= 1 or n == 0:
-        return np.zeros(n, np.int64)
-    if n <= nparts:
-        return np.arange(n, dtype=np.int64) % nparts
-    opts = pymetis.Options()
-    opts.seed = 0 if seed is None else int(seed) % (2**31 - 1)
-    kw = {}
-    if vweights is not None:
-        kw["vweights"] = np.ascontiguousarray(vweights, dtype=np.int64)
-    if tpwgts is not None:
-        kw["tpwgts"] = [float(x) for x in tpwgts]
-    _cut, member = pymetis.part_graph(
-        nparts, adjacency=pymetis.CSRAdjacency(np.ascontiguousarray(indptr, dtype=np.int64),
-                                               np.ascontiguousarray(indices, dtype=np.int64)),
-        eweights=int_weights(data) if data.size else None, options=opts, recursive=bisection, **kw)
-    return np.asarray(member, dtype=np.int64)
-
-
-@njit(cache=True)
-def _subgraph(indptr, indices, data, verts, pos):
-    """CSR of the subgraph induced by ``verts`` (local index = position in ``verts``), column
-    indices sorted per row, parallel entries kept: what ``adj[verts][:, verts]`` plus
-    ``sort_indices`` gives, in ``O(sum of the degrees of verts)``.  ``pos`` is a scratch array of
-    -1 over all vertices, restored on return."""
-    k = verts.size
-    for i in range(k):
-        pos[verts[i]] = i
-    ptr = np.zeros(k + 1, np.int64)
-    for i in range(k):
-        v = verts[i]
-        c = 0
-        for a in range(indptr[v], indptr[v + 1]):
-            if pos[indices[a]] >= 0:
-                c += 1
-        ptr[i + 1] = ptr[i] + c
-    idx = np.empty(ptr[k], np.int64)
-    val = np.empty(ptr[k], data.dtype)
-    for i in range(k):
-        v = verts[i]
-        j = ptr[i]
-        for a in range(indptr[v], indptr[v + 1]):
-            w = pos[indices[a]]
-            if w >= 0:
-                # insertion into the sorted row (rows are short); equal columns keep arc order
-                t = j
-                while t > ptr[i] and idx[t - 1] > w:
-                    idx[t] = idx[t - 1]
-                    val[t] = val[t - 1]
-                    t -= 1
-                idx[t] = w
-                val[t] = data[a]
-                j += 1
-    for i in range(k):
-        pos[verts[i]] = -1
-    return ptr, idx, val
+    return metis_csr(adj.indptr, adj.indices, adj.data, nparts, vweights, tpwgts, seed)
 
 
 def balance_parts(adj, parts, sizes):
@@ -129,62 +53,7 @@ def balance_parts(adj, parts, sizes):
     if np.array_equal(count, sizes):
         return parts
     adj = adj.tocsr()
-    return _balance_csr(adj.indptr, adj.indices, adj.data, parts, sizes, count)
-
-
-def _balance_csr(indptr, indices, data, parts, sizes, count):
-    """:func:`balance_parts` on raw CSR arrays; ``parts`` is changed in place and returned."""
-    n = indptr.size - 1
-    row = np.repeat(np.arange(n), np.diff(indptr))
-    same = parts[row] == parts[indices]
-    internal = np.bincount(row, weights=np.where(same, data, -data), minlength=n)
-    # every vertex by (part, internal, index): the members of an overfull part in the order they leave
-    order = np.lexsort((np.arange(n), internal, parts)).astype(np.int64)
-    start = np.zeros(sizes.size + 1, np.int64)
-    np.cumsum(np.bincount(parts, minlength=sizes.size), out=start[1:])
-    _balance_moves(indptr.astype(np.int64), indices.astype(np.int64), data.astype(np.float64), parts,
-                   sizes.astype(np.int64), count.astype(np.int64), order, start)
-    return parts
-
-
-@njit(cache=True)
-def _balance_moves(indptr, indices, data, parts, sizes, count, order, start):
-    """The moves of :func:`balance_parts`: overfull parts in index order, their least internally
-    connected members first, each to the short part (``count < sizes``) it has the most edge
-    weight to (ties and no weight at all: the short part of smallest index).  Work: the degrees of
-    the moved vertices (a touched list clears the per-part sums)."""
-    k = sizes.size
-    acc = np.zeros(k)
-    touched = np.empty(indices.size + 1, np.int64)
-    first_short = 0
-    for part in range(k):
-        excess = count[part] - sizes[part]
-        if excess <= 0:
-            continue
-        for r in range(excess):
-            v = order[start[part] + r]
-            while first_short < k and count[first_short] >= sizes[first_short]:
-                first_short += 1
-            nt = 0
-            for a in range(indptr[v], indptr[v + 1]):
-                p = parts[indices[a]]
-                if count[p] < sizes[p]:
-                    if acc[p] == 0.0:
-                        touched[nt] = p
-                        nt += 1
-                    acc[p] += data[a]
-            dest = first_short
-            bestval = 0.0
-            for i in range(nt):
-                p = touched[i]
-                if acc[p] > bestval or (acc[p] == bestval and bestval > 0.0 and p < dest):
-                    bestval = acc[p]
-                    dest = p
-            for i in range(nt):
-                acc[touched[i]] = 0.0
-            parts[v] = dest
-            count[part] -= 1
-            count[dest] += 1
+    return balance_csr(adj.indptr, adj.indices, adj.data, parts, sizes, count)
 
 
 def _interchangeable_hosts(topology):
@@ -263,8 +132,8 @@ def map_recursive(topology, graph, *, slots=None, seed=None):
             # (With several slots per host, which processes share a host does matter.)
             gamma[procs] = usable[:procs.size]
             continue
-        sp_, si, sv = _subgraph(h_ptr, h_idx, h_val, hv, hpos)
-        hpart = _metis_csr(sp_, si, sv, 2, sl, None, metis_seed)
+        sp_, si, sv = subgraph(h_ptr, h_idx, h_val, hv, hpos)
+        hpart = metis_csr(sp_, si, sv, 2, sl, None, metis_seed)
         c1 = int(sl[hpart == 0].sum())
         c2 = int(sl[hpart == 1].sum())
         if c1 == 0 or c2 == 0:
@@ -282,12 +151,12 @@ def map_recursive(topology, graph, *, slots=None, seed=None):
         elif n1 == n:
             gparts = np.zeros(n, np.int64)
         else:
-            gp_, gi, gv = _subgraph(g_ptr, g_idx, g_val, procs, gpos)
-            gparts = _metis_csr(gp_, gi, gv, 2, None, [n1 / n, 1 - n1 / n], metis_seed)
+            gp_, gi, gv = subgraph(g_ptr, g_idx, g_val, procs, gpos)
+            gparts = metis_csr(gp_, gi, gv, 2, None, [n1 / n, 1 - n1 / n], metis_seed)
             sizes = np.array([n1, n - n1], np.int64)
             count = np.bincount(gparts, minlength=2)
             if not np.array_equal(count, sizes):
-                gparts = _balance_csr(gp_, gi, gv, gparts, sizes, count)
+                gparts = balance_csr(gp_, gi, gv, gparts, sizes, count)
         stack.append((hv[hpart == 0], procs[gparts == 0]))
         stack.append((hv[hpart == 1], procs[gparts == 1]))
     return finish(topology, gamma, slots, "recursive")

@@ -181,7 +181,7 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
         from pyscotch import libscotch as lib
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
     from .objectives import SymGraph
-    from .recursive import int_weights
+    from .partition import int_weights
 
     sym = SymGraph(g)
     if sym.indices.size == 0 or np.count_nonzero(slots) == 1:
