@@ -27,7 +27,7 @@ _LAZY = {
     "read_saved_mapping": ".mapping",
     "DistanceOracle": ".distances",
     "estimate_memory": ".portfolio",
-    "load": ".formats:read",
+    "load": ".loading",
     "save": ".formats:write",
     "read_buffer": ".formats",
     "write_buffer": ".formats",

@@ -46,17 +46,16 @@ import numpy as np
 
 from .errors import ArgumentError, FormatError, TopologyError
 from .nodeinside import LEVELS, NodeInside, binding, format_cpulist, parse_cpulist, read_node
+from .vocabulary import SOURCES  # the values of attrs["source"], re-exported here
 
 __all__ = ["AUTO_ENV", "TOPOLOGY_ENV", "SOURCES", "DEFAULT_BANDWIDTHS", "XNAME", "ProcessRecord", "HostRecord",
            "AutoResult", "probe", "host_records", "build", "discover", "launched_by_mpiexec", "parse_scontrol",
-           "read_scontrol", "source_of", "warn_if_guessed", "local_result", "with_nodes"]
+           "read_scontrol", "warn_if_guessed", "local_result", "with_nodes"]
 
 #: The variable naming a topology file to use instead of discovering the network.
 TOPOLOGY_ENV = "LIBTOPOMAP_TOPOLOGY"
 #: Environment variables each process reports.
 AUTO_ENV = ("SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", TOPOLOGY_ENV)
-#: Values of ``attrs["source"]``.
-SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 #: Bandwidth (GB/s per direction) of the link from a group of each level to its parent, and of the
 #: host's network link: ``package`` is the socket interconnect, ``numa`` a NUMA domain's share of its
 #: package, ``l3`` an L3 group's, ``core`` one core's.  A two-socket server with one 200 Gb/s NIC.
@@ -622,9 +621,3 @@ def discover(*, bandwidths=None):
     topo = local_result(bandwidths=bandwidths).topology
     warn_if_guessed(topo)
     return topo
-
-
-def source_of(topology):
-    """How ``topology`` was found: its ``attrs["source"]`` when it is one of :data:`SOURCES`, else ``"file"``."""
-    s = topology.attrs.get("source")
-    return s if s in SOURCES else "file"

@@ -250,7 +250,7 @@ class Platform:
             arc_of[u, v] = int(arc_sign[a])
         out = []
         if self.routing == "minimal":
-            from .collectives.dragonfly import dragonfly_queries
+            from .generators.dragonfly import dragonfly_queries
 
             q = dragonfly_queries(topo)
             for s, d in pairs.tolist():
@@ -354,7 +354,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
     if routing == "auto":
         routing = "explicit"
     if routing == "minimal":
-        from .collectives.dragonfly import dragonfly_queries
+        from .generators.dragonfly import dragonfly_queries
 
         dragonfly_queries(topology)  # TopologyError when it is not a dragonfly
     base = parse_bandwidth(bandwidth)

@@ -15,8 +15,9 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from .errors import TopologyError
+from .vocabulary import DEFAULT_ROUTING, ROUTING_MODELS, SOURCES
 
-__all__ = ["Topology", "HOST", "SWITCH"]
+__all__ = ["Topology", "HOST", "SWITCH", "native_routing", "source_of"]
 
 HOST = "host"
 SWITCH = "switch"
@@ -422,12 +423,10 @@ class Topology:
 
     @property
     def routing(self):
-        """Name of the routing this network uses (:func:`libtopomap.routing.native_routing`):
+        """Name of the routing this network uses (:func:`native_routing`):
         ``attrs["routing"]`` when set, ``rt``/``rtt``/``minimal`` for the RT, RTT and dragonfly
         generators, else ``ecmp``.  Metrics use it with ``routing="native"``; their default stays
         ``"ecmp"``."""
-        from .routing import native_routing
-
         return native_routing(self)
 
     @cached_property
@@ -470,3 +469,30 @@ class Topology:
     def distance(self, u, v):
         """Hop distance between two vertices (vertex indices)."""
         return int(self.distances.pairs([u], [v])[0])
+
+
+def native_routing(topology):
+    """The routing a topology's network uses (``Topology.routing``; ``routing="native"`` of the metrics).
+
+    Returns
+    -------
+    str
+        ``attrs["routing"]`` when set, else ``"rt"``, ``"rtt"`` or ``"minimal"`` for the generators
+        ``rt``, ``rtt`` and ``dragonfly``, ``"hybrid"`` for ``hybrid``, else ``"ecmp"``.
+    """
+    attrs = getattr(topology, "attrs", None) or {}
+    declared = attrs.get("routing")
+    if declared is not None:
+        if declared not in ROUTING_MODELS:
+            label = f" {topology.name!r}" if getattr(topology, "name", None) else ""
+            raise TopologyError(f"topology{label} declares routing {declared!r}; known: {', '.join(ROUTING_MODELS)}")
+        return declared
+    return {"rt": "rt", "rtt": "rtt", "dragonfly": "minimal", "hybrid": "hybrid"}.get(attrs.get("generator"),
+                                                                                   DEFAULT_ROUTING)
+
+
+def source_of(topology):
+    """How ``topology`` was found: its ``attrs["source"]`` when it is one of :data:`~libtopomap.vocabulary.SOURCES`,
+    else ``"file"``."""
+    s = topology.attrs.get("source")
+    return s if s in SOURCES else "file"

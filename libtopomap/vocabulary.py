@@ -11,7 +11,8 @@ import importlib.util
 
 __all__ = ["HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES",
            "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
-           "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS"]
+           "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING",
+           "SOURCES"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
@@ -41,5 +42,9 @@ ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 ROUTINGS = ("auto", "dijkstra", "floyd", "explicit", "minimal")
 #: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own.
 ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant", "hybrid")
+#: The routing of every metric unless told otherwise.
+DEFAULT_ROUTING = "ecmp"
+#: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).
+SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 #: Fabric description formats read by :mod:`libtopomap.adapters`.
 FABRIC_FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")

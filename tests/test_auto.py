@@ -13,10 +13,11 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap.autotopo import (DEFAULT_BANDWIDTHS, HostRecord, ProcessRecord, build, host_records,
-                                 launched_by_mpiexec, parse_scontrol, source_of)
+                                 launched_by_mpiexec, parse_scontrol)
 from libtopomap.errors import ArgumentError, FormatError, TopologyError
 from libtopomap.nodeinside import (NodeInside, format_cpulist, parse_cpulist, parse_hwloc_xml, read_node,
                                    read_sysfs)
+from libtopomap.topology import source_of
 
 DATA = pathlib.Path(__file__).parent / "data" / "auto"
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -186,7 +186,7 @@ def test_fat_tree_loads_in_closed_form_equal_the_searches(k, n):
     else:
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
     # a process on a switch: the searches (the closed form is for hosts)
-    from libtopomap.metrics import ecmp_vertex_traffic
+    from libtopomap.routing import ecmp_vertex_traffic
 
     vert2 = np.append(vert[:-1], topo.n_vertices - 1).astype(np.int64)
     got = ecmp_vertex_traffic(topo, vert2[src], vert2[dst], w)

@@ -6,7 +6,7 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import _kernels
-from libtopomap.metrics import ecmp_vertex_traffic
+from libtopomap.routing import ecmp_vertex_traffic
 
 
 def _searched(t, s, d, w):

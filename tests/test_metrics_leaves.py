@@ -10,7 +10,7 @@ import pytest
 import libtopomap as ltm
 from libtopomap import Topology, _kernels
 from libtopomap.distances import DistanceOracle
-from libtopomap.metrics import ecmp_vertex_traffic
+from libtopomap.routing import ecmp_vertex_traffic
 
 
 def _plain(topo, table_limit):

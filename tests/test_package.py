@@ -117,9 +117,9 @@ def test_every_public_name_resolves():
     assert set(libtopomap.__all__) <= set(dir(libtopomap))
     assert len(set(libtopomap.__all__)) == len(libtopomap.__all__)
     # the objects are those of their submodules
-    from libtopomap import formats, mpi, topology
+    from libtopomap import formats, loading, mpi, topology
 
-    assert libtopomap.load is formats.read and libtopomap.save is formats.write
+    assert libtopomap.load is loading.load and libtopomap.save is formats.write
     assert libtopomap.Topology is topology.Topology and libtopomap.topomap is mpi.topomap
 
 

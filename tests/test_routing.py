@@ -460,20 +460,21 @@ def test_valiant_parallel_chunks_equal_the_serial_walk():
 @pytest.mark.parametrize("topo", [ltm.dragonfly(9, 4, 2, 2), ltm.dragonfly(5, 2, 1, 2), ltm.dragonfly(17, 4, 1, 4),
                                   ltm.dragonfly(5, 2, 0, 2), ltm.dragonfly(4, 2, 1, 3)], ids=lambda t: t.name)
 def test_valiant_sums_equal_the_walk_of_every_intermediate_group(topo):
-    from libtopomap import routing as R
+    from libtopomap.routing._common import strip_leaves
+    from libtopomap.routing.dragonfly import dragonfly_walk, valiant_sums
 
     q = dragonfly_queries(topo)
     s, t, w = demands(topo, 3000, 11)
     walk = np.zeros(topo.n_arcs)
-    s2, t2, w2 = R._strip_leaves(topo, s, t, w, walk)
+    s2, t2, w2 = strip_leaves(topo, s, t, w, walk)
     sums = walk.copy()
     hw, hs = np.zeros(s2.size), np.zeros(s2.size)
     args = (topo.indptr, topo.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups)
-    R._dragonfly_walk(*args, True, s2, t2, w2, walk, hw)  # g - 2 routes per demand
+    dragonfly_walk(*args, True, s2, t2, w2, walk, hw)  # g - 2 routes per demand
     np.testing.assert_allclose(route_traffic(topo, s, t, w, routing="valiant"), walk, rtol=1e-12,
                                atol=1e-12 * walk.max())
     assert (q.links_per_pair == 1) == (topo.name != "dragonfly-g4-a2-p1-h3")  # that one keeps the walk
     if q.links_per_pair == 1:
-        R._valiant_sums(*args, s2, t2, w2, sums, hs)
+        valiant_sums(*args, s2, t2, w2, sums, hs)
         np.testing.assert_allclose(sums, walk, rtol=1e-12, atol=1e-12 * walk.max())
         np.testing.assert_array_equal(hs, hw)  # integer counts over g - 2, as the walk: bit-identical

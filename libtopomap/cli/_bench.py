@@ -62,7 +62,7 @@ def run(args):
 def _run(args):
     from mpi4py import MPI
 
-    from ..formats import read
+    from ..loading import load as read
     from ..mpi.bench import format_table, parse_size, run_benchmark
     from ..mpi.race import collective_call
 

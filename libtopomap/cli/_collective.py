@@ -45,7 +45,7 @@ def add_parser(sub):
 
 def run(args):
     from ..collectives import collective_placement
-    from ..formats import read
+    from ..loading import load as read
 
     if args.root >= args.procs:
         raise ArgumentError(f"--root {args.root} is outside 0..{args.procs - 1} (--procs {args.procs})")

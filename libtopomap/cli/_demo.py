@@ -65,7 +65,7 @@ def _demo(args, stack):
     from mpi4py import MPI
 
     from ..errors import LibTopoMapError
-    from ..formats import read
+    from ..loading import load as read
     from ..mpi import Create_dist_graph_adjacent, report as ltm_report
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
     from ..mpi.race import collective_call

@@ -55,7 +55,8 @@ def _routed(topo, model):
     leaf links (if any) and the routers' route, so the work is one route per router pair, in chunks."""
     import numpy as np
 
-    from ..routing import _leaves, get_routing, route_hops
+    from ..routing import get_routing, route_hops
+    from ..routing._common import leaves
 
     r = get_routing(model, topo)
     r.check(topo)
@@ -65,7 +66,7 @@ def _routed(topo, model):
     h = hosts.size
     if h < 2:
         return {"routing": r.name, "diameter": 0, "aspl": 0.0}
-    att, off = _leaves(topo)
+    att, off = leaves(topo)
     a, o = att[hosts], off[hosts]
     routers, inv = np.unique(a, return_inverse=True)
     count = np.bincount(inv).astype(np.float64)

@@ -148,7 +148,7 @@ def _prepare_job(args):
     """:func:`_prepare` and the allocation (``None`` without ``--allocation`` / ``--emit``)."""
     import numpy as np
 
-    from ..formats import read
+    from ..loading import load as read
     from ..patterns import load_graph
     from ..portfolio import STRATEGY_ORDER, MappingProblem, check_memory, make_candidates
 

@@ -145,7 +145,7 @@ def run(args):
         topo = None
         graph = None
         if args.topology is not None:
-            from ..formats import read
+            from ..loading import load as read
 
             topo = read(args.topology)
         if args.graph is not None:

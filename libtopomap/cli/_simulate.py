@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ArgumentError, FormatError, MappingError
-from ..formats import read
+from ..loading import load as read
 from ..vocabulary import COLLECTIVES, ROUTINGS
 from ._options import add_routing_option, non_negative_int, positive_int
 from ._progress import add_quiet, for_command

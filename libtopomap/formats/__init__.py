@@ -226,8 +226,7 @@ def read(path, format=None, **options):
     Parameters
     ----------
     path : str or os.PathLike
-        A file, or ``"auto"``: the machine this process sees (:func:`libtopomap.autotopo.discover`;
-        under MPI pass ``topology="auto"`` to the MPI functions instead).
+        A file (``libtopomap.load`` also takes ``"auto"``: :func:`libtopomap.loading.load`).
     format : str, optional
         A registered format name; sniffed from the content when omitted.
     **options
@@ -243,10 +242,6 @@ def read(path, format=None, **options):
         ``path:line: message`` for unreadable or malformed input.
     """
     path = os.fspath(path)
-    if path == "auto" and format is None:  # discover this machine (libtopomap.autotopo); "./auto" is a file
-        from ..autotopo import discover
-
-        return discover(**options)
     with _open_text(path) as fh:
         if format is None:
             head = fh.read(65536)

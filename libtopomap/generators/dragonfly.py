@@ -1,10 +1,26 @@
-"""Dragonfly networks (Kim et al. 2008) as described in seed 002 (Dorier et al.), section II-A.
+"""Dragonfly networks (Kim et al. 2008) as described in seed 002 (Dorier et al.), section II-A, and their queries.
 
 Terminals come first: terminal ``t`` of router ``r`` of group ``G`` is vertex ``(G*a + r)*p + t``, named
 ``n<i>``; router ``r`` of group ``G`` follows as ``sw-g<G>-r<r>`` (vertex ``g*a*p + G*a + r``).
+
+The topology-aware broadcasts of seed 002 need three queries (section III-A.2): the router of a
+terminal, the group of a router, and, for two groups ``A`` and ``B``, the *gate* routers: the router
+of ``A`` holding the global link to ``B`` (and its far end in ``B``).  With them a message between two
+terminals follows the *minimal* route of section II-A.2: terminal link, at most one local hop to the
+gate, one global link, at most one local hop from the far gate, terminal link.  Minimal routing is not
+shortest-path routing: two global hops through a third group can be shorter than local-global-local,
+and a dragonfly never routes that way.
+
+:class:`Dragonfly` answers the queries from a :class:`~libtopomap.Topology` built by
+:func:`dragonfly` (its ``attrs`` and documented vertex numbering), or from a topology file
+whose routers keep the generator's names ``sw-g<G>-r<r>``.  The gate table is read from the links
+themselves, so any arrangement of the global links works; it has ``g * g * m`` entries (``m`` global
+links per pair of groups), about twice the number of global links, and no per-terminal table.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -13,7 +29,7 @@ from .grid import check_edge_count, check_vertex_count
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
 
-__all__ = ["dragonfly"]
+__all__ = ["dragonfly", "Dragonfly", "dragonfly_queries"]
 
 
 def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, global_capacity=1.0,
@@ -118,3 +134,279 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
                     capacities=np.concatenate(caps) if caps else None, slots=slots, kinds=kinds,
                     name=name or f"dragonfly-g{g}-a{a}-p{p}-h{h}",
                     attrs={"generator": "dragonfly", "groups": g, "routers": a, "terminals": p, "global": h})
+
+
+_ROUTER_NAME = re.compile(r"^sw-g(\d+)-r(\d+)$")
+
+
+class Dragonfly:
+    """Router, group, gate and minimal-route queries of a dragonfly topology.
+
+    Parameters
+    ----------
+    topology : Topology
+        A dragonfly: ``topology.attrs["generator"] == "dragonfly"`` (from
+        :func:`~libtopomap.dragonfly`, or a JSON file that kept its attributes), or routers named
+        ``sw-g<G>-r<r>`` with every terminal attached to exactly one router (a ``.ltm`` file written
+        from the generator).
+
+    Attributes
+    ----------
+    groups, routers, terminals : int
+        ``g``, ``a`` (routers per group) and ``p`` (terminals per router; 0 when the routers are the
+        slot vertices).
+    router_vertices : numpy.ndarray of int64
+        Topology vertex of router ``G*a + r`` (router ``r`` of group ``G``).
+    links_per_pair : int
+        ``m``, the global links between two groups (1 in seed 002's ``g = a*h + 1``).
+
+    Raises
+    ------
+    TopologyError
+        When the topology is not a dragonfly (no dragonfly attributes and no ``sw-g<G>-r<r>`` router
+        names), or its links contradict the structure: a terminal not attached to exactly one router,
+        a group whose routers are not all joined, two groups without a global link.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> q = Dragonfly(ltm.dragonfly(9, 4, 2, 2))
+    >>> int(q.group_of(q.router_of(17))), q.link_counts(0, 17)
+    (2, (2, 1, 1))
+    """
+
+    def __init__(self, topology):
+        t = topology
+        attrs = getattr(t, "attrs", None) or {}
+        label = f" {t.name!r}" if getattr(t, "name", None) else ""
+        if attrs.get("generator") == "dragonfly":
+            try:
+                g, a, p = int(attrs["groups"]), int(attrs["routers"]), int(attrs["terminals"])
+            except (KeyError, TypeError, ValueError):
+                raise TopologyError(f"topology{label}: dragonfly attributes need integer 'groups', 'routers' "
+                                    f"and 'terminals', got {attrs!r}") from None
+            expect = g * a * (p + 1) if p > 0 else g * a
+            if t.n_vertices != expect:
+                raise TopologyError(f"topology{label}: a dragonfly with g={g}, a={a}, p={p} has {expect} vertices, "
+                                    f"this one has {t.n_vertices}")
+            router_vertices = np.arange(g * a, dtype=np.int64) + (g * a * p if p > 0 else 0)
+        else:
+            g, a, p, router_vertices = self._from_names(t, label)
+        self.topology = t
+        self.groups, self.routers, self.terminals = g, a, p
+        self.router_vertices = router_vertices
+        self.router_vertices.setflags(write=False)
+        n = t.n_vertices
+        rid = np.full(n, -1, dtype=np.int64)
+        rid[router_vertices] = np.arange(g * a, dtype=np.int64)
+        is_router = rid >= 0
+        deg = np.diff(t.indptr)
+        if p > 0:
+            hosts = np.flatnonzero(~is_router)
+            first = t.indices[t.indptr[hosts]] if hosts.size else np.zeros(0, np.int64)
+            bad = hosts[(deg[hosts] != 1) | ~is_router[first]] if hosts.size else hosts
+            if bad.size:
+                raise TopologyError(f"topology{label}: vertex {t.names[bad[0]]!r} is not a terminal attached to "
+                                    f"exactly one router, so this is not a dragonfly")
+            rid[hosts] = rid[first]
+            per_router = np.bincount(rid[hosts], minlength=g * a)
+            if hosts.size != g * a * p or np.any(per_router != p):
+                raise TopologyError(f"topology{label}: routers must have {p} terminals each "
+                                    f"(found {per_router.min()} to {per_router.max()})")
+        self._rid = rid
+        self._rid.setflags(write=False)
+        # Router-router links: local (same group) and global (different groups).
+        u, v = rid[t.link_u], rid[t.link_v]
+        rr = is_router[t.link_u] & is_router[t.link_v]
+        u, v = u[rr], v[rr]
+        gu, gv = u // a, v // a
+        n_local = int(np.count_nonzero(gu == gv))
+        if n_local != g * a * (a - 1) // 2:
+            raise TopologyError(f"topology{label}: a dragonfly group is a clique of {a} routers; found {n_local} "
+                                f"local links instead of {g * a * (a - 1) // 2}")
+        glob = gu != gv
+        # both directions of every global link, sorted by (group, far group, router, far router)
+        su = np.r_[u[glob], v[glob]]
+        sv = np.r_[v[glob], u[glob]]
+        order = np.lexsort((sv, su, sv // a, su // a))
+        su, sv = su[order], sv[order]
+        pair = (su // a) * g + sv // a
+        counts = np.bincount(pair, minlength=g * g).reshape(g, g) if g > 1 else np.zeros((g, g), np.int64)
+        off_diag = ~np.eye(g, dtype=bool)
+        if g > 1 and np.any(counts[off_diag] == 0):
+            G, H = np.argwhere((counts == 0) & off_diag)[0]
+            raise TopologyError(f"topology{label}: groups {G} and {H} share no global link, so this is not a "
+                                f"dragonfly with minimal routing")
+        m = int(counts.max()) if g > 1 else 0
+        self.links_per_pair = m
+        # _near[G, H, k] = router of G on the k-th G-H global link, _far[G, H, k] its end in H (-1 pads)
+        self._near = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
+        self._far = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
+        if su.size:
+            start = np.r_[0, np.cumsum(np.bincount(pair, minlength=g * g))[:-1]]
+            k = np.arange(su.size) - start[pair]
+            self._near[su // a, sv // a, k] = su
+            self._far[su // a, sv // a, k] = sv
+        for arr in (self._near, self._far):
+            arr.setflags(write=False)
+
+    @staticmethod
+    def _from_names(t, label):
+        found = []
+        for i, nm in enumerate(t.names):
+            mt = _ROUTER_NAME.match(nm)
+            if mt:
+                found.append((int(mt.group(1)), int(mt.group(2)), i))
+        if not found:
+            raise TopologyError(f"topology{label} is not a dragonfly: it has no dragonfly attributes (from "
+                                f"libtopomap.dragonfly or a JSON file) and no routers named sw-g<G>-r<r>")
+        arr = np.array(found, dtype=np.int64)
+        g, a = int(arr[:, 0].max()) + 1, int(arr[:, 1].max()) + 1
+        if arr.shape[0] != g * a or np.unique(arr[:, 0] * a + arr[:, 1]).size != g * a:
+            raise TopologyError(f"topology{label}: routers sw-g<G>-r<r> must cover every G < {g} and r < {a} "
+                                f"exactly once ({arr.shape[0]} found)")
+        router_vertices = np.empty(g * a, dtype=np.int64)
+        router_vertices[arr[:, 0] * a + arr[:, 1]] = arr[:, 2]
+        n_other = t.n_vertices - g * a
+        if n_other % (g * a):
+            raise TopologyError(f"topology{label}: {n_other} terminals cannot be spread evenly over {g * a} routers")
+        return g, a, n_other // (g * a), router_vertices
+
+    # ------------------------------------------------------------------ identity queries
+    def _vertices(self, vertices):
+        v = np.asarray(vertices, dtype=np.int64)
+        bad = (v < 0) | (v >= self.topology.n_vertices)
+        if np.any(bad):
+            raise TopologyError(f"vertex {int(v[bad].flat[0])} is outside 0..{self.topology.n_vertices - 1}")
+        return v
+
+    def router_index(self, vertices):
+        """Router id ``G*a + r`` of each terminal or router vertex."""
+        return self._rid[self._vertices(vertices)]
+
+    def router_of(self, vertices):
+        """The router vertex each terminal hangs off (a router is its own router)."""
+        return self.router_vertices[self.router_index(vertices)]
+
+    def group_of(self, vertices):
+        """The group of each terminal or router vertex."""
+        return self.router_index(vertices) // self.routers
+
+    def _check_groups(self, A, B):
+        A, B = int(A), int(B)
+        for G in (A, B):
+            if not 0 <= G < self.groups:
+                raise TopologyError(f"group {G} is outside 0..{self.groups - 1}")
+        return A, B
+
+    def gates(self, A, B):
+        """Router vertices of group ``A`` that hold a global link to group ``B`` (empty when ``A == B``)."""
+        A, B = self._check_groups(A, B)
+        r = self._near[A, B]
+        return self.router_vertices[np.unique(r[r >= 0])]
+
+    def gate(self, A, B):
+        """The gate router vertex of group ``A`` toward group ``B``: the lowest one of :meth:`gates`."""
+        g = self.gates(A, B)
+        if g.size == 0:
+            raise TopologyError(f"groups {A} and {B} are the same group: no gate between them")
+        return int(g[0])
+
+    # ------------------------------------------------------------------ minimal routing
+    def _choice(self, rs, rd):
+        """For router ids ``rs``, ``rd`` in different groups: (near, far) router ids of the global link of the
+        minimal route (fewest local hops; ties to the lowest near then far router) and its local hop count."""
+        a = self.routers
+        gs, gd = rs // a, rd // a
+        best = np.full(rs.shape, 3, dtype=np.int64)
+        near = np.full(rs.shape, -1, dtype=np.int64)
+        far = np.full(rs.shape, -1, dtype=np.int64)
+        for k in range(self._near.shape[2]):
+            u, w = self._near[gs, gd, k], self._far[gs, gd, k]
+            cost = np.where(u >= 0, (u != rs).astype(np.int64) + (w != rd), 3)
+            take = cost < best
+            best = np.where(take, cost, best)
+            near = np.where(take, u, near)
+            far = np.where(take, w, far)
+        return near, far, best
+
+    def link_counts(self, src, dst):
+        """Terminal, local and global links a message crosses from ``src`` to ``dst`` under minimal routing.
+
+        Parameters
+        ----------
+        src, dst : int or array_like of int
+            Terminal (or, with ``p = 0``, router) vertices; broadcast against each other.
+
+        Returns
+        -------
+        tuple of int, or tuple of numpy.ndarray of int64
+            ``(terminal, local, global)``: 0 links when ``src == dst``; otherwise 2 terminal links
+            (0 when ``p = 0``), 0 local links on one router, 1 in one group, and across groups one
+            global link plus 0 to 2 local links (section II-A.2).
+        """
+        scalar = np.ndim(src) == 0 and np.ndim(dst) == 0
+        s, d = np.broadcast_arrays(self._vertices(src), self._vertices(dst))
+        shape = s.shape
+        s, d = s.ravel(), d.ravel()
+        rs, rd = self._rid[s], self._rid[d]
+        a = self.routers
+        moved = s != d
+        term = np.where(moved, 2 if self.terminals > 0 else 0, 0).astype(np.int64)
+        same_g = rs // a == rd // a
+        local = (same_g & (rs != rd)).astype(np.int64)
+        glob = (~same_g).astype(np.int64)
+        if np.any(~same_g):
+            idx = ~same_g
+            local[idx] = self._choice(rs[idx], rd[idx])[2]
+        if scalar:
+            return int(term[0]), int(local[0]), int(glob[0])
+        return term.reshape(shape), local.reshape(shape), glob.reshape(shape)
+
+    def hops(self, src, dst):
+        """Links crossed under minimal routing (the sum of :meth:`link_counts`)."""
+        t, lo, gl = self.link_counts(src, dst)
+        return t + lo + gl
+
+    def route(self, src, dst):
+        """The minimal route from ``src`` to ``dst`` as a list of topology vertices, both ends included.
+
+        Across groups the route leaves through the gate router of the source group (the one needing the
+        fewest local hops when there are several links between the two groups) and enters through its
+        far end.
+
+        Examples
+        --------
+        >>> import libtopomap as ltm
+        >>> q = Dragonfly(ltm.dragonfly(3, 2, 2, 1))
+        >>> [q.topology.names[v] for v in q.route(0, 4)]
+        ['n0', 'sw-g0-r0', 'sw-g1-r1', 'sw-g1-r0', 'n4']
+        """
+        s, d = int(self._vertices(src)), int(self._vertices(dst))
+        if s == d:
+            return [s]
+        rs, rd = int(self._rid[s]), int(self._rid[d])
+        routers = [rs]
+        if rs // self.routers != rd // self.routers:
+            near, far, _ = self._choice(np.array([rs]), np.array([rd]))
+            routers += [int(near[0]), int(far[0])]
+        routers.append(rd)
+        path = [] if self.terminals == 0 else [s]
+        for r in routers:
+            v = int(self.router_vertices[r])
+            if not path or path[-1] != v:
+                path.append(v)
+        if self.terminals > 0:
+            path.append(d)
+        return path
+
+
+def dragonfly_queries(topology):
+    """The :class:`Dragonfly` of ``topology``, built once and cached on it (a Topology is immutable)."""
+    if isinstance(topology, Dragonfly):
+        return topology
+    cached = getattr(topology, "_dragonfly_queries", None)
+    if cached is None:
+        cached = Dragonfly(topology)
+        topology._dragonfly_queries = cached
+    return cached
