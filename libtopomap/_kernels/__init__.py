@@ -29,7 +29,3 @@ __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_f
            "grid_arc_table", "grid_demand_costs", "grid_ecmp_traffic",
            "fattree_up_arcs", "fattree_ecmp_traffic"]
 
-# The old private names of the search steps, still called as ``_kernels._bfs_start`` etc. from routing.py
-# (public now as bfs.bfs_start, ecmp.sigma_search, ...; drop these once routing.py uses the new names).
-_bfs_scratch, _bfs_start, _bfs_visit, _bfs_targets = bfs_scratch, bfs_start, bfs_visit, bfs_targets
-_sigma_search, _sigma_reset = sigma_search, sigma_reset
