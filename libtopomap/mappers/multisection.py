@@ -27,14 +27,13 @@ from numba import njit
 from scipy.sparse import csgraph
 
 from .._kernels import multi_source_levels, multi_source_owners
-from ..commgraph import CommGraph
+from ..commgraph import CommGraph, SymGraph
+from ..distances import near_slot_cache
 from ..topology import Topology
 from ..mapping import Mapping
 from ..metrics import evaluate
 from ._common import finish, prepare
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
-from .local_search import near_slot_cache
-from .objectives import SymGraph
 from .recursive import _balance_csr, _metis_csr, _subgraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 

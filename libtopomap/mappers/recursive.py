@@ -7,8 +7,8 @@ import pymetis
 import scipy.sparse as sp
 from numba import njit
 
+from ..commgraph import SymGraph
 from ._common import finish, prepare
-from .objectives import SymGraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["map_recursive", "metis_parts", "balance_parts", "int_weights"]
