@@ -21,7 +21,8 @@ import numpy as np
 import libtopomap as ltm
 from libtopomap import _kernels
 from libtopomap.mappers.hopbytes_swap import hopbytes_swap
-from libtopomap.mappers.local_search import SwapState, SymGraph
+from libtopomap.commgraph import SymGraph
+from libtopomap.mappers.local_search import SwapState
 from libtopomap.patterns import scrambled_torus, stencil
 
 

@@ -72,8 +72,9 @@ from libtopomap.mappers.multisection import topology_hierarchy
 from libtopomap.mappers.scotch import repair_slots
 from libtopomap.patterns import scrambled_torus
 from libtopomap.collectives import schedule, schedule_graph
-from libtopomap.portfolio import (STRATEGY_ORDER, Candidate, MappingProblem, Outcome, lower_bounds, make_candidates,
-                                  run_portfolio, select)
+from libtopomap.metrics import lower_bounds
+from libtopomap.portfolio import (STRATEGY_ORDER, Candidate, MappingProblem, Outcome, make_candidates, run_portfolio,
+                                  select)
 
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from .errors import CommGraphError
 
-__all__ = ["CommGraph", "as_commgraph"]
+__all__ = ["CommGraph", "as_commgraph", "SymGraph"]
 
 
 class CommGraph:
@@ -223,3 +223,38 @@ def warn_self_loops(path, line, process, count):
     warnings.warn(str(FormatError(f"process {process} sends to itself: a self loop{more}, which costs nothing on "
                                   "the network", path=path, line=line)), LibTopoMapWarning, stacklevel=3)
 
+
+class SymGraph:
+    """Undirected CSR view of a communication graph keeping both directed weights per neighbour.
+
+    ``wout[k]`` is the volume from ``u`` to ``indices[k]``, ``win[k]`` the volume back; self-edges
+    are dropped (they never load a link).  ``wsum = wout + win``.
+    """
+
+    def __init__(self, graph):
+        g = as_commgraph(graph)
+        n = g.n
+        off = g.src != g.dst
+        s_, d_, w_ = g.src[off].astype(np.int64), g.dst[off].astype(np.int64), g.weights[off]
+        # both orientations of every edge; the first half carries u->x volume, the second x->u
+        rows = np.concatenate([s_, d_])
+        cols = np.concatenate([d_, s_])
+        key = rows * max(n, 1) + cols
+        uniq, inv = np.unique(key, return_inverse=True)
+        wout = np.zeros(uniq.size)
+        win = np.zeros(uniq.size)
+        m = s_.size
+        np.add.at(wout, inv[:m], w_)
+        np.add.at(win, inv[m:], w_)
+        r = uniq // max(n, 1)
+        self.n = n
+        self.indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=n), out=self.indptr[1:])
+        self.indices = (uniq % max(n, 1)).astype(np.int64)
+        self.wout = wout
+        self.win = win
+        self.wsum = self.wout + self.win
+        # CSR entry of the same edge seen from its other end
+        self.rev = np.searchsorted(uniq, (uniq % max(n, 1)) * max(n, 1) + r).astype(np.int64)
+        self.total = float(g.weights.sum())
+        self.graph = g

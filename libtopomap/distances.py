@@ -24,17 +24,24 @@ Every metric and mapper asks for hop distances between vertices.  A dense host x
    compiled kernels.
 
 The results are exactly the hop counts of a breadth-first search; ``tests/test_distances.py``
-checks every generator and the bundled real fabrics against it.
+checks every generator and the bundled real fabrics against it.  Compiled kernels ask the oracle
+through :func:`hop_distance` and :func:`next_arc`; :func:`near_slot_vertices` lists the nearest slot
+vertices of every slot vertex (the local moves of :mod:`libtopomap.mappers.local_search`).
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+from numba import njit
 
 from . import _kernels
 from .errors import TopologyError
+from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
-__all__ = ["DistanceOracle", "TABLE_LIMIT"]
+__all__ = ["DistanceOracle", "TABLE_LIMIT", "hop_distance", "next_arc", "NEAR_SLOTS", "near_slot_vertices",
+           "near_slot_cache"]
 
 #: Largest number of attachment vertices kept in a distance table (64 MiB as uint8).
 TABLE_LIMIT = 8192
@@ -467,3 +474,97 @@ class DistanceOracle:
         far = np.where(alone, e - 1, e)  # then the farthest other vertex is nearer (here: ecc 1 -> a at 0)
         diameter = int(np.max(off + far))
         return total, diameter
+
+
+# ----------------------------------------------------------------------------- inside compiled kernels
+@njit(cache=True, inline="always")
+def hop_distance(oracle, u, v, scratch):
+    """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.vertex_distance`):
+    the inlined closed form / table first, a bidirectional search between the attachment vertices
+    only when that cannot answer.  ~10x cheaper per call in hot loops than ``vertex_distance``."""
+    meta, packed, table, indptr, indices = oracle
+    d = _kernels.hop_distance(meta, packed, table, u, v)
+    if d != _kernels.NEEDS_SEARCH:
+        return d
+    return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
+
+
+@njit(cache=True)
+def next_arc(oracle, scratch, indptr, indices, v, tv, dv):
+    """The CSR arc leaving ``v`` on the deterministic route to ``tv`` (``dv = d(v, tv) > 0``): the
+    first arc whose head is one hop closer (lowest-index neighbour), from oracle distances."""
+    for a in range(indptr[v], indptr[v + 1]):
+        if hop_distance(oracle, indices[a], tv, scratch) == dv - 1:
+            return a
+    return -1
+
+
+# ----------------------------------------------------------------------------- nearest slot vertices
+#: How many nearest slot vertices count as "next to" a vertex (the local moves of the local-search engine).
+NEAR_SLOTS = 12
+
+
+def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
+    """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (ties at
+    the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
+
+    One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
+    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  Inside a
+    :func:`near_slot_cache` block of the topology the last result is kept (one entry: the
+    refinements of a portfolio share it) and dropped when the outermost block ends; callers must not
+    write to it.
+    """
+    n = topology.n_vertices
+    slots = np.asarray(slots)
+    usable = np.flatnonzero(slots > 0).astype(np.int64)
+    if usable.size < 2:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+    key = (int(k), n, topology.n_arcs, hash(usable.tobytes()))
+    cached = getattr(topology, "_near_slots_cache", None)
+    if cached is not None and cached[0] == key and np.array_equal(cached[1], usable):
+        return cached[2]
+    ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
+    counts = np.zeros(n, np.int64)
+    counts[usable] = np.diff(ptr_u)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
+    row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
+    idx = idx[np.lexsort((idx, row))]
+    if getattr(topology, "_near_slots_depth", 0) > 0:
+        topology._near_slots_cache = (key, usable, (ptr, idx))
+    return ptr, idx
+
+
+@contextlib.contextmanager
+def near_slot_cache(topology):
+    """Keep the result of :func:`near_slot_vertices` on ``topology`` while the block runs.
+
+    The searches of one refinement, and the refinements of one portfolio race
+    (:func:`libtopomap.portfolio.run_portfolio`, :func:`libtopomap.mpi.driver.race`), share one
+    list of nearest slot vertices (about ``8 k`` bytes per slot vertex: 100 MB at 262,144 hosts);
+    blocks nest, and the list is dropped from the topology when the outermost block ends, so
+    nothing of a race stays on a topology the caller keeps.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> t = ltm.torus("4x4")
+    >>> with near_slot_cache(t):
+    ...     a = near_slot_vertices(t, t.slots)
+    ...     near_slot_vertices(t, t.slots)[1] is a[1]
+    True
+    >>> hasattr(t, "_near_slots_cache")
+    False
+    """
+    depth = getattr(topology, "_near_slots_depth", 0)
+    topology._near_slots_depth = depth + 1
+    try:
+        yield topology
+    finally:
+        if depth == 0:
+            del topology._near_slots_depth
+            if hasattr(topology, "_near_slots_cache"):
+                del topology._near_slots_cache
+        else:
+            topology._near_slots_depth = depth

@@ -32,6 +32,9 @@ __all__ = [
     "max_congestion",
     "congestion_estimate",
     "evaluate",
+    "lower_bounds",
+    "hops_lower_bound",
+    "congestion_lower_bound",
     "properties",
     "pair_distances",
 ]
@@ -282,3 +285,64 @@ def properties(topology):
         "node_levels": levels,
         "routing": topology.routing,
     }
+
+
+def lower_bounds(topology, graph, slots):
+    """Cheap lower bounds of the mapping objectives, or 0 where none is known.
+
+    With at most one process per host (``max(slots) <= 1``) every edge between two processes
+    crosses at least one link, so
+
+    * hop-bytes >= the weight of the edges between distinct processes, and average dilation >=
+      that weight over the total weight;
+    * max congestion >= every process's outgoing (incoming) weight over the largest total
+      outgoing (incoming) link capacity of a usable host: all of it leaves through the host's
+      links, and the most loaded of them carries at least the capacity-weighted average; and
+      >= the total cross weight over the total arc capacity (every such edge loads at least one arc).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph
+    slots : array_like of int
+        Usable slots per vertex.
+
+    Returns
+    -------
+    dict
+        ``{"congestion", "dilation", "hopbytes"}``.
+    """
+    zero = {"congestion": 0.0, "dilation": 0.0, "hopbytes": 0.0}
+    slots = np.asarray(slots)
+    if graph.n_edges == 0 or slots.size == 0 or int(slots.max()) > 1:
+        return zero
+    src, dst, w = graph.src, graph.dst, np.asarray(graph.weights, dtype=np.float64)
+    cross = src != dst
+    total = float(w.sum())
+    wx = float(w[cross].sum())
+    if wx <= 0:
+        return zero
+    n = graph.n
+    outw = np.bincount(src[cross], weights=w[cross], minlength=n)
+    inw = np.bincount(dst[cross], weights=w[cross], minlength=n)
+    usable = np.flatnonzero(slots > 0)
+    cap = np.asarray(topology.arc_capacity, dtype=np.float64)
+    outcap = np.bincount(topology.arc_source, weights=cap, minlength=topology.n_vertices)[usable].max()
+    incap = np.bincount(topology.indices, weights=cap, minlength=topology.n_vertices)[usable].max()
+    cong = max(outw.max() / outcap, inw.max() / incap, wx / cap.sum())
+    return {"congestion": float(cong), "dilation": wx / total, "hopbytes": wx}
+
+
+def hops_lower_bound(sym, slots):
+    """``sum w`` of the edges between distinct processes when no two processes can share a vertex
+    (every such edge has dilation >= 1), else 0: :func:`lower_bounds`."""
+    if np.asarray(slots).max(initial=0) > 1:
+        return 0.0
+    return float(sym.wsum.sum() / 2.0)
+
+
+def congestion_lower_bound(topology, sym, slots):
+    """A lower bound of the maximum ECMP congestion of any mapping, or 0: the ``"congestion"`` entry of
+    :func:`lower_bounds` (one slot per vertex: every byte a process sends leaves its vertex over the
+    vertex's arcs, and every edge loads at least one arc)."""
+    return float(lower_bounds(topology, sym.graph, slots)["congestion"])

@@ -6,7 +6,8 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import _kernels
-from libtopomap.mappers.local_search import SymGraph, full_traffic
+from libtopomap.commgraph import SymGraph
+from libtopomap.mappers._deltas import full_traffic
 
 
 def _searched(topo, sym, vert):

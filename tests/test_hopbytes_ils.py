@@ -14,9 +14,9 @@ import libtopomap as ltm
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes
 from libtopomap.mappers.hopbytes_swap import hopbytes_ils, ils_moves
+from libtopomap.metrics import lower_bounds
 from libtopomap.patterns import scrambled_torus
-from libtopomap.portfolio import (STRATEGY_ORDER, MappingProblem, lower_bounds, make_candidates, run_portfolio,
-                                  selection_key)
+from libtopomap.portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio, selection_key
 
 
 _random_graph = test_hopbytes_swap._random_graph

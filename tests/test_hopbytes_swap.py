@@ -14,7 +14,7 @@ from libtopomap.errors import MappingError
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes, refine_hopbytes_swap
 from libtopomap.mappers.hopbytes_swap import hopbytes_swap
-from libtopomap.mappers.local_search import SymGraph
+from libtopomap.commgraph import SymGraph
 from libtopomap.patterns import stencil
 
 

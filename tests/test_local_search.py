@@ -8,7 +8,8 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap.mappers import map_processes, refine_threshold_accepting, refine_two_opt
-from libtopomap.mappers.local_search import SwapState, local_search, near_slot_vertices
+from libtopomap.distances import near_slot_vertices
+from libtopomap.mappers.local_search import SwapState, local_search
 from libtopomap.mappers.threshold_accepting import ta_thresholds
 from libtopomap.patterns import random_graph, scrambled_torus, stencil
 
@@ -153,7 +154,7 @@ def test_a_refinement_that_starts_at_the_bound_makes_no_move(objective, monkeypa
     from libtopomap.mappers.threshold_accepting import threshold_accepting
     from libtopomap.mappers.hopbytes_swap import hopbytes_swap
     from libtopomap.mappers.two_opt import two_opt
-    from libtopomap.portfolio import lower_bounds
+    from libtopomap.metrics import lower_bounds
 
     topo, g, start = _at_bound_instance()
     b = lower_bounds(topo, g, topo.slots)
@@ -179,7 +180,7 @@ def test_a_refinement_that_starts_at_the_bound_makes_no_move(objective, monkeypa
 
 def test_the_nearest_slot_list_lives_only_as_long_as_its_race(monkeypatch):
     from libtopomap import _kernels
-    from libtopomap.mappers.local_search import near_slot_cache
+    from libtopomap.distances import near_slot_cache
     from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio
 
     calls = []

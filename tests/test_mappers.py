@@ -11,7 +11,8 @@ import libtopomap as ltm
 from libtopomap import CommGraph, CommGraphError, MappingError, Topology
 from libtopomap.mappers import (OBJECTIVES, STRATEGIES, map_greedy, map_multicore, map_processes, map_rcm,
                                 map_recursive, objective_value, refine_threshold_accepting, refine_two_opt)
-from libtopomap.mappers.objectives import SwapState, SymGraph
+from libtopomap.commgraph import SymGraph
+from libtopomap.mappers.local_search import SwapState
 from libtopomap.mappers.recursive import balance_parts
 from libtopomap.patterns import random_graph, scrambled_torus, stencil
 

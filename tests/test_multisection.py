@@ -448,7 +448,7 @@ def test_repair_lonely_pairs_on_an_even_ring(seed):
     # an even cycle has a perfect matching, and it is bipartite: alternating paths find one from
     # any pairing, and every vertex keeps two processes
     from libtopomap.mappers.multisection import _repair_lonely_pairs
-    from libtopomap.mappers.objectives import SymGraph
+    from libtopomap.commgraph import SymGraph
 
     n = 16
     g = stencil(str(n))

@@ -5,10 +5,10 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap.errors import MappingError
+from libtopomap.metrics import lower_bounds
 from libtopomap.portfolio import (REFINE_BEST, Candidate, MappingProblem, Outcome, STRATEGY_ORDER, assign_candidates,
-                                  candidate_seed, default_iterations, estimate_memory, format_bytes, lower_bounds,
-                                  make_candidates, numba_threads, plan_ranks, refinement_choice, run_portfolio, select,
-                                  selection_key)
+                                  candidate_seed, default_iterations, estimate_memory, format_bytes, make_candidates,
+                                  numba_threads, plan_ranks, refinement_choice, run_portfolio, select, selection_key)
 
 
 def test_candidates_are_positional_and_deterministic():

@@ -6,7 +6,8 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap.distances import DistanceOracle
-from libtopomap.mappers.local_search import SymGraph, full_traffic
+from libtopomap.commgraph import SymGraph
+from libtopomap.mappers._deltas import full_traffic
 from libtopomap.patterns import scrambled_torus
 
 
@@ -132,7 +133,7 @@ def test_partition_exact_two_levels_exact_sizes_and_cut(p):
     import scipy.sparse as sp
 
     from libtopomap.mappers import multicore as mc
-    from libtopomap.mappers.objectives import SymGraph
+    from libtopomap.commgraph import SymGraph
     from libtopomap.mappers.recursive import balance_parts, metis_parts
 
     g = scrambled_torus((24, 12, 12), seed=1)

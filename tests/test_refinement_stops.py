@@ -11,8 +11,8 @@ from libtopomap.mappers.hopbytes_swap import hopbytes_swap
 from libtopomap.mappers.local_search import local_search
 from libtopomap.mappers.threshold_accepting import threshold_accepting
 from libtopomap.mappers.two_opt import two_opt
+from libtopomap.metrics import lower_bounds
 from libtopomap.patterns import scrambled_torus
-from libtopomap.portfolio import lower_bounds
 
 
 @pytest.fixture(scope="module")

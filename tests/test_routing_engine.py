@@ -9,7 +9,8 @@ import libtopomap as ltm
 from libtopomap import metrics
 from libtopomap.distances import DistanceOracle
 from libtopomap.errors import TopologyError
-from libtopomap.mappers.local_search import SwapState, full_traffic, local_search
+from libtopomap.mappers._deltas import full_traffic
+from libtopomap.mappers.local_search import SwapState, local_search
 from libtopomap.mappers.threshold_accepting import threshold_accepting
 from libtopomap.mappers.two_opt import two_opt
 

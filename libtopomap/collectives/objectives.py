@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import MappingError
-from ..mappers.local_search import hop_distance, next_arc
+from ..distances import hop_distance, next_arc
 from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 

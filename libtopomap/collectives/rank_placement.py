@@ -26,9 +26,10 @@ from numba import njit
 
 from .. import _kernels
 from .._deprecation import renamed_keyword
-from ..commgraph import CommGraph
+from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
-from ..mappers.local_search import SwapState, SymGraph, hop_distance, local_search
+from ..distances import hop_distance
+from ..mappers.local_search import SwapState, local_search
 from ..vocabulary import OPTIMIZERS
 from .objectives import OBJECTIVES, _dedupe_steps, _flatten
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)

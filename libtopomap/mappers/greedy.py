@@ -17,8 +17,8 @@ from numba import njit
 
 from .._kernels import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search, multi_source_levels,
                         new_search_scratch)
+from ..commgraph import SymGraph
 from ._common import finish, prepare
-from .objectives import SymGraph
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["map_greedy"]

@@ -20,7 +20,9 @@ import numpy as np
 
 from .. import _kernels
 from ..errors import MappingError
-from .local_search import SwapState, hops_lower_bound, run_refinement
+from ..metrics import hops_lower_bound
+from ._refine import run_refinement
+from .local_search import SwapState
 
 __all__ = ["refine_hopbytes_swap", "hopbytes_swap", "threshold_swap_passes", "hopbytes_ils", "ils_moves", "nc_moves",
            "NC_DEPTH", "NC_CAP", "BATCH", "ILS_MOVES", "ILS_FULL", "ILS_KICK_CHARGE", "ILS_DESCENT", "ILS_DEPTH",

@@ -41,30 +41,28 @@ enumerates a neighbourhood, :mod:`libtopomap.mappers.hopbytes_swap`).  The searc
 length follows the measured move rate, so a wall-clock budget (setup included; the final exact
 evaluation only when it still fits) is kept to a few tens of milliseconds; it stops early after
 ``stall`` moves without improvement or when the objective reaches the lower bound of
-:func:`libtopomap.portfolio.lower_bounds` (one slot per vertex: every edge at dilation 1; congestion
+:func:`libtopomap.metrics.lower_bounds` (one slot per vertex: every edge at dilation 1; congestion
 at the largest per-process volume over the largest injection capacity).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .. import _kernels
-from .._kernels import ecmp_pair_flows
-from ..commgraph import as_commgraph
+from ..commgraph import SymGraph
+from ..distances import near_slot_vertices
 from ..errors import MappingError
-from ..routing import get_routing, pair_context, pair_flows, pair_hops, pair_hops_batch, route_traffic
+from ..metrics import lower_bounds
+from ..routing import get_routing, pair_context, pair_flows, pair_hops, pair_hops_batch
+from ._deltas import congestion_stats, congestion_update, full_traffic, move_messages, paths_init, route_messages
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
-__all__ = ["SymGraph", "SwapState", "local_search", "near_slot_vertices", "near_slot_cache", "next_arc", "hop_distance",
-           "full_traffic",
-           "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES", "NEAR_SLOTS", "run_refinement"]
+__all__ = ["SwapState", "local_search", "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES"]
 
 MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
 ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
@@ -73,9 +71,8 @@ ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
 # it almost every swap leaves the maximum unchanged and the search walks blind on a plateau.
 CONGESTION_TIE = 1.0
 # Share of moves that put a process next to one of its communication partners (the rest go to a
-# uniformly random slot), and how many nearest slot vertices count as "next to".
+# uniformly random slot; "next to": libtopomap.distances.near_slot_vertices).
 LOCAL_MOVES = 0.9
-NEAR_SLOTS = 12
 # Entries of the per-move change log of the congestion mode (beyond it, flows are re-routed to undo).
 _LOG = 1 << 20
 # Target wall time of one compiled chunk, and its bounds in moves.
@@ -84,277 +81,11 @@ _CHUNK_MIN, _CHUNK_MAX = 16, 1 << 20
 _NO_MOVES = np.zeros(0, np.int64)
 
 
-class SymGraph:
-    """Undirected CSR view of a communication graph keeping both directed weights per neighbour.
-
-    ``wout[k]`` is the volume from ``u`` to ``indices[k]``, ``win[k]`` the volume back; self-edges
-    are dropped (they never load a link).  ``wsum = wout + win``.
-    """
-
-    def __init__(self, graph):
-        g = as_commgraph(graph)
-        n = g.n
-        off = g.src != g.dst
-        s_, d_, w_ = g.src[off].astype(np.int64), g.dst[off].astype(np.int64), g.weights[off]
-        # both orientations of every edge; the first half carries u->x volume, the second x->u
-        rows = np.concatenate([s_, d_])
-        cols = np.concatenate([d_, s_])
-        key = rows * max(n, 1) + cols
-        uniq, inv = np.unique(key, return_inverse=True)
-        wout = np.zeros(uniq.size)
-        win = np.zeros(uniq.size)
-        m = s_.size
-        np.add.at(wout, inv[:m], w_)
-        np.add.at(win, inv[m:], w_)
-        r = uniq // max(n, 1)
-        self.n = n
-        self.indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(r, minlength=n), out=self.indptr[1:])
-        self.indices = (uniq % max(n, 1)).astype(np.int64)
-        self.wout = wout
-        self.win = win
-        self.wsum = self.wout + self.win
-        # CSR entry of the same edge seen from its other end
-        self.rev = np.searchsorted(uniq, (uniq % max(n, 1)) * max(n, 1) + r).astype(np.int64)
-        self.total = float(g.weights.sum())
-        self.graph = g
-
-
-# ----------------------------------------------------------------------------- distances and flows
-@njit(cache=True, inline="always")
-def hop_distance(oracle, u, v, scratch):
-    """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.vertex_distance`):
-    the inlined closed form / table first, a bidirectional search between the attachment vertices
-    only when that cannot answer.  ~10x cheaper per call in hot loops than ``vertex_distance``."""
-    meta, packed, table, indptr, indices = oracle
-    d = _kernels.hop_distance(meta, packed, table, u, v)
-    if d != _kernels.NEEDS_SEARCH:
-        return d
-    return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
-
-
 def _work(n):
     return np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64)
 
 
-@njit(cache=True, parallel=True)
-def _edge_traffic_pruned(indptr, indices, arc_reverse, meta, packed, table, g_ptr, g_idx, g_wout, g_win, proc_vertex,
-                         parts, nchunks):
-    """Traffic of every edge (each undirected pair once) by pruned single-pair searches, parallel over
-    chunks of processes with one traffic array per chunk.  Work: edges x shortest-path region."""
-    P = g_ptr.size - 1
-    n = indptr.size - 1
-    for c in prange(nchunks):
-        lo = c * P // nchunks
-        hi = (c + 1) * P // nchunks
-        m = 0
-        for u in range(lo, hi):
-            for k in range(g_ptr[u], g_ptr[u + 1]):
-                if g_idx[k] > u:
-                    m += 1
-        es = np.empty(m, np.int64)
-        et = np.empty(m, np.int64)
-        ewf = np.empty(m)
-        ewr = np.empty(m)
-        m = 0
-        for u in range(lo, hi):
-            for k in range(g_ptr[u], g_ptr[u + 1]):
-                x = g_idx[k]
-                if x > u:
-                    es[m] = proc_vertex[u]
-                    et[m] = proc_vertex[x]
-                    ewf[m] = g_wout[k]
-                    ewr[m] = g_win[k]
-                    m += 1
-        ecmp_pair_flows(m, es, et, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table, True, parts[c],
-                        np.full(n, -1, np.int64), np.zeros(n), np.zeros(n), np.empty(n, np.int64),
-                        np.empty(0, np.int64), np.empty(0), np.zeros(2, np.int64))
-    return parts
-
-
-def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
-    """Traffic per arc of a whole mapping under ``routing`` (default ECMP), by the cheapest exact method.
-
-    A model other than ``ecmp`` goes to :func:`libtopomap.routing.route_traffic` (every directed
-    volume of the graph as one demand).  For ECMP:
-
-    On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
-    (:func:`libtopomap._kernels.fattree_ecmp_traffic`: all shortest paths go up to the level of the
-    leaves' lowest common ancestors and down).  Else, with an oracle that answers every vertex, one
-    pruned single-pair search per edge (work proportional to the edges' shortest-path regions);
-    otherwise one breadth-first search per source vertex with Brandes accumulation
-    (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
-    """
-    r = get_routing(routing, topology)
-    if r.name != "ecmp":
-        vert = np.asarray(proc_vertex, np.int64)
-        rows = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(sym.indptr))
-        return route_traffic(topology, vert[rows], vert[sym.indices], sym.wout, routing=r)
-    oracle = topology.distances if oracle is None else oracle
-    t = topology
-    ft = oracle.fattree_arcs()  # a generated fat tree, checked against its CSR: loads in closed form
-    vert = np.asarray(proc_vertex, np.int64)
-    if ft is not None and (vert.size == 0 or int(vert.max()) < ft[2][1].size):
-        k, n, ft = ft
-        ptr, idx = sym.indptr, sym.indices
-        u = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(ptr))
-        once = idx > u  # each undirected pair once, as the pruned searches take them
-        return _kernels.fattree_ecmp_traffic(ft, t.arc_reverse, k, n, vert[u[once]],
-                                             vert[idx[once]], sym.wout[once], sym.win[once], t.n_arcs)
-    if oracle.covers_all:
-        nchunks = max(1, min(numba.get_num_threads(), sym.n))
-        parts = np.zeros((nchunks, t.n_arcs))
-        meta, packed, table = oracle.fast_arrays
-        _edge_traffic_pruned(t.indptr, t.indices, t.arc_reverse, meta, packed, table, sym.indptr, sym.indices,
-                             sym.wout, sym.win, np.asarray(proc_vertex, np.int64), parts, nchunks)
-        return parts.sum(axis=0)
-    g = sym.graph
-    vert = np.asarray(proc_vertex, np.int64)
-    s = vert[g.src]
-    d = vert[g.dst]
-    keep = s != d
-    s, d, w = s[keep], d[keep], g.weights[keep]
-    order = np.lexsort((d, s))
-    s, d, w = s[order], d[order], w[order]
-    sources, start = np.unique(s, return_index=True)
-    ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, sources.astype(np.int64),
-                                          ptr, d, w)
-
-
-@njit(cache=True)
-def _congestion_stats(traffic, inv_cap):
-    mx = 0.0
-    sq = 0.0
-    for a in range(traffic.size):
-        c = traffic[a] * inv_cap[a]
-        if c > mx:
-            mx = c
-        sq += c * c
-    return mx, sq
-
-
-@njit(cache=True)
-def _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, mx_old, sq_old):
-    """(max, sum of squares) after the logged changes, from the changed arcs alone unless an arc at
-    the old maximum dropped (then one full rescan)."""
-    if log_n[1] != 0:
-        return _congestion_stats(traffic, inv_cap)
-    for i in range(log_n[0]):
-        a = log_arc[i]
-        if mark[a] != stamp:
-            mark[a] = stamp
-            acc[a] = 0.0
-        acc[a] += log_val[i]
-    mx = mx_old
-    sq = sq_old
-    rescan = False
-    lim = mx_old * (1.0 - 1e-12)
-    for i in range(log_n[0]):
-        a = log_arc[i]
-        if mark[a] != stamp:
-            continue
-        mark[a] = stamp + 1
-        new = traffic[a] * inv_cap[a]
-        old = (traffic[a] - acc[a]) * inv_cap[a]
-        sq += new * new - old * old
-        if new > mx:
-            mx = new
-        if old >= lim and new < old:
-            rescan = True
-    if rescan:
-        mx = 0.0
-        for a in range(traffic.size):
-            c = traffic[a] * inv_cap[a]
-            if c > mx:
-                mx = c
-    return mx, max(sq, 0.0)
-
-
-# ----------------------------------------------------------------------------- path routes (mode 2)
-@njit(cache=True)
-def next_arc(oracle, scratch, indptr, indices, v, tv, dv):
-    """The CSR arc leaving ``v`` on the deterministic route to ``tv`` (``dv = d(v, tv) > 0``): the
-    first arc whose head is one hop closer (lowest-index neighbour), from oracle distances."""
-    for a in range(indptr[v], indptr[v + 1]):
-        if hop_distance(oracle, indices[a], tv, scratch) == dv - 1:
-            return a
-    return -1
-
-
-@njit(cache=True)
-def _route(sign, sv, tv, st, sw, oracle, scratch, indptr, indices, load, hist, smax, pobj, big):
-    """Add (sign > 0) or remove the deterministic route from vertex sv to tv at step st; returns the
-    change of the objective (1: contention; 2: ``big * step model + contention``).  The next hop is
-    the lowest-index neighbour one hop closer to tv, found with oracle distances."""
-    v = sv
-    dv = hop_distance(oracle, v, tv, scratch)
-    delta = 0
-    while v != tv:
-        a = next_arc(oracle, scratch, indptr, indices, v, tv, dv)
-        L = load[st, a]
-        if sign > 0:
-            load[st, a] = L + 1
-            if L >= 1:
-                delta += sw
-            if pobj == 2:
-                hist[st, L] -= 1
-                hist[st, L + 1] += 1
-                if L + 1 > smax[st]:
-                    smax[st] = L + 1
-                    delta += sw * big
-        else:
-            load[st, a] = L - 1
-            if L >= 2:
-                delta -= sw
-            if pobj == 2:
-                hist[st, L] -= 1
-                hist[st, L - 1] += 1
-                if L == smax[st] and hist[st, L] == 0:
-                    smax[st] = L - 1
-                    delta -= sw * big
-        v = indices[a]
-        dv -= 1
-    return delta
-
-
-@njit(cache=True)
-def _route_messages(sign, n, buf, proc_vertex, paths, oracle, scratch, indptr, indices):
-    msrc, mdst, mstep, sw, minc_ptr, minc, load, hist, smax, pobj, big = paths
-    d = 0
-    for i in range(n):
-        m = buf[i]
-        d += _route(sign, proc_vertex[msrc[m]], proc_vertex[mdst[m]], mstep[m], sw[mstep[m]], oracle, scratch,
-                    indptr, indices, load, hist, smax, pobj, big)
-    return d
-
-
-@njit(cache=True)
-def _paths_init(proc_vertex, paths, oracle, indptr, indices):
-    msrc = paths[0]
-    buf = np.arange(msrc.size)
-    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
-                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
-    return _route_messages(1, msrc.size, buf, proc_vertex, paths, oracle, scratch, indptr, indices)
-
-
 # ----------------------------------------------------------------------------- the engine
-@njit(cache=True)
-def _move_messages(a, b, paths, buf):
-    msrc, mdst, minc_ptr, minc = paths[0], paths[1], paths[4], paths[5]
-    n = 0
-    for k in range(minc_ptr[a], minc_ptr[a + 1]):
-        buf[n] = minc[k]
-        n += 1
-    if b >= 0:
-        for k in range(minc_ptr[b], minc_ptr[b + 1]):
-            m = minc[k]
-            if msrc[m] != a and mdst[m] != a:
-                buf[n] = m
-                n += 1
-    return n
-
-
 @njit(cache=True, inline="always")
 def _accepts(accept_kind, delta, level):
     if accept_kind == 0:
@@ -395,7 +126,7 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
       updated from the logged arcs, and a rejected move undone from the log.  Every evaluated state
       also competes by the maximum alone (``best_mx_vertex``).
     * ``MODE_PATHS``: the routes of the moved processes' messages are removed and re-added
-      (:func:`_route_messages`), and routed back when the move is rejected.
+      (:func:`route_messages`), and routed back when the move is rejected.
 
     The arrays come in tuples unpacked once (``slots``, ``graph``, ``topo``, ``fast``, ``ecmp``,
     ``paths``: see :meth:`SwapState.run`); nothing taking arrays is called per move outside the
@@ -548,8 +279,8 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                        prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
             pair_flows(rctx, cnt, s_new, t_new, ewf, ewr, 1.0, indptr, indices, arc_reverse, meta, packed, table,
                        prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
-            new_mx, new_sq = _congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
-                                                cur_sq)
+            new_mx, new_sq = congestion_update(traffic, inv_cap, log_arc, log_val, log_n, mark, acc, stamp, cur_mx,
+                                               cur_sq)
             stamp += 2
             new_score = new_mx + tie * np.sqrt(new_sq / n_arcs)
             delta = new_score - cur
@@ -561,12 +292,12 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                 if b >= 0:
                     best_mx_vertex[b] = va
         else:
-            nm = _move_messages(a, b, paths, mbuf)
-            dp = _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            nm = move_messages(a, b, paths, mbuf)
+            dp = route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
             proc_vertex[a] = vb
             if b >= 0:
                 proc_vertex[b] = va
-            dp += _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+            dp += route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
             proc_vertex[a] = va
             if b >= 0:
                 proc_vertex[b] = vb
@@ -626,11 +357,11 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                 proc_vertex[a] = vb
                 if b >= 0:
                     proc_vertex[b] = va
-                _route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+                route_messages(-1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
                 proc_vertex[a] = va
                 if b >= 0:
                     proc_vertex[b] = vb
-                _route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
+                route_messages(1, nm, mbuf, proc_vertex, paths, oracle, scratch, indptr, indices)
         reached = scal[4] if mode == MODE_ECMP else best
         if reached <= lower or (stall_limit > 0 and since_best >= stall_limit):
             n_moves = it + 1
@@ -643,81 +374,6 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
     scal[6] = since_best
     scal[8] = stamp
     return accepted, improved, n_moves
-
-
-def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
-    """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (ties at
-    the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
-
-    One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
-    ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  Inside a
-    :func:`near_slot_cache` block of the topology the last result is kept (one entry: the
-    refinements of a portfolio share it) and dropped when the outermost block ends; callers must not
-    write to it.
-    """
-    n = topology.n_vertices
-    slots = np.asarray(slots)
-    usable = np.flatnonzero(slots > 0).astype(np.int64)
-    if usable.size < 2:
-        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
-    key = (int(k), n, topology.n_arcs, hash(usable.tobytes()))
-    cached = getattr(topology, "_near_slots_cache", None)
-    if cached is not None and cached[0] == key and np.array_equal(cached[1], usable):
-        return cached[2]
-    ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
-    counts = np.zeros(n, np.int64)
-    counts[usable] = np.diff(ptr_u)
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
-    row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
-    idx = idx[np.lexsort((idx, row))]
-    if getattr(topology, "_near_slots_depth", 0) > 0:
-        topology._near_slots_cache = (key, usable, (ptr, idx))
-    return ptr, idx
-
-
-@contextlib.contextmanager
-def near_slot_cache(topology):
-    """Keep the result of :func:`near_slot_vertices` on ``topology`` while the block runs.
-
-    The searches of one refinement, and the refinements of one portfolio race
-    (:func:`libtopomap.portfolio.run_portfolio`, :func:`libtopomap.mpi.driver.race`), share one
-    list of nearest slot vertices (about ``8 k`` bytes per slot vertex: 100 MB at 262,144 hosts);
-    blocks nest, and the list is dropped from the topology when the outermost block ends, so
-    nothing of a race stays on a topology the caller keeps.
-
-    Examples
-    --------
-    >>> import libtopomap as ltm
-    >>> t = ltm.torus("4x4")
-    >>> with near_slot_cache(t):
-    ...     a = near_slot_vertices(t, t.slots)
-    ...     near_slot_vertices(t, t.slots)[1] is a[1]
-    True
-    >>> hasattr(t, "_near_slots_cache")
-    False
-    """
-    depth = getattr(topology, "_near_slots_depth", 0)
-    topology._near_slots_depth = depth + 1
-    try:
-        yield topology
-    finally:
-        if depth == 0:
-            del topology._near_slots_depth
-            if hasattr(topology, "_near_slots_cache"):
-                del topology._near_slots_cache
-        else:
-            topology._near_slots_depth = depth
-
-
-def congestion_lower_bound(topology, sym, slots):
-    """A lower bound of the maximum ECMP congestion of any mapping, or 0: the ``"congestion"`` entry of
-    :func:`libtopomap.portfolio.lower_bounds` (one slot per vertex: every byte a process sends leaves
-    its vertex over the vertex's arcs, and every edge loads at least one arc)."""
-    from ..portfolio import lower_bounds
-
-    return float(lower_bounds(topology, sym.graph, slots)["congestion"])
 
 
 class SwapState:
@@ -851,7 +507,7 @@ class SwapState:
             self.scal[0] = float(np.dot(s.wsum, self.edist)) / 2.0
         elif self.mode == MODE_ECMP:
             self.traffic[:] = full_traffic(self.topology, s, self.proc_vertex, self.oracle, routing=self.routing)
-            mx, sq = _congestion_stats(self.traffic, self.inv_cap)
+            mx, sq = congestion_stats(self.traffic, self.inv_cap)
             self.scal[2], self.scal[3] = mx, sq
             self.scal[0] = mx + CONGESTION_TIE * math.sqrt(sq / max(self.traffic.size, 1))
         else:
@@ -860,8 +516,8 @@ class SwapState:
             p[7][:] = 0
             p[7][:, 0] = self.topology.n_arcs
             p[8][:] = 0
-            self.scal[0] = float(_paths_init(self.proc_vertex, p, self.oracle.kernel_args, self.topology.indptr,
-                                             self.topology.indices))
+            self.scal[0] = float(paths_init(self.proc_vertex, p, self.oracle.kernel_args, self.topology.indptr,
+                                            self.topology.indices))
         return self.score
 
     @property
@@ -926,14 +582,6 @@ class SwapState:
         return acc, imp, done, deltas[:done]
 
 
-def hops_lower_bound(sym, slots):
-    """``sum w`` of the edges between distinct processes when no two processes can share a vertex
-    (every such edge has dilation >= 1), else 0: :func:`libtopomap.portfolio.lower_bounds`."""
-    if np.asarray(slots).max(initial=0) > 1:
-        return 0.0
-    return float(sym.wsum.sum() / 2.0)
-
-
 def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, rng, time_budget=None,
                  iterations=None, chunk=2000, stall_limit=0, metropolis=False, p_local=LOCAL_MOVES, near=None,
                  paths=None, state=None, lower=None, t_start=None, calibrate=True, deadline=None, routing=None):
@@ -955,7 +603,7 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
         Stop after this many moves without improving the best (0: never).
     lower : float, optional
         Stop when the best reaches this objective value (default: the hop-bytes or congestion bound
-        of :func:`libtopomap.portfolio.lower_bounds`; none for path objectives).
+        of :func:`libtopomap.metrics.lower_bounds`; none for path objectives).
     deadline : float, optional
         A ``time.perf_counter()`` value after which the search stops between chunks (``stopped``
         ``"budget"``).  Unlike ``time_budget`` it leaves the chunks and thresholds alone, so a search
@@ -984,8 +632,6 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
         if mode == MODE_PATHS:
             lower = -np.inf
         else:
-            from ..portfolio import lower_bounds
-
             bounds = lower_bounds(topology, state.sym.graph, slots)
             lower = bounds["hopbytes"] if mode == MODE_HOPS else bounds["congestion"]
     stats = {"iterations": 0, "accepted": 0, "start": start_score, "best": start_score, "start_value": start_value,
@@ -1085,20 +731,3 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
     stats.update(iterations=done, accepted=acc, best=state.best_score, best_value=best_value, stopped=stopped,
                  seconds=time.perf_counter() - t0)
     return best.astype(np.int32), stats
-
-
-def run_refinement(search, label, topology, graph, mapping, *, slots, seed, objective, **options):
-    """The public side of a refinement schedule: validate the input, start from ``mapping`` (default:
-    the usable slots filled in vertex order), run ``search(topology, g, start, slots, objective,
-    rng=..., t_start=..., **options)`` (which returns ``(vertices, start_value, best_value, stats)``)
-    and wrap the result as a :class:`~libtopomap.Mapping` named ``label``."""
-    from ._common import finish, prepare
-    from .baselines import initial_vertices
-    from .objectives import check_objective
-
-    t0 = time.perf_counter()
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    check_objective(objective)
-    start = initial_vertices(topology, g, slots, mapping)
-    best, _, _, _ = search(topology, g, start, slots, objective, rng=rng, t_start=t0, **options)
-    return finish(topology, best, slots, label)

@@ -6,10 +6,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..commgraph import CommGraph
+from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
 from ._common import finish, prepare
-from .objectives import SymGraph
 from .partition import subgraph
 from .recursive import balance_parts, metis_parts
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
@@ -149,7 +148,9 @@ def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", sta
     ----------
     T. Hoefler and M. Snir, ICS'11, sections 3.4 and 4.2.
     """
-    from . import map_greedy, map_rcm, map_recursive
+    from .greedy import map_greedy
+    from .rcm import map_rcm
+    from .recursive import map_recursive
 
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     p = multicore_slots(slots, g.n)

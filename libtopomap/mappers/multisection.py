@@ -22,14 +22,14 @@ import warnings
 
 import numpy as np
 
-from ..commgraph import CommGraph
+from ..commgraph import CommGraph, SymGraph
+from ..distances import near_slot_cache
 from ..topology import Topology
 from ..mapping import Mapping
 from ..metrics import evaluate
 from ._common import finish, prepare
 from .hierarchy import Hierarchy, bottom_up, dragonfly_groups, topology_hierarchy
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
-from .local_search import SymGraph, near_slot_cache
 from .objectives import check_objective
 from .partition import EFFORT_MAX, fill, placed_refine, refine_parts, split, subgraph, subset_arcs
 
@@ -142,7 +142,7 @@ def _assignment(cost):
 
 def _descend(topology, h, cap, sym, base_seed, tries):
     """The top-down multisection of :func:`map_multisection`: the vertex of every process of
-    ``sym`` (a :class:`~libtopomap.mappers.objectives.SymGraph`) under the usable slots ``cap`` of
+    ``sym`` (a :class:`~libtopomap.commgraph.SymGraph`) under the usable slots ``cap`` of
     every node of ``h``."""
     g_ptr, g_idx, g_val = sym.indptr, sym.indices, sym.wsum
     n = sym.n

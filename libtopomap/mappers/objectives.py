@@ -11,8 +11,7 @@ Three objectives are selectable everywhere (Hoefler & Snir, ICS'11, section 2.4)
     ``sum(w * hops)``.
 
 The incremental search engine that minimises them (swap and shift moves, delta updates) lives in
-:mod:`libtopomap.mappers.local_search`; :class:`SymGraph`, :class:`SwapState` and
-:func:`local_search` are re-exported here for compatibility.
+:mod:`libtopomap.mappers.local_search`.
 """
 
 from __future__ import annotations
@@ -20,9 +19,8 @@ from __future__ import annotations
 from ..errors import MappingError
 from ..vocabulary import OBJECTIVES
 from .. import metrics
-from .local_search import CONGESTION_TIE, LOCAL_MOVES, NEAR_SLOTS, SwapState, SymGraph, local_search  # noqa: F401
 
-__all__ = ["OBJECTIVES", "objective_value", "check_objective", "SymGraph", "SwapState", "local_search"]
+__all__ = ["OBJECTIVES", "objective_value", "check_objective"]
 
 
 def check_objective(objective):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import csgraph
 
+from ..commgraph import SymGraph
 from ._common import finish, prepare
-from .objectives import SymGraph
 
 __all__ = ["map_rcm"]
 

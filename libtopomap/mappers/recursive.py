@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..commgraph import SymGraph
 from ._common import finish, prepare
-from .objectives import SymGraph
 from .partition import balance_csr, int_weights, metis_csr, subgraph
 
 __all__ = ["map_recursive", "metis_parts", "balance_parts", "int_weights"]

@@ -180,7 +180,7 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
         from pyscotch import Architecture, Graph
         from pyscotch import libscotch as lib
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    from .objectives import SymGraph
+    from ..commgraph import SymGraph
     from .partition import int_weights
 
     sym = SymGraph(g)

@@ -10,7 +10,11 @@ import time
 
 import numpy as np
 
-from .local_search import SwapState, full_traffic, hops_lower_bound, local_search, near_slot_cache, run_refinement
+from ..distances import near_slot_cache
+from ..metrics import congestion_lower_bound, hops_lower_bound
+from ._deltas import full_traffic
+from ._refine import run_refinement
+from .local_search import SwapState, local_search
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent", "capped_moves", "CAPPED_MOVES"]
 
@@ -313,8 +317,6 @@ def _threshold_accepting(topology, g, start, slots, objective, *, rng, time_budg
     current = start
     budget = time_budget
     if objective == "congestion" and warmup > 0:
-        from .local_search import congestion_lower_bound
-
         if start_value > congestion_lower_bound(topology, state.sym, slots) * (1 + 1e-12):
             # hop-bytes moves cost ~1000x less than ECMP re-routing: shorten the paths first
             wb = None if time_budget is None else max(warmup * time_budget - (time.perf_counter() - t0), 0.0)

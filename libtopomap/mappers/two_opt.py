@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .local_search import local_search, run_refinement
+from ._refine import run_refinement
+from .local_search import local_search
 
 __all__ = ["refine_two_opt"]
 

@@ -1,0 +1,465 @@
+"""The two kinds of race: how a candidate is run within its budget and scored.
+
+:class:`MappingProblem` maps processes (the dist-graph calls and ``libtopomap map``);
+:class:`CollectiveProblem` orders the ranks of a collective's schedule.  The drivers only call
+``estimate``, ``evaluate`` (or ``construct``, ``refine`` and ``polish``) and read ``order``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from .._deprecation import renamed_keyword
+from ..errors import MappingError
+from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory, default_iterations, estimate_memory,
+                     estimate_seconds)
+from .selection import STRATEGY_ORDER, Outcome, rounded_key
+
+__all__ = ["MappingProblem", "CollectiveProblem", "CAPPED_PASSES"]
+
+#: Passes of the congestion winner's capped hop-bytes clean-up at the most (:meth:`MappingProblem.polish`);
+#: a pass that moves nothing ends it first (a local optimum), and so does its move budget.
+CAPPED_PASSES = 50
+
+
+def _at_bound(value, bound):
+    return bound > 0 and value <= bound * (1 + 1e-9)
+
+
+class MappingProblem:
+    """Run and score mapping candidates (the dist-graph calls and ``libtopomap map``).
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph
+    slots : array_like of int, optional
+        Slots this job may use per vertex (default ``topology.slots``).
+    placement : array_like of int, optional
+        Current placement of the processes, candidate 0 of the race (default: the usable slots
+        filled in vertex order).  Its old name ``current=`` still works, with a
+        :class:`DeprecationWarning`.
+    objective : {"congestion", "dilation", "hopbytes"}
+    time_budget : float, optional
+        Seconds for each candidate's refinement.
+    iterations : int, optional
+        Moves of each candidate's refinement.  Default (when no ``time_budget`` either):
+        :func:`default_iterations` of the number of processes, so small races stay fast and the result
+        does not depend on timing.
+    total_budget : float, optional
+        Seconds for the whole race on this process, counted from :meth:`start_clock` (the first
+        construction when nobody called it): constructions whose :func:`estimate_seconds` exceeds
+        what is left of their share (:data:`CONSTRUCTION_SHARE`) are skipped by
+        :func:`run_portfolio`, and refinements stop at the budget (threshold accepting through a
+        deadline that leaves its moves alone when it does not bind, so small races stay
+        reproducible).  Default :data:`DEFAULT_TOTAL_BUDGET`; ``math.inf`` for none.
+    routing : str or Routing, optional
+        Routing model (:mod:`libtopomap.routing`; ``"native"``: the topology's own) of the scores
+        and of the refinements (threshold accepting and two-opt move the loads of that model; the
+        hop-bytes refinements count its hops).  Default ``ecmp``.  Constructions are routing-blind.
+
+    Notes
+    -----
+    Score: ``(objective, avg_congestion, hop_bytes)`` from :func:`libtopomap.evaluate` under ``routing``.  A candidate
+    whose construction already reaches :func:`~libtopomap.metrics.lower_bounds` on both the objective and hop-bytes is
+    not refined (nothing can beat it).
+    """
+
+    kind = "mapping"
+    order = STRATEGY_ORDER
+    key_length = 3
+
+    @renamed_keyword("current", "placement")
+    def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
+                 iterations=None, total_budget=None, routing=None):
+        from ..mappers.objectives import check_objective
+        from ..routing import get_routing
+        from ..mappers._common import check_slots
+
+        self.topology = topology
+        self.graph = graph
+        self.objective = check_objective(objective)
+        r = get_routing(routing, topology)
+        r.check(topology)
+        self.routing = r.name
+        self.slots = check_slots(topology, slots).astype(np.int64)
+        if placement is None:
+            from ..mappers.baselines import map_identity
+
+            placement = map_identity(topology, graph, slots=self.slots).vertices
+        self.placement = np.asarray(placement, dtype=np.int64)
+        self.time_budget = time_budget
+        self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
+                           else iterations)
+        self._bounds = None
+        total_budget = DEFAULT_TOTAL_BUDGET if total_budget is None else total_budget
+        try:
+            ok = float(total_budget) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise MappingError(f"total_budget must be a positive number of seconds, got {total_budget!r}")
+        self.total_budget = float(total_budget)
+        self._t0 = None
+        self._slowdown = 1.0
+        self._score_seconds = 0.0
+        self._baseline_seconds = 0.0
+        self._baseline_score = None
+
+    @property
+    def current(self):
+        """Deprecated name of :attr:`placement` (the current placement)."""
+        warnings.warn("MappingProblem.current is deprecated; use MappingProblem.placement", DeprecationWarning,
+                      stacklevel=2)
+        return self.placement
+
+    # ------------------------------------------------------------------ budget
+    def start_clock(self):
+        """Start the race's clock (the overall budget counts from here)."""
+        self._t0 = time.perf_counter()
+        self._slowdown = 1.0
+        self._baseline_seconds = 0.0
+
+    def elapsed(self):
+        """Seconds since :meth:`start_clock` (which this starts when nobody has)."""
+        if self._t0 is None:
+            self.start_clock()
+        return time.perf_counter() - self._t0
+
+    def remaining(self):
+        """Seconds left of the overall budget (``inf`` without one)."""
+        return self.total_budget - self.elapsed()
+
+    def construction_time_left(self):
+        """Seconds left of the constructions' share of the overall budget, never more than is left of
+        the budget.  Scoring the current placement is not charged to the share: on a large scrambled
+        torus it takes 7 s on an idle machine and over 90 s on a loaded one, and it used to leave no
+        time for greedy, the cheapest construction that reaches the optimum there."""
+        elapsed = self.elapsed()
+        return min(CONSTRUCTION_SHARE * self.total_budget - (elapsed - self._baseline_seconds),
+                   self.total_budget - elapsed)
+
+    def estimate_seconds(self, candidate):
+        """:func:`estimate_seconds` of a candidate's construction, scaled by how much slower than
+        their estimates the earlier constructions of this race ran (a loaded machine)."""
+        if candidate.baseline:
+            return estimate_seconds("identity", self.topology, self.graph, slowdown=self._slowdown)
+        return estimate_seconds(candidate.strategy, self.topology, self.graph, slowdown=self._slowdown)
+
+    def _state_seconds(self):
+        """Rough seconds of one search state of a refinement (a refinement builds two or three): the
+        scoring time of a mapping, or for congestion where the distance oracle cannot prune the ECMP
+        searches (switches outside its table), one breadth-first search of the whole topology per
+        used vertex (about 2 ns per vertex or arc visited, idle), times the machine's slowdown.  A fat
+        tree from :func:`libtopomap.fattree` has its loads in closed form (no search)."""
+        secs = self._score_seconds
+        if (self.objective == "congestion" and not self.topology.distances.covers_all
+                and self.topology.distances.fattree_arcs() is None):
+            t = self.topology
+            secs = max(secs, 2e-9 * self._slowdown * int(np.count_nonzero(self.slots)) * (t.n_vertices + t.n_arcs))
+        return secs
+
+    def _calibrate(self, strategy, seconds):
+        if seconds >= 0.5:
+            ratio = seconds / estimate_seconds(strategy, self.topology, self.graph)
+            self._slowdown = float(min(max(self._slowdown, ratio), 10.0))
+
+    @property
+    def bounds(self):
+        """:func:`~libtopomap.metrics.lower_bounds` of this instance (computed once)."""
+        if self._bounds is None:
+            from ..metrics import lower_bounds
+
+            self._bounds = lower_bounds(self.topology, self.graph, self.slots)
+        return self._bounds
+
+    def estimate(self, candidate):
+        """:func:`estimate_memory` of a candidate (0 extra for the current placement's scoring is not
+        assumed: it is estimated as ``identity``)."""
+        return estimate_memory(candidate.strategy, self.topology, self.graph, candidate.refine,
+                               objective=self.objective, slots=self.slots)
+
+    def score(self, vertices):
+        """``(key, metrics)`` of a placement."""
+        from ..metrics import evaluate
+
+        t0 = time.perf_counter()
+        m = evaluate(self.topology, self.graph, vertices, routing=self.routing)
+        self._score_seconds = max(self._score_seconds, time.perf_counter() - t0)
+        obj = {"congestion": m["max_congestion"], "dilation": m["avg_dilation"],
+               "hopbytes": m["hop_bytes"]}[self.objective]
+        metrics = {"objective": float(obj), **m}
+        return (float(obj), float(m["avg_congestion"]), float(m["hop_bytes"])), metrics
+
+    def can_reach_bound(self):
+        """Whether a placement can be at the lower bounds (:meth:`at_lower_bound`): both the objective's
+        and the hop-bytes' bounds are positive (they are 0 with several slots on a vertex)."""
+        b = self.bounds
+        return b[self.objective] > 0 and b["hopbytes"] > 0
+
+    def at_lower_bound(self, metrics):
+        """Whether nothing can beat these metrics (objective and hop-bytes at their lower bounds)."""
+        b = self.bounds
+        return _at_bound(metrics["objective"], b[self.objective]) and _at_bound(metrics["hop_bytes"], b["hopbytes"])
+
+    def validate(self, vertices):
+        """Raise MappingError unless ``vertices`` is a placement of this job into its slots."""
+        from ..mapping import check_mapping
+
+        check_mapping(self.topology, vertices, self.graph.n, slots=self.slots)
+
+    def _outcome(self, c, verts, label, t0, note="", scored=None):
+        if scored is None:
+            self.validate(verts)
+            scored = self.score(verts)
+        key, metrics = scored
+        return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note,
+                       at_bound=self.at_lower_bound(metrics))
+
+    def _where(self, c):
+        return f"strategy {c.strategy!r} (seed {c.seed}" + (
+            f", start vertex {self.topology.names[c.start]!r})" if c.start is not None else ")")
+
+    def construct(self, candidate):
+        """Run a candidate's construction (no refinement) and score it; returns an :class:`Outcome`
+        whose ``at_bound`` says whether it reaches :func:`~libtopomap.metrics.lower_bounds`."""
+        from .. import mappers
+
+        self.elapsed()  # the clock starts with the first construction when nobody started it
+        t0 = time.perf_counter()
+        c = candidate
+        if c.baseline:
+            out = self._outcome(c, self.placement.copy(), "current", t0)
+            self._baseline_seconds += out.seconds
+            self._baseline_score = (out.key, out.metrics)
+            return out
+        if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
+            return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
+        try:
+            m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
+                                      placement=self.placement, objective=self.objective, seed=c.seed, start=c.start)
+            verts = np.asarray(m.vertices, dtype=np.int64)
+            scored = None
+            if self._baseline_score is not None and np.array_equal(verts, self.placement):
+                # the current placement again (identity): its score is known, scoring it again could
+                # take seconds on a large scrambled start
+                self.validate(verts)
+                scored = (self._baseline_score[0], dict(self._baseline_score[1]))
+            out = self._outcome(c, verts, m.strategy or c.strategy, t0, scored=scored)
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
+        self._calibrate(c.strategy, out.seconds)
+        if c.refine and out.at_bound:
+            out.note = f"{c.refine} skipped: at the lower bound"
+        return out
+
+    def refine(self, candidate, built, *, share=None):
+        """Refine the construction ``built`` (an :class:`Outcome` of :meth:`construct`) of a candidate
+        within the refinement budget; the construction is kept when the refinement does not beat it on the
+        race's score (:func:`selection_key`: the objective, then average congestion, then hop-bytes).
+
+        The refinement (and its final scoring) ends within ``share`` seconds (default: all that is
+        left of the overall budget); it is skipped, with a note, when that is less than three times
+        the estimated cost of one search state (:meth:`_state_seconds`).
+        """
+        from ..commgraph import as_commgraph
+        from ..mappers import spare_weakest_hosts
+        from ..mappers.hopbytes_swap import hopbytes_swap
+        from ..mappers.threshold_accepting import threshold_accepting
+        from ..mappers.two_opt import two_opt
+
+        c = candidate
+        if not c.refine or built.at_bound or c.baseline or self.graph.n_edges == 0:
+            return built
+        t0 = time.perf_counter()
+        left = self.remaining() if share is None else min(share, self.remaining())
+        if left < 3 * self._state_seconds() + 0.05:
+            built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
+            return built
+        deadline = t0 + left - self._score_seconds  # the result is scored after the search
+        try:
+            # Refine the construction in the slots map_processes used for it (the spare slots of a
+            # congestion mapping are those behind the weakest host links).
+            used = self.slots
+            if c.strategy != "identity" and self.objective == "congestion":
+                used = spare_weakest_hosts(self.topology, self.slots, self.graph.n)
+            # as map_processes(strategy="identity", refine=...) does, with the race's deadline
+            rng = np.random.default_rng(c.seed)
+            g = as_commgraph(self.graph)
+            r = built.payload
+            # two-opt is a plain descent bounded by its moves and its stall limit: no deadline
+            names = (("hb-swap",) if self.objective == "hopbytes" and c.refine != "hb-swap" else ()) + (c.refine,)
+            for name in names:
+                now = time.perf_counter()
+                if now >= deadline:
+                    break
+                budget = self.time_budget
+                kw = {"routing": self.routing}
+                if name == "ta":
+                    kw["deadline"] = deadline
+                elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds
+                    budget = deadline - now if budget is None else min(budget, deadline - now)
+                fn = {"ta": threshold_accepting, "hb-swap": hopbytes_swap, "two-opt": two_opt}[name]
+                r, _, _, _ = fn(self.topology, g, r, used, self.objective, rng=rng, time_budget=budget,
+                                iterations=self.iterations, t_start=now, **kw)
+            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0)
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
+        out.seconds += built.seconds
+        # the one rule of the race: a refinement that does not beat its construction on the whole
+        # score (objective, then average congestion, then hop-bytes) gives it back, so a refinement
+        # that keeps the objective but adds traffic never wins over its own start
+        if rounded_key(out.key) >= rounded_key(built.key) and not (out.at_bound and not built.at_bound):
+            out = Outcome(c, out.label, built.key, built.metrics, built.payload, out.seconds,
+                          note=f"{c.refine} kept the construction", at_bound=built.at_bound)
+        return out
+
+    def polish(self, winner):
+        """The race winner polished on hop-bytes, or ``winner`` itself when that does not beat it.
+
+        * Under the hop-bytes (and dilation) objective, the winner's mapping gets an iterated local
+          search on hop-bytes (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_ils`) with a move
+          budget that shrinks with the job (:func:`~libtopomap.mappers.hopbytes_swap.ils_moves`),
+          whether or not the race refined: the constructions and their refinements stop at local
+          optima of their own neighbourhoods, which a few hundred kicks on a small job leave
+          (label ``+ils``).
+        * Under the congestion objective, a winner refined by threshold accepting gets its capped
+          hop-bytes clean-up (:func:`~libtopomap.mappers.threshold_accepting.capped_hopbytes_descent`,
+          which never raises the maximum congestion) continued towards a local optimum: up to
+          :data:`CAPPED_PASSES` passes, at most
+          :func:`~libtopomap.mappers.threshold_accepting.capped_moves` moves played (label
+          ``+capped``).  Every threshold-accepting result gets three passes; only the winner gets
+          more, so the race pays for one.
+
+        Nothing is done at the lower bound, without communication, or when what is left of the race's
+        budget is less than three search states; both searches also stop at the budget (which binds
+        only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping replaces the winner only when
+        it beats it on the whole score (:func:`selection_key`), so the tie rule is unchanged; it keeps
+        the winner's candidate (and so its place in the strategy order) and its note gives the
+        hop-bytes before and after.  Deterministic: the search's seed is the candidate's, and its
+        budget counts moves, not seconds.
+
+        Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
+        """
+        from ..commgraph import as_commgraph
+        from ..mappers import spare_weakest_hosts
+        from ..mappers.hopbytes_swap import hopbytes_ils, ils_moves
+        from ..mappers.threshold_accepting import capped_hopbytes_descent, capped_moves
+
+        c = winner.candidate
+        hop = self.objective in ("hopbytes", "dilation")
+        if (winner.at_bound or winner.payload is None or self.graph.n_edges == 0
+                or not (hop or (c.refine == "ta" and not c.baseline))):
+            return winner
+        if self.remaining() < 3 * self._state_seconds() + 0.05:
+            return winner
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([0 if c.seed is None else int(c.seed), int(c.index), 1])
+        g = as_commgraph(self.graph)
+        try:
+            # the race's budget binds only where it is nearly spent (as for the refinements)
+            deadline = t0 + self.remaining() - self._score_seconds
+            if hop:
+                v, before, after, stats = hopbytes_ils(self.topology, g, winner.payload, self.slots, rng=rng,
+                                                       moves=ils_moves(g.n), routing=self.routing, deadline=deadline)
+                label, note = "ils", f"hop-bytes polish {before:.6g} -> {after:.6g} ({stats['kicks']} kicks)"
+            else:
+                # the slots the refinement used (as refine: the spares behind the weakest host links)
+                used = self.slots if c.strategy == "identity" else spare_weakest_hosts(self.topology, self.slots, g.n)
+                v, stats = capped_hopbytes_descent(self.topology, g, winner.payload, used, rng=rng, passes=CAPPED_PASSES,
+                                                   moves=capped_moves(g.n), routing=self.routing, deadline=deadline)
+                before, after = stats["start_hopbytes"], stats["hopbytes"]
+                label, note = "capped", (f"capped hop-bytes descent {before:.6g} -> {after:.6g} ({stats['passes']} "
+                                         f"passes, {stats['stopped']})")
+            if not after < before:
+                return winner
+            out = self._outcome(c, np.asarray(v, dtype=np.int64), f"{winner.label}+{label}", t0, note=note)
+        except Exception as e:
+            raise MappingError(f"{self._where(c)}, polish: {type(e).__name__}: {e}") from e
+        out.seconds += winner.seconds
+        out.rank = winner.rank
+        if rounded_key(out.key) >= rounded_key(winner.key) and not (out.at_bound and not winner.at_bound):
+            return winner
+        return out
+
+    def evaluate(self, candidate):
+        """Run one candidate (construction, then refinement) and score it; returns an :class:`Outcome`."""
+        return self.refine(candidate, self.construct(candidate))
+
+
+class CollectiveProblem:
+    """Run and score rank orders for a collective's schedule (:func:`libtopomap.reorder_for_collective`).
+
+    Parameters
+    ----------
+    topology : Topology
+    current : array_like of int
+        Vertex of each rank now.
+    steps : list
+        The collective's schedule (:func:`libtopomap.collectives.schedule`).
+    objective : {"hops", "contention", "step"}
+    iterations : int
+        Swaps per candidate.
+
+    Notes
+    -----
+    The payload of an outcome is the permutation ``perm`` (new rank ``r`` runs on
+    ``current[perm[r]]``); the score is ``(objective, total hops)``.
+    """
+
+    kind = "collective"
+    order = ("none", "two-opt", "greedy", "anneal")
+    key_length = 2
+
+    def __init__(self, topology, current, steps, *, objective="hops", iterations=200_000):
+        from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
+
+        if objective not in OBJECTIVES:
+            raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        self.topology = topology
+        self.current = np.asarray(current, dtype=np.int64)
+        self.steps = steps
+        self.objective = objective
+        self.iterations = int(iterations)
+        self._messages = sum(len(s) for s in steps) if steps is not None else 0
+
+    def estimate(self, candidate):
+        """Conservative bytes of one rank search (see :func:`estimate_memory` for the conventions)."""
+        return collective_memory(self.topology, self.current.size, self.objective, self._messages)
+
+    def score(self, perm):
+        from ..collectives.objectives import evaluate_schedule
+
+        v = self.current[np.asarray(perm, dtype=np.int64)]
+        m = evaluate_schedule(self.topology, self.steps, v, paths=self.objective != "hops")
+        obj = m[self.objective]
+        if obj is None:
+            raise MappingError(f"the {self.objective} of this schedule cannot be evaluated (route table too large)")
+        return (float(obj), float(m["hops"])), {"objective": float(obj), **m}
+
+    def validate(self, perm):
+        p = np.asarray(perm, dtype=np.int64)
+        if p.size != self.current.size or not np.array_equal(np.sort(p), np.arange(self.current.size)):
+            raise MappingError("the chosen rank order is not a permutation of the ranks")
+
+    def evaluate(self, candidate):
+        from ..collectives.rank_placement import optimize_ranks
+
+        t0 = time.perf_counter()
+        c = candidate
+        if c.baseline:
+            perm, label = np.arange(self.current.size, dtype=np.int64), "current"
+        else:
+            try:
+                res = optimize_ranks(self.topology, self.current, self.steps, objective=self.objective,
+                                     optimizer=c.strategy, iterations=self.iterations, seed=c.seed)
+            except Exception as e:
+                raise MappingError(f"collective placement (optimizer {c.strategy!r}, seed {c.seed}): "
+                                   f"{type(e).__name__}: {e}") from e
+            perm, label = np.asarray(res.permutation, dtype=np.int64), c.strategy
+        self.validate(perm)
+        key, metrics = self.score(perm)
+        return Outcome(c, label, key, metrics, perm, time.perf_counter() - t0)
