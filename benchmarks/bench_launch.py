@@ -22,7 +22,7 @@ neighbour and sweep):
 (c) ``Create_cart``: the program calls ``ltm.Create_cart(comm, dims, periods, topology=T)`` from
     placement (a).  At 32,768 processes this is emulated without MPI: the serial portfolio of
     ``Create_cart``'s default strategies (one candidate each; a real job races one candidate per rank
-    on top) on the same problem, which is what :func:`libtopomap.mpi.distgraph._reorder` races.
+    on top) on the same problem, which is what :func:`libtopomap.mpi.pipeline.reorder_ranks` races.
 (d) ``trace + reorder`` (8 ranks only): the program runs once on ``ltm.trace(comm)``, the measured graph
     goes to ``ltm.reorder`` from placement (a), and the program runs on the result.
 

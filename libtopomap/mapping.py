@@ -16,7 +16,7 @@ import numpy as np
 from ._textio import read_text
 from .errors import FormatError, MappingError
 
-__all__ = ["Mapping", "check_mapping", "SavedMapping", "read_saved_mapping", "MAPPING_FORMAT"]
+__all__ = ["Mapping", "check_mapping", "SavedMapping", "read_saved_mapping", "MAPPING_FORMAT", "assign_new_ranks"]
 
 #: The ``format`` field of a saved mapping.
 MAPPING_FORMAT = "libtopomap-mapping"
@@ -232,3 +232,25 @@ def read_saved_mapping(path):
         raise FormatError("\"metrics\" must be an object", path=path)
     return SavedMapping(hosts=hosts, topology=doc.get("topology"), strategy=doc.get("strategy"),
                         metrics=metrics, path=path)
+
+
+def assign_new_ranks(current, chosen):
+    """New rank of each process: processes whose host already hosts their own logical vertex keep it;
+    the others take the remaining logical vertices of their host in rank order.
+
+    ``current[r]`` is the vertex of (old) rank ``r``, ``chosen[k]`` the vertex of logical vertex ``k``
+    (int64 arrays of the same length); returns ``new_rank_of[r]``.  Raises :class:`~libtopomap.MappingError` when
+    ``chosen`` does not use the same slots as ``current``.
+    """
+    p = current.size
+    new_rank_of = np.empty(p, dtype=np.int64)
+    fixed = chosen == current
+    new_rank_of[fixed] = np.flatnonzero(fixed)
+    free_old = np.flatnonzero(~fixed)
+    free_logical = np.flatnonzero(~fixed)
+    old_sorted = free_old[np.lexsort((free_old, current[free_old]))]
+    log_sorted = free_logical[np.lexsort((free_logical, chosen[free_logical]))]
+    if not np.array_equal(current[old_sorted], chosen[log_sorted]):
+        raise MappingError("the chosen mapping does not use the same slots as the current placement")
+    new_rank_of[old_sorted] = log_sorted
+    return new_rank_of

@@ -12,33 +12,13 @@ import collections
 import os
 
 import numpy as np
-from mpi4py import MPI
 
 from ..errors import MappingError
-from ..mapping import read_saved_mapping
-from .distgraph import _assign_new_ranks
-from .locate import fake_host_names, host_of
+from ..mapping import assign_new_ranks, read_saved_mapping
+from .locate import job_hosts
 from .race import collective_call
 
 __all__ = ["apply_mapping"]
-
-
-def _job_hosts(comm, fake_names, placement):
-    """Host name of every rank (the same list on every rank): ``placement`` (names), fake names
-    (:func:`~libtopomap.mpi.locate.fake_host_names`), or the MPI processor names."""
-    if placement is not None:
-        size = comm.Get_size()
-
-        def from_placement():
-            names = [host_of(x) for x in placement]
-            if len(names) != size:
-                raise MappingError(f"placement has {len(names)} entries for {size} ranks")
-            return names
-        return collective_call(comm, from_placement, what="locating processes")
-    names, _ = fake_host_names(comm, fake_names)
-    if names is not None:
-        return names
-    return comm.allgather(host_of(MPI.Get_processor_name()))
 
 
 def _describe(counts):
@@ -85,7 +65,7 @@ def apply_mapping(comm, path, *, fake_names=None, placement=None):
     else:
         msg = None
     names, chosen = comm.bcast(msg, root=0)
-    hosts = _job_hosts(comm, fake_names, placement)
+    hosts = job_hosts(comm, fake_names, placement)
 
     # Every rank holds the same data here, so every rank raises the same error.
     if chosen.size != size:
@@ -103,5 +83,5 @@ def apply_mapping(comm, path, *, fake_names=None, placement=None):
                            f"job: {_describe(have)})")
     index = {h: i for i, h in enumerate(names)}
     current = np.array([index[h] for h in hosts], dtype=np.int64)
-    new_rank_of = _assign_new_ranks(current, chosen)
+    new_rank_of = assign_new_ranks(current, chosen)
     return comm.Split(0, key=int(new_rank_of[rank]))

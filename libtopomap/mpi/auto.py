@@ -1,9 +1,10 @@
 """``topology="auto"`` under MPI: every rank contributes what it sees, one gather combines it.
 
 The host of every rank comes from the host-name gathering shared with :func:`~libtopomap.apply_mapping`
-(processor names, or fake names); then one ``allgather`` of :class:`~libtopomap.autotopo.ProcessRecord`
-objects: every rank sends its binding, and the first rank of each host also its environment and
-its node's hierarchy (so the gathered data grows with the hosts, not with the ranks times the cores).
+(:func:`~libtopomap.mpi.locate.job_hosts`: processor names, or fake names); then one ``allgather`` of
+:class:`~libtopomap.autotopo.ProcessRecord` objects: every rank sends its binding, and the first rank of
+each host also its environment and its node's hierarchy (so the gathered data grows with the hosts, not
+with the ranks times the cores).
 Every rank then builds the same topology with :func:`libtopomap.autotopo.build`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ..autotopo import build, host_records, probe, read_scontrol, warn_if_guessed
+from .locate import job_hosts
 from .race import collective_call
 
 __all__ = ["discover", "resolve"]
@@ -41,10 +43,8 @@ def discover(comm, *, fake_names=None, placement=None, bandwidths=None):
         On every rank, naming the rank(s) that failed (an unreadable topology file, a Slurm address
         that does not match its pattern...).
     """
-    from .apply import _job_hosts  # the host-name gathering shared with apply_mapping (apply imports distgraph)
-
     rank = comm.Get_rank()
-    hosts = _job_hosts(comm, fake_names, placement)
+    hosts = job_hosts(comm, fake_names, placement)
     first = hosts.index(hosts[rank]) == rank
     def look():  # rank 0 alone asks Slurm for the whole tree
         scontrol = read_scontrol() if rank == 0 and "SLURM_JOB_ID" in os.environ else None

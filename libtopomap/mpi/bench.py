@@ -23,7 +23,8 @@ from mpi4py import MPI
 
 from ..commgraph import as_commgraph
 from ..errors import ArgumentError, CommError, CommGraphError
-from .distgraph import Create_dist_graph_adjacent, report as ltm_report
+from ._report import report as ltm_report
+from .distgraph import Create_dist_graph_adjacent
 from .race import collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",

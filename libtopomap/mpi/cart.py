@@ -5,7 +5,7 @@ No MPI implementation maps ``MPI_Cart_create(..., reorder=1)`` onto the network 
 :func:`Create_cart` is a drop-in replacement for mpi4py's ``comm.Create_cart`` that, given a
 topology, maps the Cartesian stencil (:func:`libtopomap.cartesian.cart_neighbors`: face
 neighbours, wrap-around where periodic, per-dimension weights) with the portfolio of the
-distributed-graph calls (:func:`libtopomap.mpi.distgraph._reorder`: locate, gather, race,
+distributed-graph calls (:func:`libtopomap.mpi.pipeline.reorder_ranks`: locate, gather, race,
 select), then builds ``comm.Split(color, key=new_rank).Create_cart(dims, periods, reorder=False)``.
 The result is the plain :class:`mpi4py.MPI.Cartcomm`: new rank ``k`` holds the coordinates of
 Cartesian rank ``k`` and runs where the mapping put that rank.
@@ -23,7 +23,8 @@ from mpi4py import MPI
 from ..cartesian import cart_neighbors, check_cart_args
 from ..errors import ArgumentError, ArgumentTypeError, CommError
 from .auto import resolve as resolve_auto
-from .distgraph import _agree_options, _attach, _check_agreement, _reorder
+from ._report import attach_report
+from .pipeline import agree_options, check_agreement, reorder_ranks
 from .locate import locate
 from .race import agree_arguments, collective_call
 
@@ -110,11 +111,11 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
                 iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
     # as in Create_dist_graph: check and agree first (reorder and the options included), so that no rank
     # enters MPI's Create_cart while another waits in the race
-    d, p, w = _agree_options(comm, lambda: check_cart_args(size, dims, periods, weights),
-                             what="checking the Cartesian arguments", reorder=reorder, topology=topology, **opts)
+    d, p, w = agree_options(comm, lambda: check_cart_args(size, dims, periods, weights),
+                            what="checking the Cartesian arguments", reorder=reorder, topology=topology, **opts)
     if not reorder or topology is None:
         return comm.Create_cart(dims, periods, reorder=reorder)
-    _check_agreement(comm, "options dims, periods and weights", repr((d, p, w)).encode())
+    check_agreement(comm, "options dims, periods and weights", repr((d, p, w)).encode())
     if not d:  # a 0-dimensional grid: nothing to map
         return comm.Create_cart(d, p, reorder=False)
 
@@ -132,7 +133,7 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
     n = math.prod(d)
     nbrs, wts = cart_neighbors(rank, d, p, w) if rank < n else ([], [])
     ws = wts if nbrs else MPI.WEIGHTS_EMPTY
-    report, _ = _reorder(comm, topo, (nbrs, nbrs, ws, ws), fake_names=None, placement=current.tolist(), **opts)
+    report, _ = reorder_ranks(comm, topo, (nbrs, nbrs, ws, ws), fake_names=None, placement=current.tolist(), **opts)
     t = time.perf_counter()
     split = comm.Split(0 if report.new_rank < n else MPI.UNDEFINED, key=report.new_rank)
     if split == MPI.COMM_NULL:
@@ -145,5 +146,5 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
     report.timings["build"] = time.perf_counter() - t
     report.timings["total"] = time.perf_counter() - t_start
     if cart != MPI.COMM_NULL:
-        _attach(cart, report)
+        attach_report(cart, report)
     return cart

@@ -19,7 +19,8 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import MappingError
-from .distgraph import _attach, _check_agreement, _topology_fingerprint
+from ._report import attach_report
+from .pipeline import check_agreement, topology_fingerprint
 from .driver import race
 from .auto import resolve as resolve_auto
 from .locate import locate
@@ -188,13 +189,13 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
         return topo, opts, steps
     topo, opts, steps = collective_call(comm, prepare, what="preparing the collective placement")
     # Inputs that must be equal on every rank, agreed before they can send the ranks down different paths.
-    _check_agreement(comm, "topology", _topology_fingerprint(topo))
-    _check_agreement(comm, "options (collective, objective, optimizers, iterations, seed, root, max_memory)",
-                     repr((_schedule_fingerprint(steps), objective, opts, iterations, seed, root,
-                           max_memory)).encode())
+    check_agreement(comm, "topology", topology_fingerprint(topo))
+    check_agreement(comm, "options (collective, objective, optimizers, iterations, seed, root, max_memory)",
+                    repr((_schedule_fingerprint(steps), objective, opts, iterations, seed, root,
+                          max_memory)).encode())
 
     current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
-    _check_agreement(comm, "process placement", current.tobytes())
+    check_agreement(comm, "process placement", current.tobytes())
 
     if seed is None:
         base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
@@ -235,7 +236,7 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
                     for o in result.outcomes if not o.candidate.baseline],
         skipped=[s.reason for s in result.skipped], plan=result.plan, seconds=time.perf_counter() - t_start)
     newcomm.report = rep
-    _attach(newcomm, rep)
+    attach_report(newcomm, rep)
     if report is not _UNSET and report:
         return newcomm, rep.as_dict()
     return newcomm

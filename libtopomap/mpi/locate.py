@@ -8,8 +8,8 @@ can be given in code or through the environment variable ``LIBTOPOMAP_FAKE_NAMES
 rank -> vertex list can be passed.
 
 The parsing and checking functions (:func:`host_of`, :func:`read_fake_names`,
-:func:`resolve_vertices`) need no MPI; :func:`fake_host_names` and :func:`locate` are collective and
-import mpi4py when called (importing this module does not initialise MPI).
+:func:`resolve_vertices`) need no MPI; :func:`fake_host_names`, :func:`job_hosts` and :func:`locate` are
+collective and import mpi4py when called (importing this module does not initialise MPI).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import numpy as np
 from .._textio import read_text
 from ..errors import FormatError, MappingError, TopologyError
 
-__all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "fake_host_names", "locate"]
+__all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "fake_host_names", "job_hosts",
+           "locate"]
 
 FAKE_NAMES_ENV = "LIBTOPOMAP_FAKE_NAMES"
 
@@ -240,6 +241,31 @@ def fake_host_names(comm, fake_names):
             raise MappingError(f"fake_names has {len(names)} entries for {size} ranks")
         return names[:size]
     return collective_call(comm, from_table, what="locating processes"), "fake_names"
+
+
+def job_hosts(comm, fake_names, placement):
+    """Host name of every rank (the same list on every rank): ``placement`` (names), fake names
+    (:func:`fake_host_names`), or the MPI processor names (collective).
+
+    The host-name gathering of :func:`~libtopomap.apply_mapping` and of ``topology="auto"``
+    (:func:`libtopomap.mpi.auto.discover`)."""
+    from mpi4py import MPI
+
+    from .race import collective_call
+
+    if placement is not None:
+        size = comm.Get_size()
+
+        def from_placement():
+            names = [host_of(x) for x in placement]
+            if len(names) != size:
+                raise MappingError(f"placement has {len(names)} entries for {size} ranks")
+            return names
+        return collective_call(comm, from_placement, what="locating processes")
+    names, _ = fake_host_names(comm, fake_names)
+    if names is not None:
+        return names
+    return comm.allgather(host_of(MPI.Get_processor_name()))
 
 
 def locate(comm, topology, *, fake_names=None, placement=None):

@@ -37,7 +37,7 @@ takes 10 us or more, some 15 % of a 512 B message between two processes of one n
 :meth:`TracedComm.graph` (collective) gathers the counts into the measured
 :class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a
 communicator whose rank ``k`` plays vertex ``k`` of such a graph, placed by the portfolio of the
-distributed-graph calls (:func:`libtopomap.mpi.distgraph._reorder`).
+distributed-graph calls (:func:`libtopomap.mpi.pipeline.reorder_ranks`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from mpi4py import MPI
 from ..commgraph import CommGraph, as_commgraph
 from ..errors import ArgumentError, ArgumentTypeError
 from .cart import check_everywhere
-from .distgraph import _attach, _check_agreement, _check_options, _options, _reorder
+from ._report import attach_report
+from .pipeline import check_agreement, check_options, options_to_agree, reorder_ranks
 from .race import agree_arguments
 
 __all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
@@ -370,7 +371,7 @@ class TracedComm:
                 raise ArgumentError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
             return WEIGHTS.index(weights)
         col = check_everywhere(self, check, what="gathering the traced graph")
-        _check_agreement(self, "options (weights)", repr(weights).encode())
+        check_agreement(self, "options (weights)", repr(weights).encode())
         size = self.Get_size()
         mine = np.array([(p, b, m) for p, (b, m) in _counts(self._trace_peers).items()],
                         dtype=np.int64).reshape(-1, 3)
@@ -605,8 +606,8 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
     opts = dict(strategies=strategies, objective=objective, seed=seed, time_budget=time_budget,
                 iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
     # the options are checked and agreed on first, as by the distributed-graph calls
-    agree_arguments(comm, _check_options, what="checking the arguments of reorder",
-                    options=_options(True, topology, **opts), **opts)
+    agree_arguments(comm, check_options, what="checking the arguments of reorder",
+                    options=options_to_agree(True, topology, **opts), **opts)
 
     def load():
         if isinstance(graph, (str, os.PathLike)):
@@ -619,11 +620,11 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
             raise ArgumentError(f"the communication graph has {g.n} processes but the communicator has {size} ranks")
         return g
     g = check_everywhere(comm, load, what="reading the communication graph")
-    _check_agreement(comm, "communication graph", _graph_fingerprint(g))
-    report, _ = _reorder(comm, topology, g, fake_names=fake_names, placement=placement, **opts)
+    check_agreement(comm, "communication graph", _graph_fingerprint(g))
+    report, _ = reorder_ranks(comm, topology, g, fake_names=fake_names, placement=placement, **opts)
     t = time.perf_counter()
     newcomm = comm.Split(0, key=report.new_rank)
     report.timings["build"] = time.perf_counter() - t
     report.timings["total"] = time.perf_counter() - t_start
-    _attach(newcomm, report)
+    attach_report(newcomm, report)
     return newcomm
