@@ -232,7 +232,7 @@ def _planned(comm, state, root, name, mode, key, hit, every_hit, topology, fake_
 
         def read():
             if isinstance(topology, (str, os.PathLike)):
-                from ..formats import read as read_file
+                from ..loading import load as read_file
 
                 return read_file(os.fspath(topology))
             return topology

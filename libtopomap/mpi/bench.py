@@ -410,7 +410,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
             reordered.Free()
     name = "ecmp" if routing is None else routing
     if name == "native":
-        from ..formats import read
+        from ..loading import load as read
         from ..routing import native_routing
 
         name = native_routing(read(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology)
