@@ -413,11 +413,14 @@ class Fabric:
         u = np.asarray(us, dtype=np.int64)
         v = np.asarray(vs, dtype=np.int64)
         keep = self._largest_host_component(names, kinds, u, v)
+        all_names = names
         names, links, lk = _keep_vertices(names, keep, u, v)
         kinds_list = [kinds[nm] for nm in names]
         tokens = [t for t, k in zip(tokens, lk) if k]
         attrs = self._report(fmt, names, kinds_list, hcas, unnamed, tokens, mismatches, fill,
                              int(unknown_mask[lk].sum()))
+        if fmt != "slurm":
+            attrs["fabric"] = self._addresses(vertex_of, all_names, keep)
         try:
             return Topology(names, links, capacities=caps[lk], slots=self._slots(names, kinds_list), kinds=kinds_list,
                             name=name, attrs=attrs)
@@ -501,6 +504,31 @@ class Fabric:
             caps.append(cap)
             tokens.append(tok)
         return us, vs, caps, tokens, mismatches
+
+    def _addresses(self, vertex_of, names, keep):
+        """The fabric's addresses for the routing models of real fabrics (``dmodk``, ``lft``), in vertex
+        indices of the kept ``names``: ``ports``: ``[u, port of u, v, port of v]`` per cable; ``guid``:
+        ``[vertex, node GUID]`` per switch; ``lid``: ``[vertex, LID, port GUID or 0]`` per CA LID.
+        ``O(links)``."""
+        new = np.cumsum(keep) - 1
+        pos = {nm: i for i, nm in enumerate(names)}
+        vert = {}
+        for key, nm in vertex_of.items():
+            i = pos.get(nm)
+            if i is not None and keep[i]:
+                vert[key] = int(new[i])
+        cables = [c for c in self.cables.values() if c.a[0] in vert and c.b[0] in vert
+                  and vertex_of[c.a[0]] != vertex_of[c.b[0]]]
+        out_ports = [[vert[c.a[0]], int(c.a[1]), vert[c.b[0]], int(c.b[1])] for c in cables]
+        guids = [[vert[n.key], int(n.guid)] for n in self.nodes.values()
+                 if n.kind == "switch" and n.guid is not None and n.key in vert]
+        lids = []
+        for lid, (key, _) in sorted(self.lids.items()):
+            n = self.nodes.get(key)
+            if n is not None and n.kind == "ca" and key in vert:
+                pg = next(iter(n.port_guids.values())) if len(n.port_guids) == 1 else 0
+                lids.append([vert[key], int(lid), int(pg)])
+        return {"ports": out_ports, "guid": guids, "lid": lids}
 
     def _capacities(self, caps):
         """``(capacities, unknown mask, fill)``: the cables of unknown speed (None) get ``fill``, which

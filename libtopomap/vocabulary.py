@@ -40,8 +40,10 @@ OPTIMIZERS = ("none", "two-opt", "greedy", "anneal")
 ALLOCATIONS = ("ascending", "random", "tree", "ring", "circulant")
 #: SimGrid routing choices (:mod:`libtopomap.simulate`).
 ROUTINGS = ("auto", "dijkstra", "floyd", "explicit", "minimal")
-#: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own.
-ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant", "hybrid")
+#: Routing models of the metrics (:mod:`libtopomap.routing`); ``"native"`` also selects the topology's own;
+#: ``lft`` is named with its forwarding tables, ``"lft:PATH"``.
+ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", "minimal", "valiant", "hybrid",
+                  "dmodk", "lft")
 #: The routing of every metric unless told otherwise.
 DEFAULT_ROUTING = "ecmp"
 #: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).

@@ -73,22 +73,36 @@ def add_deprecated_alias(parser, old, new):
                                help=argparse.SUPPRESS)
 
 
-__all__ += ["add_routing_option"]
+__all__ += ["add_routing_option", "routing_name"]
+
+
+def routing_name(text):
+    """``--routing`` values: a model of :data:`libtopomap.vocabulary.ROUTING_MODELS`, ``native``, or
+    ``lft:PATH`` (the fabric's forwarding tables)."""
+    from ..vocabulary import ROUTING_MODELS
+
+    if text in ROUTING_MODELS + ("native",) and text != "lft":
+        return text
+    if text.startswith("lft:") and text[4:].strip():
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ROUTING_MODELS[:-1])}, "
+                                     "lft:PATH, native)")
 
 
 def add_routing_option(parser, flag="--routing", *, dest="routing"):
     """Add ``--routing MODEL`` (or ``flag``): the routing model of the loads and hops a command reports.
 
-    Choices are :data:`libtopomap.vocabulary.ROUTING_MODELS` and ``native`` (the topology's own routing,
+    Choices are :data:`libtopomap.vocabulary.ROUTING_MODELS` (``lft`` as ``lft:PATH``, the fabric's
+    forwarding tables) and ``native`` (the topology's own routing,
     :func:`libtopomap.routing.native_routing`); default ``ecmp``.
     """
     from ..vocabulary import ROUTING_MODELS
 
-    return parser.add_argument(flag, dest=dest, choices=ROUTING_MODELS + ("native",), default="ecmp",
-                               metavar="MODEL",
-                               help=f"routing model of the reported congestion and hops: {', '.join(ROUTING_MODELS)}, "
-                                    "or native (the topology's own: rt/rtt/minimal for generated RT/RTT/dragonfly) "
-                                    "(default ecmp)")
+    return parser.add_argument(flag, dest=dest, type=routing_name, default="ecmp", metavar="MODEL",
+                               help=f"routing model of the reported congestion and hops: "
+                                    f"{', '.join(ROUTING_MODELS[:-1])}, lft:PATH (the routes of the fabric's "
+                                    "forwarding tables, e.g. dump_lfts output), or native (the topology's own: "
+                                    "rt/rtt/minimal for generated RT/RTT/dragonfly) (default ecmp)")
 
 
 def add_size_limits(parser):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..topology import native_routing
 from ..vocabulary import DEFAULT_ROUTING, ROUTING_MODELS as _MODELS
-from . import dragonfly, ecmp, grid, hybrid, table, twisted
+from . import dmodk, dragonfly, ecmp, grid, hybrid, lft, table, twisted
 from ._common import demand_arrays
 from ._models import MODELS, Routing, get_routing, register
 from .ecmp import ecmp_vertex_traffic
@@ -31,7 +31,7 @@ ROUTING_MODELS = _MODELS
 # The registry, in the order of ROUTING_MODELS.  A new model is one module of this package defining a
 # Model, one entry here, and its name in libtopomap.vocabulary.ROUTING_MODELS (the command line's choices).
 register(ecmp.ECMP, table.TABLE, table.OBLIVIOUS, grid.DIMENSION_ORDER, twisted.RT, twisted.RTT, dragonfly.MINIMAL,
-         dragonfly.VALIANT, hybrid.HYBRID)
+         dragonfly.VALIANT, hybrid.HYBRID, dmodk.DMODK, lft.LFT)
 
 
 def route_traffic(topology, src, dst, weights=None, *, routing=None):
@@ -45,7 +45,8 @@ def route_traffic(topology, src, dst, weights=None, *, routing=None):
     weights : array_like of float, optional
         Volume of each demand (default 1).
     routing : str or Routing, optional
-        A model of :data:`ROUTING_MODELS`, ``"native"``, or None for :data:`DEFAULT_ROUTING`.
+        A model of :data:`ROUTING_MODELS`, ``"lft:PATH"``, ``"native"``, or None for
+        :data:`DEFAULT_ROUTING`.
 
     Returns
     -------
@@ -58,7 +59,7 @@ def route_traffic(topology, src, dst, weights=None, *, routing=None):
         vertices are not connected.
     """
     r = get_routing(routing, topology)
-    model = MODELS[r.name]
+    model = MODELS[r.model]
     ctx = model.context(r.name, topology)
     s, t, w = demand_arrays(topology, src, dst, weights)
     return model.traffic(topology, r.name, ctx, s, t, w)
@@ -75,7 +76,7 @@ def route_hops(topology, src, dst, *, routing=None):
         ``topology.distances``.
     """
     r = get_routing(routing, topology)
-    model = MODELS[r.name]
+    model = MODELS[r.model]
     ctx = model.context(r.name, topology)
     s, t, _ = demand_arrays(topology, src, dst, None)
     if model.shortest:

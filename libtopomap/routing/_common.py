@@ -7,13 +7,30 @@ local-search engine undoes a rejected move from the log); the batch walks pass a
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numba import njit
 
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from ..errors import ArgumentError, TopologyError
 
-__all__ = ["label", "demand_arrays", "leaves", "strip_leaves", "put", "no_log", "find_arc"]
+__all__ = ["label", "demand_arrays", "leaves", "strip_leaves", "put", "no_log", "find_arc", "cached"]
+
+_CACHE = weakref.WeakKeyDictionary()
+
+
+def cached(topology, key, build):
+    """``build()``, kept with ``topology`` under ``key`` for as long as the topology lives (the models'
+    contexts that cost more than one pass over the links: tree levels, parsed forwarding tables)."""
+    per = _CACHE.get(topology)
+    if per is None:
+        per = _CACHE[topology] = {}
+    if key not in per:
+        if len(per) >= 8:
+            per.pop(next(iter(per)))
+        per[key] = build()
+    return per[key]
 
 
 def label(topology):

@@ -10,7 +10,10 @@ from ..errors import ArgumentError
 from ..topology import native_routing
 from ..vocabulary import DEFAULT_ROUTING, ROUTING_MODELS
 
-__all__ = ["Model", "MODELS", "register", "model_context", "Routing", "get_routing"]
+__all__ = ["Model", "MODELS", "register", "model_of", "model_context", "Routing", "get_routing"]
+
+#: Models named with an argument, ``"<model>:<argument>"`` (``"lft:PATH"``: the forwarding tables).
+SPEC_MODELS = ("lft",)
 
 #: Model name -> :class:`Model`, filled by :func:`register`.
 MODELS = {}
@@ -63,9 +66,15 @@ def register(*models):
         MODELS[m.name] = m
 
 
+def model_of(name):
+    """The model's name in a routing name: ``"lft"`` for ``"lft:dump.txt"``, else ``name`` itself."""
+    head, sep, _ = name.partition(":")
+    return head if sep and head in SPEC_MODELS else name
+
+
 def model_context(name, topology):
-    """What model ``name`` needs of the topology (checked once per call)."""
-    return MODELS[name].context(name, topology)
+    """What model ``name`` (a routing name, ``"lft:PATH"`` included) needs of the topology."""
+    return MODELS[model_of(name)].context(name, topology)
 
 
 class Routing:
@@ -74,7 +83,8 @@ class Routing:
     Parameters
     ----------
     name : str
-        One of :data:`ROUTING_MODELS`.
+        One of :data:`ROUTING_MODELS`, or ``"lft:PATH"``: the forwarding tables dumped to ``PATH``
+        (the model ``lft``; :attr:`name` keeps the whole string, :attr:`model` is ``"lft"``).
 
     Examples
     --------
@@ -85,12 +95,18 @@ class Routing:
     (True, [2])
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "model")
 
     def __init__(self, name):
-        if name not in ROUTING_MODELS:
-            raise ArgumentError(f"routing must be one of {', '.join(ROUTING_MODELS)} (or 'native'), got {name!r}")
+        model = model_of(name) if isinstance(name, str) else name
+        if model not in ROUTING_MODELS:
+            raise ArgumentError(f"routing must be one of {', '.join(ROUTING_MODELS)} (or 'native', or "
+                                f"'lft:PATH'), got {name!r}")
+        if model in SPEC_MODELS and (model == name or not name.partition(":")[2].strip()):
+            raise ArgumentError(f"routing {model!r} needs its argument: {model}:PATH (the forwarding tables of "
+                                f"the fabric, e.g. dump_lfts output)")
         self.name = name
+        self.model = model
 
     def __repr__(self):
         return f"Routing({self.name!r})"
@@ -104,7 +120,7 @@ class Routing:
     @property
     def shortest(self):
         """Whether every route is a shortest path (hops equal the hop distance)."""
-        return MODELS[self.name].shortest
+        return MODELS[self.model].shortest
 
     def check(self, topology):
         """Raise :class:`~libtopomap.errors.TopologyError` when this model cannot route on ``topology``."""

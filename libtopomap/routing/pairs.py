@@ -14,8 +14,10 @@ from .. import _kernels
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from ._common import find_arc, leaves, no_log, put
 from ._models import get_routing, model_context
+from .dmodk import dmodk_route
 from .dragonfly import dragonfly_route, gate, valiant_tables, valiant_total
 from .grid import dimension_order_route
+from .lft import lft_hops, lft_route
 from .table import table_leg
 from .twisted import twisted_route
 
@@ -64,9 +66,9 @@ def _fat_tree_route(indptr, indices, T, D, k, n, j, cs, ct, w, traffic, log_arc,
 
 
 # model codes of the compiled kernels (first entry of pair_context()[0])
-_ECMP, _TABLE, _OBLIVIOUS, _DIMORDER, _RT, _RTT, _MINIMAL, _VALIANT, _HYBRID = range(9)
+_ECMP, _TABLE, _OBLIVIOUS, _DIMORDER, _RT, _RTT, _MINIMAL, _VALIANT, _HYBRID, _DMODK, _LFT = range(11)
 _CODES = {"ecmp": _ECMP, "table": _TABLE, "oblivious": _OBLIVIOUS, "dimension-order": _DIMORDER, "rt": _RT,
-          "rtt": _RTT, "minimal": _MINIMAL, "valiant": _VALIANT, "hybrid": _HYBRID}
+          "rtt": _RTT, "minimal": _MINIMAL, "valiant": _VALIANT, "hybrid": _HYBRID, "dmodk": _DMODK, "lft": _LFT}
 
 
 @njit(cache=True)
@@ -75,8 +77,13 @@ def _route_one(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table,
     """Route one demand ``s -> t`` (``s != t``) of volume ``w`` under the model of ``rctx``
     (:func:`pair_context`; not ``ecmp``): leaf hosts' links first, then the model's route.  Returns
     False when a link is missing or a vertex unreachable."""
-    ip, att, off, arcs, dims, wrap, dorder, strides, rid, rv, near, far, _, _, _ = rctx
+    ip, att, off, arcs, dims, wrap, dorder, strides, rid, rv, near, far, _, _, _, tv, ta, lft, lv, portarc = rctx
     kind = ip[0]
+    if kind == _DMODK:  # whole routes, host to host (the leaf links are the routes' own)
+        return dmodk_route(indices, tv[0], tv[1], tv[2], tv[3], ta[0], tv[4], ta[1], s, t, w, traffic, log_arc,
+                           log_val, log_n) >= 0
+    if kind == _LFT:
+        return lft_route(lft, lv[0], lv[1], lv[2], lv[3], portarc, s, t, w, traffic, log_arc, log_val, log_n) >= 0
     if off[s] == 1:
         put(traffic, indptr[s], w, log_arc, log_val, log_n)
         s = att[s]
@@ -182,9 +189,11 @@ def pair_hops(rctx, s, t):
     divided by ``g - 2`` (from the counts of :func:`valiant_tables` with one global link per pair of
     groups, else ``O(g m)`` gate choices).  Shortest-path models are not handled here: their hops are
     the hop distance (:attr:`Topology.distances <libtopomap.Topology.distances>`).  Returns float64."""
-    ip, att, off, _, _, _, _, _, rid, _, near, far, cn, cf, mid = rctx
+    ip, att, off, _, _, _, _, _, rid, _, near, far, cn, cf, mid, _, _, lft, lv, portarc = rctx
     if s == t:
         return 0.0
+    if ip[0] == _LFT:  # the walk of the tables (hosts only: the context checked every host pair)
+        return np.float64(lft_hops(lft, lv[0], lv[1], lv[3], portarc, s, t))
     h = off[s] + off[t]
     s = att[s]
     t = att[t]
@@ -240,21 +249,23 @@ def pair_context(topology, routing=None):
     z2 = np.zeros((0, 0), np.int64)
     cn = cf = mid = z2
     ip = np.zeros(10, np.int64)
-    ip[0] = _CODES[r.name]
+    ip[0] = _CODES[r.model]
     ip[9] = 1  # hops the same both ways (all but Valiant with several links per pair of groups)
-    att, off = leaves(topology) if r.name != "ecmp" else (z1, z1)
+    att, off = leaves(topology) if r.model != "ecmp" else (z1, z1)
     arcs, dims, wrap, dorder, strides = np.zeros((0, 0), np.int64), z1, np.zeros(0, np.bool_), z1, z1
     rid = rv = z1
-    near = far = np.zeros((0, 0, 0), np.int64)
-    if r.name == "dimension-order":
+    near = far = portarc = np.zeros((0, 0, 0), np.int64)
+    tv = ta = lv = z2
+    lft = np.zeros((0, 0), np.uint8)
+    if r.model == "dimension-order":
         dims, wrap, dorder = ctx
         arcs = np.array(topology.distances.grid_arcs(), dtype=np.int64, order="C")
         strides = np.ones(dims.size, np.int64)
         for j in range(dims.size - 2, -1, -1):
             strides[j] = strides[j + 1] * dims[j + 1]
-    elif r.name in ("rt", "rtt"):
+    elif r.model in ("rt", "rtt"):
         ip[1] = ctx
-    elif r.name in ("minimal", "valiant"):
+    elif r.model in ("minimal", "valiant"):
         q = ctx
         ip[2], ip[3] = q.routers, q.groups
         rid = np.array(q._rid, dtype=np.int64)
@@ -266,7 +277,18 @@ def pair_context(topology, routing=None):
                 cn, cf, mid = valiant_tables(near, far, q.routers, q.groups)
             else:
                 ip[9] = 0
-    elif r.name == "hybrid":
+    elif r.model == "hybrid":
         ip[4:9] = ctx
+    elif r.model == "dmodk":
+        n = topology.n_vertices
+        tv = np.zeros((5, n + 1), np.int64)
+        tv[0, :n], tv[1, :n], tv[2, :n], tv[3], tv[4] = ctx.lo, ctx.hi, ctx.didx, ctx.uptr, ctx.dptr
+        ta = np.full((2, max(ctx.uarc.size, ctx.darc.size)), -1, np.int64)
+        ta[0, :ctx.uarc.size], ta[1, :ctx.darc.size] = ctx.uarc, ctx.darc
+    elif r.model == "lft":
+        ip[9] = 0  # a route back need not be as long as the route there
+        lft, portarc = ctx.lft, ctx.portarc
+        lv = np.stack([ctx.swrow, ctx.hostlid, ctx.hostarc, ctx.hosthead]).astype(np.int64)
     return (ip, np.array(att, np.int64), np.array(off, np.int64), arcs, np.array(dims, np.int64),
-            np.array(wrap, np.bool_), np.array(dorder, np.int64), strides, rid, rv, near, far, cn, cf, mid)
+            np.array(wrap, np.bool_), np.array(dorder, np.int64), strides, rid, rv, near, far, cn, cf, mid,
+            tv, ta, lft, lv, portarc)
