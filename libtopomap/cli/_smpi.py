@@ -11,10 +11,11 @@ from __future__ import annotations
 import sys
 
 from ._options import add_size_limits, positive_int
+from ._smpi_run import add_build, add_run
 
 __all__ = ["register", "add_parser", "run"]
 
-HELP = "SimGrid SMPI tooling: export a platform that routes as a libtopomap routing model"
+HELP = "SimGrid SMPI: export a platform that routes as a routing model, build the proxy codes, measure-map-rerun an MPI program"
 
 
 def register(subparsers):
@@ -24,6 +25,8 @@ def register(subparsers):
     actions = p.add_subparsers(dest="smpi_action", metavar="ACTION")
     actions.required = True
     _add_platform(actions)
+    add_run(actions)
+    add_build(actions)
     return p
 
 
