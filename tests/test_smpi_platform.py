@@ -98,8 +98,8 @@ def _arc_of_link(topo, info, name):
 
 
 def _check_routes(topo, routing, tmp_path, *, zone_kind, hosts=None, zone="auto", bandwidth="100Gbps",
-                  latency="100ns"):
-    info = write_platform(topo, tmp_path / "p.xml", routing=routing, hosts=hosts, zone=zone, bandwidth=bandwidth,
+                  latency="100ns", filename="p.xml"):
+    info = write_platform(topo, tmp_path / filename, routing=routing, hosts=hosts, zone=zone, bandwidth=bandwidth,
                           latency=latency)
     assert info.zone == zone_kind
     got = _simgrid_routes(info.path)

@@ -34,7 +34,7 @@ from ..errors import ArgumentError, ArgumentTypeError, TopologyError
 from ..vocabulary import ROUTING_MODELS
 
 __all__ = ["platform", "write_platform", "PlatformInfo", "DEFAULT_MAX_ROUTES", "SINGLE_PATH_ROUTINGS",
-           "MULTIPATH_ROUTINGS", "SHARING_POLICIES", "ZONES"]
+           "MULTIPATH_ROUTINGS", "SHARING_POLICIES", "ZONES", "FORMATS"]
 
 #: Explicit routes a platform may hold: 1,024 hosts, all ordered pairs (1,047,552 routes; a 32 x 32 torus
 #: under dimension-order is 685 MB of XML, 2.5 s to export and 87 s for SimGrid 3.32 to load).
@@ -45,9 +45,14 @@ MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 SINGLE_PATH_ROUTINGS = tuple(m for m in ROUTING_MODELS if m not in MULTIPATH_ROUTINGS)
 #: SimGrid link sharing policies accepted (``SPLITDUPLEX``: one resource per direction).
 SHARING_POLICIES = ("SPLITDUPLEX", "SHARED", "FATPIPE")
-#: ``zone=`` choices: ``auto`` (a cluster zone where it provably matches, else ``full``), ``full``
-#: (explicit routes always), ``cluster`` (a cluster zone or an error saying why not).
-ZONES = ("auto", "full", "cluster")
+#: ``zone=`` choices: ``auto`` (a cluster zone where it provably matches, else, when writing a platform
+#: library, ``table`` for destination-based routings, else ``full``), ``full`` (explicit routes always),
+#: ``cluster`` (a cluster zone or an error saying why not), ``table`` (a next-hop table in a platform
+#: library, see :mod:`libtopomap.smpi.zone`, or an error).
+ZONES = ("auto", "full", "cluster", "table")
+#: ``format=`` choices of :func:`write_platform`: ``xml``, ``so`` (platform library + table), ``auto`` (the
+#: zone decides: XML for cluster zones and explicit routes, a library for the table zone).
+FORMATS = ("xml", "so", "auto")
 
 _SPEED = re.compile(r"\s*\d+(\.\d+)?([eE][-+]?\d+)?\s*[kKMGTPE]?f\s*")
 
@@ -69,9 +74,14 @@ class PlatformInfo:
     seconds : float
         Wall time of the export.
     zone : str
-        ``"Full"`` (explicit routes), ``"TORUS"`` or ``"FAT_TREE"`` (a SimGrid cluster zone).
+        ``"Full"`` (explicit routes), ``"TORUS"`` or ``"FAT_TREE"`` (a SimGrid cluster zone), ``"table"``
+        (libtopomap's next-hop table zone, a platform library).
     routing : str
         The routing model the routes follow.
+    table : str or None
+        The next-hop table beside a platform library (``path + ".table"``), else None.
+    table_bytes : int
+        Bytes of that table (0 without one).
     """
 
     path: str
@@ -81,6 +91,8 @@ class PlatformInfo:
     seconds: float
     zone: str
     routing: str
+    table: str | None = None
+    table_bytes: int = 0
 
 
 # ---------------------------------------------------------------------------------------------- arguments
@@ -384,8 +396,8 @@ def _paths_to(topology, routing, hv, t):
 
 
 # ---------------------------------------------------------------------------------------------- XML
-def _plan(topology, routing, hosts, zone, max_routes):
-    """Check everything before building: the model, the hosts, the zone and the route count."""
+def _plan(topology, routing, hosts, zone, max_routes, *, check_routes=True):
+    """Check everything before building: the model, the hosts, the zone and (``check_routes``) the route count."""
     from ..topology import Topology
 
     if not isinstance(topology, Topology):
@@ -398,7 +410,7 @@ def _plan(topology, routing, hosts, zone, max_routes):
     if zone not in ZONES:
         raise ArgumentError(f"zone must be one of {', '.join(ZONES)}, got {zone!r}")
     cluster, reasons = None, []
-    if zone != "full":
+    if zone in ("auto", "cluster"):
         for matcher in _CLUSTER_MATCHERS:
             cluster, why = matcher(topology, name, hv)
             if cluster is not None:
@@ -410,7 +422,7 @@ def _plan(topology, routing, hosts, zone, max_routes):
         max_routes = DEFAULT_MAX_ROUTES
     if isinstance(max_routes, bool) or not isinstance(max_routes, (int, np.integer)) or max_routes < 0:
         raise ArgumentError(f"max_routes must be an integer >= 0, got {max_routes!r}")
-    if cluster is None:
+    if cluster is None and check_routes:
         n_routes = int(hv.size) * (int(hv.size) - 1)
         if n_routes > max_routes:
             raise ArgumentError(f"an explicit-route platform of {hv.size} hosts needs {n_routes:,} routes, above the "
@@ -474,6 +486,8 @@ def _prepare(topology, routing, bandwidth, latency, hosts, sharing, speed, zone,
     if sharing not in SHARING_POLICIES:
         raise ArgumentError(f"sharing must be one of {', '.join(SHARING_POLICIES)}, got {sharing!r}")
     sp = _speed(speed)
+    if zone == "table":
+        raise ArgumentError("the table zone is a platform library, not XML: write a .so (format='so' / -o P.so)")
     name, hv, cluster = _plan(topology, routing, hosts, zone, max_routes)
     hostnames = cluster["hostnames"] if cluster else tuple(topology.names[v] for v in hv.tolist())
     chunks = _chunks(topology, name, hv, cluster, bandwidth=bw, latency=lat, sharing=sharing, speed=sp)
@@ -538,25 +552,15 @@ def platform(topology, *, routing=None, bandwidth="100Gbps", latency="100ns", ho
     return out.getvalue()
 
 
-def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency="100ns", hosts=None,
-                   sharing="SPLITDUPLEX", speed="100Gf", zone="auto", max_routes=None):
-    """Write :func:`platform` to ``path`` (streamed: one destination's routes in memory at a time).
+def _format(path, fmt):
+    if fmt is None:
+        return "so" if os.fspath(path).endswith(".so") else "xml"
+    if fmt not in FORMATS:
+        raise ArgumentError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    return fmt
 
-    Parameters
-    ----------
-    topology : Topology
-    path : str or os.PathLike
-    routing, bandwidth, latency, hosts, sharing, speed, zone, max_routes
-        As :func:`platform`.
 
-    Returns
-    -------
-    PlatformInfo
-    """
-    t0 = time.perf_counter()
-    chunks, name, hostnames, n_routes, kind = _prepare(topology, routing, bandwidth, latency, hosts, sharing, speed,
-                                                       zone, max_routes)
-    path = os.fspath(path)
+def _write_xml(chunks, path):
     size = 0
     tmp = f"{path}.tmp{os.getpid()}"
     try:
@@ -569,4 +573,87 @@ def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return PlatformInfo(path, tuple(hostnames), n_routes, size, time.perf_counter() - t0, kind, name)
+    return size
+
+
+def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency="100ns", hosts=None,
+                   sharing="SPLITDUPLEX", speed="100Gf", zone="auto", max_routes=None, format=None,
+                   max_table_bytes=None, outdir=None):
+    """Write a platform of ``topology`` to ``path``: XML (streamed: one destination's routes in memory at a
+    time), or a platform library and its next-hop table (``P.so`` and ``P.so.table``).
+
+    Parameters
+    ----------
+    topology : Topology
+    path : str or os.PathLike
+        With ``format="auto"`` a ``.xml``/``.so`` suffix is replaced by the one the zone needs.
+    routing, bandwidth, latency, hosts, sharing, speed, max_routes
+        As :func:`platform`.
+    zone : {"auto", "full", "cluster", "table"}
+        As :func:`platform`, plus ``table``: libtopomap's next-hop table zone (a platform library,
+        :mod:`libtopomap.smpi.zone`), exact for destination-based routings (a vertex forwards each
+        destination's messages on one arc whatever their source: dimension-order, ``table``, ``dmodk``...),
+        ``hosts x vertices`` bytes instead of ``hosts^2`` explicit routes.  ``auto`` picks a cluster zone
+        where one provably matches, else (when writing a library) the table zone for destination-based
+        routings, else explicit routes.
+    format : {"xml", "so", "auto"}, optional
+        Default from ``path``: ``so`` when it ends in ``.so``, else ``xml``.  ``auto``: XML for a cluster
+        zone and for explicit routes, a library for the table zone (what ``libtopomap smpi run`` uses).
+    max_table_bytes : int, optional
+        Most bytes of a next-hop table (default :data:`libtopomap.smpi.zone.DEFAULT_MAX_TABLE_BYTES`).
+    outdir : str, optional
+        Where the platform library is compiled once (default :func:`libtopomap.smpi.default_outdir`).
+
+    Returns
+    -------
+    PlatformInfo
+
+    Raises
+    ------
+    ArgumentError
+        As :func:`platform`; also a table zone asked of XML, explicit routes asked of a library, a routing
+        that is not destination-based under ``zone="table"``, a table above ``max_table_bytes``.
+    SmpiError, SmpiUnavailable
+        The platform library could not be compiled (no g++ or no SimGrid headers).
+    """
+    from ..simulate import parse_bandwidth, parse_latency
+    from .zone import NotDestinationBased, write_table_platform
+
+    t0 = time.perf_counter()
+    fmt = _format(path, format)
+    path = os.fspath(path)
+    if fmt == "xml":
+        chunks, name, hostnames, n_routes, kind = _prepare(topology, routing, bandwidth, latency, hosts, sharing,
+                                                           speed, zone, max_routes)
+        size = _write_xml(chunks, path)
+        return PlatformInfo(path, tuple(hostnames), n_routes, size, time.perf_counter() - t0, kind, name)
+    if fmt == "so" and zone in ("full", "cluster"):
+        raise ArgumentError(f"a platform library (.so) holds the table zone, not zone {zone!r}: write XML")
+    bw, lat = parse_bandwidth(bandwidth), parse_latency(latency)
+    if sharing not in SHARING_POLICIES:
+        raise ArgumentError(f"sharing must be one of {', '.join(SHARING_POLICIES)}, got {sharing!r}")
+    sp = _speed(speed)
+    name, hv, cluster = _plan(topology, routing, hosts, zone, max_routes, check_routes=False)
+    if fmt == "so":
+        cluster = None   # a library holds the table zone only
+    base = path[:-4] if path.endswith(".xml") else path[:-3] if path.endswith(".so") else path
+    if cluster is None and zone in ("auto", "table"):
+        lib = path if fmt == "so" else base + ".so"
+        try:
+            size = write_table_platform(topology, lib, routing=name, hv=hv, bandwidth=bw, latency=lat,
+                                        sharing=sharing, speed=sp, max_table_bytes=max_table_bytes, outdir=outdir)
+        except NotDestinationBased:
+            if fmt == "so" or zone == "table":
+                raise
+        else:
+            from .zone import TABLE_SUFFIX
+
+            table = lib + TABLE_SUFFIX
+            return PlatformInfo(lib, tuple(topology.names[v] for v in hv.tolist()), 0, size,
+                                time.perf_counter() - t0, "table", name, table, os.path.getsize(table))
+    # XML: a cluster zone, or explicit routes (the route limit is checked now)
+    chunks, name, hostnames, n_routes, kind = _prepare(topology, routing, bandwidth, latency, hosts, sharing, speed,
+                                                       "cluster" if cluster else "full", max_routes)
+    out = base + ".xml"
+    size = _write_xml(chunks, out)
+    return PlatformInfo(out, tuple(hostnames), n_routes, size, time.perf_counter() - t0, kind, name)

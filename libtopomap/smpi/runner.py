@@ -149,7 +149,8 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
     binary : str
     args : sequence of str
     platform, hostfile : str
-        Platform XML and hostfile (line ``i``: the host of rank ``i``).
+        Platform (XML, or a platform library ``.so`` of :func:`libtopomap.smpi.write_platform`) and
+        hostfile (line ``i``: the host of rank ``i``).
     nprocs : int
     trace : str, optional
         Write SMPI's time-independent trace with this index file.
@@ -362,8 +363,10 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     os.makedirs(wd, exist_ok=True)
     try:
         t0 = time.perf_counter()
-        info = write_platform(topology, os.path.join(wd, "platform.xml"), routing=routing, bandwidth=bandwidth,
-                              latency=latency, hosts=list(alloc.hosts))
+        # format auto: a TORUS cluster (XML) where it provably matches, else the next-hop table zone (a
+        # platform library: hosts x vertices bytes) for destination-based routings, else explicit routes (XML)
+        info = write_platform(topology, os.path.join(wd, "platform"), routing=routing, bandwidth=bandwidth,
+                              latency=latency, hosts=list(alloc.hosts), format="auto", outdir=proxies_dir)
         phases["platform"] = time.perf_counter() - t0
         sizes = datatype_sizes(proxies_dir) if graph is None else None
         hf_before = os.path.join(wd, "hostfile.launcher")
@@ -430,7 +433,7 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
             "collectives": tr["collectives"], "unknown_datatypes": tr["unknown_datatypes"],
             "source": "smpi-trace-ti" if graph is None else "given"}
     plat = {"path": None if own else info.path, "routes": info.routes, "bytes": info.bytes, "seconds": info.seconds,
-            "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames)}
+            "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
     return SmpiRunResult(before, after, before.time / after.time if after.time > 0 else float("inf"),
                          result.winner.label, info.routing, m_before, m_after, gsum, phases, before_hosts,
                          after_hosts, plat)
