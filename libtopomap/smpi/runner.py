@@ -1,0 +1,439 @@
+"""Measure, map, rerun: an SMPI program in the launcher's order, then where libtopomap maps it.
+
+:func:`run` exports the topology as a SimGrid platform (:func:`libtopomap.smpi.write_platform`), runs
+the program with ``smpirun`` in the launcher's order (ranks fill the allocation's hosts in order,
+``ranks_per_host`` each) while SMPI writes its time-independent trace, reads the trace into a
+communication graph of bytes per rank pair (:func:`libtopomap.smpi.read_ti_trace`, which says why that
+trace and not a PMPI counter), maps the graph with the portfolio under the platform's routing model
+onto the allocation's slots, writes the mapping's hostfile and runs the program again.  smpirun puts
+rank ``i`` on line ``i`` of ``-hostfile`` (checked with ``-map`` in ``tests/test_smpi_run.py``).
+
+The network model is CM02 with cross-traffic off (``--cfg=network/model:CM02
+--cfg=network/crosstraffic:0``): SMPI's default model ("SMPI") multiplies latency and bandwidth by
+factors piecewise in the message size, calibrated on an old Gigabit Ethernet cluster (large messages
+get a multiplied latency), and cross-traffic adds acknowledgement flows on the reverse direction; with
+CM02 alone a message alone on its path takes exactly ``sum(latency) + size / min(bandwidth)`` and
+contention is max-min sharing of the links, what the model's congestion counts.  The time the
+application spends computing between MPI calls is not simulated
+(``--cfg=smpi/simulate-computation:0``, else SMPI injects the host's measured time and two runs differ)
+unless ``compute=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import ArgumentError, MappingError
+from .build import SmpiError, build, parse_result, require_tool, tail
+
+__all__ = ["run", "run_once", "SmpiRunResult", "Simulation", "datatype_sizes", "SMPI_CONFIG"]
+
+#: smpirun options of every run (see the module docstring).
+SMPI_CONFIG = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:1")
+
+_SIMTIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
+# SimGrid's log lines, smpirun's echo of the command and its "Execution failed" line
+_NOISE = re.compile(r"^(\[[^\]]*\] .*\[[\w./-]+/(INFO|WARNING|CRITICAL|ERROR|VERBOSE|DEBUG)\]"
+                    r"|\S+ --cfg=|Execution failed with code|The simulation took |[0-9.e+-]+ seconds were actual computation)")
+
+
+@dataclass
+class Simulation:
+    """One smpirun of the program.
+
+    Attributes
+    ----------
+    time : float
+        Simulated seconds: the program's own ``LTM_RESULT ... time=`` when it prints one (the proxies
+        do), else SMPI's end of simulation.
+    simulated_end : float or None
+        SMPI's ``Simulated time`` (end of the simulation, 6 digits).
+    wall : float
+        Wall seconds of the smpirun.
+    hostfile : str
+    result : dict or None
+        The program's ``LTM_RESULT`` fields.
+    stdout : str
+    """
+
+    time: float
+    simulated_end: float | None
+    wall: float
+    hostfile: str
+    result: dict | None = None
+    stdout: str = ""
+
+
+@dataclass
+class SmpiRunResult:
+    """What :func:`run` measured.
+
+    Attributes
+    ----------
+    before, after : Simulation
+        The launcher's order and the mapping.
+    speedup : float
+        ``before.time / after.time``.
+    strategy : str
+        The portfolio's winner (``identity`` when nothing beat the launcher's order).
+    routing : str
+        The routing model of the platform and of the metrics.
+    metrics_before, metrics_after : dict
+        :func:`libtopomap.metrics.evaluate` of both placements under ``routing`` (max congestion,
+        hop-bytes, dilation...).
+    graph : dict
+        The traced graph: ``processes, edges, bytes, messages, collectives, unknown_datatypes``.
+    phases : dict
+        Wall seconds of ``platform``, ``run_before``, ``trace``, ``mapping``, ``run_after``, ``total``.
+    placement_before, placement_after : list of str
+        Host of every rank.
+    platform : dict
+        :class:`~libtopomap.smpi.PlatformInfo` fields but the host names.
+    """
+
+    before: Simulation
+    after: Simulation
+    speedup: float
+    strategy: str
+    routing: str
+    metrics_before: dict
+    metrics_after: dict
+    graph: dict
+    phases: dict
+    placement_before: list
+    placement_after: list
+    platform: dict = field(default_factory=dict)
+
+    def to_dict(self, *, with_output=False):
+        """JSON-ready dict (``with_output``: keep each run's stdout)."""
+        d = asdict(self)
+        if not with_output:
+            for k in ("before", "after"):
+                d[k].pop("stdout", None)
+        return d
+
+    def summary(self):
+        """A few human-readable lines."""
+        mb, ma = self.metrics_before, self.metrics_after
+        p = self.phases
+        return "\n".join([
+            f"simulated time (SMPI, CM02, routing {self.routing}): launcher order {self.before.time:.6e} s, "
+            f"mapped ({self.strategy}) {self.after.time:.6e} s, speed-up {self.speedup:.3f}x",
+            f"model ({self.routing}): max congestion {mb['max_congestion']:.6g} -> {ma['max_congestion']:.6g}, "
+            f"hop-bytes {mb['hop_bytes']:.6g} -> {ma['hop_bytes']:.6g}, "
+            f"avg dilation {mb['avg_dilation']:.4g} -> {ma['avg_dilation']:.4g}",
+            f"graph (from SMPI's trace): {self.graph['processes']} processes, {self.graph['edges']} edges, "
+            f"{self.graph['bytes']:.6g} bytes in {self.graph['messages']} messages",
+            "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
+        ])
+
+
+def _clean_stderr(text):
+    return "\n".join(x for x in str(text).splitlines() if not _NOISE.match(x))
+
+
+def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute=False, timeout=None,
+             extra_config=()):
+    """One ``smpirun`` of ``binary`` -> :class:`Simulation`.
+
+    Parameters
+    ----------
+    binary : str
+    args : sequence of str
+    platform, hostfile : str
+        Platform (XML, or a platform library ``.so`` of :func:`libtopomap.smpi.write_platform`) and
+        hostfile (line ``i``: the host of rank ``i``).
+    nprocs : int
+    trace : str, optional
+        Write SMPI's time-independent trace with this index file.
+    compute : bool
+        Simulate the time spent between MPI calls (not deterministic).
+    timeout : float, optional
+    extra_config : sequence of str
+        More ``--cfg=...`` options (e.g. ``--cfg=smpi/bcast:binomial_tree``).
+
+    Raises
+    ------
+    SmpiUnavailable
+        No smpirun.
+    SmpiError
+        The program failed: its exit status and last stderr lines.
+    """
+    smpirun = require_tool("smpirun")
+    cmd = [smpirun, "-np", str(int(nprocs)), "-platform", os.fspath(platform), "-hostfile", os.fspath(hostfile)]
+    if trace:
+        cmd += ["-trace-ti", f"--cfg=tracing/filename:{os.path.abspath(trace)}"]
+    cmd += list(SMPI_CONFIG)
+    if not compute:
+        cmd.append("--cfg=smpi/simulate-computation:0")
+    cmd += list(extra_config)
+    cmd += [binary, *map(str, args)]
+    t0 = time.perf_counter()
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SmpiError(f"{os.path.basename(binary)} did not finish within {timeout:g} s under smpirun") from None
+    except OSError as e:
+        raise SmpiError(f"cannot start smpirun: {e}") from None
+    wall = time.perf_counter() - t0
+    # smpirun exits 0 when the program calls MPI_Abort or a rank never reaches MPI_Finalize
+    status = (f"exit status {res.returncode}" if res.returncode != 0 else
+              "called MPI_Abort" if "MPI_Abort was called" in res.stderr else
+              "deadlocked" if "Deadlock detected" in res.stderr else
+              "a rank did not call MPI_Finalize" if "Stalling SMPI instance" in res.stderr else None)
+    if status is not None:
+        err = tail(_clean_stderr(res.stderr)) or tail(res.stdout) or tail(res.stderr) or "no output"
+        raise SmpiError(f"{os.path.basename(binary)} failed under smpirun ({status}): {err}")
+    m = _SIMTIME.findall(res.stderr)
+    end = float(m[-1]) if m else None
+    result = parse_result(res.stdout)
+    t = result.get("time") if result else None
+    if not isinstance(t, float):
+        t = end
+    if t is None:
+        raise SmpiError(f"{os.path.basename(binary)}: no simulated time in smpirun's output: {tail(res.stderr)}")
+    return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout)
+
+
+_DTYPE_CACHE = {}
+
+
+def datatype_sizes(outdir=None, *, workdir=None):
+    """SMPI's datatype number -> bytes, as its time-independent trace writes them, measured by the
+    ``dtypes`` helper (one 1-rank run, cached per output folder in ``dtypes.json``)."""
+    import json
+
+    exe = build(["dtypes"], outdir=outdir, helpers=False)["dtypes"]
+    cache = exe + ".json"
+    if exe in _DTYPE_CACHE:
+        return _DTYPE_CACHE[exe]
+    if os.path.exists(cache) and os.path.getmtime(cache) >= os.path.getmtime(exe):
+        with open(cache) as f:
+            sizes = {int(k): int(v) for k, v in json.load(f).items()}
+        _DTYPE_CACHE[exe] = sizes
+        return sizes
+    from .traces import _rank_files
+
+    tmp = tempfile.mkdtemp(prefix="ltm-dtypes-", dir=workdir)
+    try:
+        plat = os.path.join(tmp, "one.xml")
+        with open(plat, "w") as f:
+            f.write("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                    '<platform version="4.1"><zone id="z" routing="Full"><host id="h" speed="1Gf"/></zone>'
+                    "</platform>\n")
+        hf = os.path.join(tmp, "hosts")
+        with open(hf, "w") as f:
+            f.write("h\n")
+        index = os.path.join(tmp, "ti.txt")
+        sim = run_once(exe, platform=plat, hostfile=hf, nprocs=1, trace=index)
+        size_of_tag = {int(k): int(v) for k, v in re.findall(r"^LTM_DTYPE (\d+) (\d+)$", sim.stdout, re.M)}
+        sizes = {}
+        for path in _rank_files(index):
+            with open(path) as f:
+                for line in f:
+                    p = line.split()
+                    if len(p) >= 6 and p[1] == "isend":
+                        sizes[int(p[5])] = size_of_tag[int(p[3])]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not sizes:
+        raise SmpiError("the datatype calibration found no message in SMPI's trace")
+    with open(cache, "w") as f:
+        json.dump({str(k): v for k, v in sorted(sizes.items())}, f)
+    _DTYPE_CACHE[exe] = sizes
+    return sizes
+
+
+def _program(app):
+    path = app if os.sep in app else (shutil.which(app) or app)
+    if not os.path.isfile(path):
+        raise ArgumentError(f"no such program: {app}")
+    if not os.access(path, os.X_OK):
+        raise ArgumentError(f"program {app} is not executable")
+    return os.path.abspath(path)
+
+
+def _write_hostfile(path, hosts):
+    with open(path, "w") as f:
+        f.write("".join(f"{h}\n" for h in hosts))
+
+
+def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None, strategy="all", routing=None,
+        objective="congestion", refine=None, seed=0, graph=None, bandwidth="100Gbps", latency="100ns",
+        compute=False, workdir=None, timeout=None, extra_config=(), proxies_dir=None):
+    """Run an SMPI program in the launcher's order, map its traced graph, rerun it mapped.
+
+    Parameters
+    ----------
+    app : str
+        The program, built with ``smpicc`` (a path, or a name on ``PATH``).
+    args : sequence of str
+        Its arguments.
+    topology : Topology or str
+        The machine (a topology file is read with :func:`libtopomap.load`).
+    nprocs : int
+        Ranks (``smpirun -np``).
+    allocation : str or Allocation, optional
+        The job's hosts in launch order (a hostfile or a Slurm node list, see
+        :func:`libtopomap.rankfiles.read_allocation`); default every host of the topology in vertex order
+        with its slots.
+    ranks_per_host : int, optional
+        Slots per allocation host that the allocation does not size (default ``ceil(nprocs / hosts)``).
+    strategy : str
+        A mapping strategy, or ``"all"`` (the portfolio: every strategy raced).
+    routing : str, optional
+        Routing model of the platform and of the mapping's scores (a single-path model; default the
+        platform's: the topology's native routing, ``dimension-order`` on tori, ``table`` elsewhere).
+    objective : {"congestion", "dilation", "hopbytes"}
+    refine : str, optional
+        Refinement of the best constructions (``ta``, ``two-opt``, ``hb-swap``).
+    seed : int
+    graph : CommGraph or str, optional
+        Map this graph instead of the traced one (e.g. for a program whose traffic is collectives,
+        which the trace does not break into messages).
+    bandwidth, latency : str or float
+        Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`).
+    compute : bool
+        Simulate the computation between MPI calls (``False``: deterministic times).
+    workdir : str, optional
+        Keep the platform, hostfiles and trace there (default: a temporary folder, removed).
+    timeout : float, optional
+        Seconds per smpirun.
+    extra_config : sequence of str
+        More smpirun ``--cfg=`` options.
+    proxies_dir : str, optional
+        Where the ``dtypes`` calibration helper is built (default :func:`libtopomap.smpi.default_outdir`).
+
+    Returns
+    -------
+    SmpiRunResult
+
+    Raises
+    ------
+    SmpiUnavailable
+        No smpirun or smpicc ("install libsimgrid-dev").
+    SmpiError
+        The program failed (exit status, last stderr lines), or no traffic was traced.
+    ArgumentError, MappingError, TopologyError
+        Bad inputs: unknown routing, more ranks than slots, a host not in the topology...
+    """
+    from ..commgraph import as_commgraph
+    from ..metrics import evaluate
+    from ..rankfiles import Allocation, allocation_topology, read_allocation
+    from .platform import write_platform
+    from .traces import read_ti_trace
+
+    t_start = time.perf_counter()
+    phases = {}
+    require_tool("smpirun")
+    binary = _program(app)
+    nprocs = int(nprocs)
+    if nprocs < 1:
+        raise ArgumentError(f"the number of ranks must be >= 1, got {nprocs}")
+    if isinstance(topology, (str, os.PathLike)):
+        from ..formats import read
+
+        topology = read(os.fspath(topology))
+    if allocation is None:
+        hv = [int(v) for v in topology.hosts]
+        alloc = Allocation(tuple(topology.names[v] for v in hv),
+                           tuple(int(ranks_per_host or topology.slots[v]) for v in hv))
+    elif isinstance(allocation, Allocation):
+        alloc = allocation
+    else:
+        alloc = read_allocation(os.fspath(allocation), ranks_per_host=ranks_per_host, nprocs=nprocs)
+    restricted, launch = allocation_topology(topology, alloc)
+    if nprocs > launch.size:
+        raise MappingError(f"{nprocs} ranks but the allocation has {launch.size} slots ({len(alloc.hosts)} hosts); "
+                           "raise --ranks-per-host")
+    launch = launch[:nprocs]
+    names = topology.names
+    before_hosts = [names[int(v)] for v in launch]
+
+    own = workdir is None
+    wd = tempfile.mkdtemp(prefix="ltm-smpi-") if own else os.path.abspath(workdir)
+    os.makedirs(wd, exist_ok=True)
+    try:
+        t0 = time.perf_counter()
+        # format auto: a TORUS cluster (XML) where it provably matches, else the next-hop table zone (a
+        # platform library: hosts x vertices bytes) for destination-based routings, else explicit routes (XML)
+        info = write_platform(topology, os.path.join(wd, "platform"), routing=routing, bandwidth=bandwidth,
+                              latency=latency, hosts=list(alloc.hosts), format="auto", outdir=proxies_dir)
+        phases["platform"] = time.perf_counter() - t0
+        sizes = datatype_sizes(proxies_dir) if graph is None else None
+        hf_before = os.path.join(wd, "hostfile.launcher")
+        _write_hostfile(hf_before, before_hosts)
+        index = os.path.join(wd, "trace", "ti.txt") if graph is None else None
+        if index:
+            os.makedirs(os.path.dirname(index), exist_ok=True)
+        t0 = time.perf_counter()
+        before = run_once(binary, args, platform=info.path, hostfile=hf_before, nprocs=nprocs, trace=index,
+                          compute=compute, timeout=timeout, extra_config=extra_config)
+        phases["run_before"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if graph is None:
+            g, tr = read_ti_trace(index, nprocs, sizes)
+            if g.n_edges == 0:
+                calls = ", ".join(f"{k} x{v}" for k, v in sorted(tr["collectives"].items())) or "none"
+                raise SmpiError(f"{os.path.basename(binary)} sent no point-to-point message (collective calls: "
+                                f"{calls}); SMPI's trace does not break collectives into messages: give the graph "
+                                "to map (--graph)")
+        else:
+            from ..patterns import load_graph
+
+            g = load_graph(graph) if isinstance(graph, str) else as_commgraph(graph)
+            if g.n != nprocs:
+                raise ArgumentError(f"the graph has {g.n} processes but the run has {nprocs} ranks")
+            tr = {"messages": None, "bytes": float(g.weights.sum()), "collectives": {}, "unknown_datatypes": []}
+        phases["trace"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        from ..portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio
+        from ..vocabulary import STRATEGIES
+
+        if strategy == "all":
+            strategies = [x for x in STRATEGY_ORDER if x in STRATEGIES]
+        elif strategy in STRATEGIES:
+            strategies = [strategy]
+        else:
+            raise ArgumentError(f"unknown strategy {strategy!r}; known: all, {', '.join(STRATEGIES)}")
+        problem = MappingProblem(restricted, g, placement=launch, objective=objective, routing=info.routing)
+        cands = make_candidates(strategies, seed=seed, refine=refine, starts=np.flatnonzero(problem.slots))
+        result = run_portfolio(problem, cands)
+        mapped = np.asarray(result.winner.payload, dtype=np.int64)
+        after_hosts = [names[int(v)] for v in mapped]
+        m_before = evaluate(restricted, g, launch, routing=info.routing)
+        m_after = evaluate(restricted, g, mapped, routing=info.routing)
+        phases["mapping"] = time.perf_counter() - t0
+
+        from ..rankfiles import emit_slurm_hostfile
+
+        hf_after = os.path.join(wd, "hostfile.mapped")
+        with open(hf_after, "w") as f:
+            f.write(emit_slurm_hostfile(after_hosts, alloc))
+        t0 = time.perf_counter()
+        after = run_once(binary, args, platform=info.path, hostfile=hf_after, nprocs=nprocs, compute=compute,
+                         timeout=timeout, extra_config=extra_config)
+        phases["run_after"] = time.perf_counter() - t0
+    finally:
+        if own:
+            shutil.rmtree(wd, ignore_errors=True)
+    phases["total"] = time.perf_counter() - t_start
+    if own:
+        before.hostfile = after.hostfile = None
+    gsum = {"processes": g.n, "edges": g.n_edges, "bytes": float(g.weights.sum()), "messages": tr["messages"],
+            "collectives": tr["collectives"], "unknown_datatypes": tr["unknown_datatypes"],
+            "source": "smpi-trace-ti" if graph is None else "given"}
+    plat = {"path": None if own else info.path, "routes": info.routes, "bytes": info.bytes, "seconds": info.seconds,
+            "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
+    return SmpiRunResult(before, after, before.time / after.time if after.time > 0 else float("inf"),
+                         result.winner.label, info.routing, m_before, m_after, gsum, phases, before_hosts,
+                         after_hosts, plat)

@@ -1,0 +1,317 @@
+"""libtopomap.smpi.platform: every host pair's route in SimGrid equals the routing model's path.
+
+SimGrid loads each exported platform in a subprocess (its engine is once per process) and lists
+``Host.route_to`` for every ordered pair; the model's path of each pair comes from
+:func:`libtopomap.routing.route_traffic` called for that pair alone (the exporter reads one call per
+destination), walked from the source.  Links compare as (from vertex, to vertex) arcs, so a route that
+takes the right link the wrong way fails.
+"""
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import libtopomap as ltm
+from libtopomap.errors import ArgumentError, TopologyError
+from libtopomap.routing import route_traffic
+from libtopomap.smpi import platform, write_platform
+from libtopomap.smpi.platform import DEFAULT_MAX_ROUTES
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FABRIC = os.path.join(HERE, "data", "fabrics", "ltaulell__HPC_toolset__X5.topofile.txt")
+
+_ROUTES = r"""
+import json, os, sys
+import simgrid as sg
+e = sg.Engine(["routes", "--log=root.thres:critical"])
+e.load_platform(sys.argv[1])
+hosts = e.all_hosts
+out = {"routes": {}, "links": {}, "cores": {h.name: h.core_count for h in hosts}}
+def body():
+    for a in hosts:
+        for b in hosts:
+            if a.name != b.name:
+                links, lat = a.route_to(b)
+                out["routes"][a.name + " " + b.name] = [l.name for l in links]
+                for l in links:
+                    out["links"][l.name] = [l.bandwidth, l.latency]
+    sys.stdout.write("@@" + json.dumps(out) + "\n")
+    sys.stdout.flush()
+sg.Actor.create("routes", hosts[0], body)
+e.run()
+os._exit(0)
+"""
+
+
+def _simgrid_available():
+    try:
+        out = subprocess.run([sys.executable, "-c", "import simgrid"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
+needs_simgrid = pytest.mark.skipif(not _simgrid_available(),
+                                   reason="SimGrid's Python module is not importable (apt-get install python3-simgrid)")
+
+
+def _simgrid_routes(path):
+    out = subprocess.run([sys.executable, "-c", _ROUTES, str(path)], capture_output=True, text=True, timeout=600)
+    assert "@@" in out.stdout, out.stderr[-2000:]
+    return json.loads(out.stdout.split("@@", 1)[1])
+
+
+def _model_path(topo, routing, s, t):
+    """The model's path of one pair: the arcs that carry its flow, walked from ``s`` (all flows 1)."""
+    flow = route_traffic(topo, [s], [t], routing=routing)
+    arcs = np.flatnonzero(flow > 0)
+    assert np.allclose(flow[arcs], 1.0)
+    out = {int(topo.arc_source[a]): int(topo.indices[a]) for a in arcs}
+    path, v = [], s
+    while v != t:
+        path.append((v, out[v]))
+        v = out[v]
+    assert len(path) == arcs.size
+    return path
+
+
+def _arc_of_link(topo, info, name):
+    """A SimGrid link name of the exported platform -> (from vertex, to vertex, libtopomap link id)."""
+    m = re.fullmatch(r"l(\d+)_(UP|DOWN)", name)
+    if m:
+        j = int(m.group(1))
+        u, v = int(topo.link_u[j]), int(topo.link_v[j])
+        return (u, v, j) if m.group(2) == "UP" else (v, u, j)
+    m = re.fullmatch(r"torus_link_from_(\d+)_to_(\d+)_(UP|DOWN)", name)
+    assert m, name
+    p, q = (topo.index(info.hostnames[int(m.group(k))]) for k in (1, 2))
+    lo, hi = min(p, q), max(p, q)
+    j = int(np.flatnonzero((topo.link_u == lo) & (topo.link_v == hi))[0])
+    return (p, q, j) if m.group(3) == "UP" else (q, p, j)
+
+
+def _check_routes(topo, routing, tmp_path, *, zone_kind, hosts=None, zone="auto", bandwidth="100Gbps",
+                  latency="100ns", filename="p.xml"):
+    info = write_platform(topo, tmp_path / filename, routing=routing, hosts=hosts, zone=zone, bandwidth=bandwidth,
+                          latency=latency)
+    assert info.zone == zone_kind
+    got = _simgrid_routes(info.path)
+    names = list(info.hostnames) if hosts is None else list(hosts)
+    assert sorted(got["cores"]) == sorted(info.hostnames)
+    for h in names:
+        assert got["cores"][h] == int(topo.slots[topo.index(h)])
+    assert len(got["routes"]) == len(names) * (len(names) - 1)
+    base = ltm.simulate.parse_bandwidth(bandwidth)
+    lat = ltm.simulate.parse_latency(latency)
+    sg_link = {}   # SimGrid link (without _UP/_DOWN) -> libtopomap link: one resource per link each way
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            s, t = topo.index(a), topo.index(b)
+            arcs = [_arc_of_link(topo, info, nm) for nm in got["routes"][f"{a} {b}"]]
+            assert [(u, v) for u, v, _ in arcs] == _model_path(topo, routing, s, t), (a, b)
+            for nm, (_, _, j) in zip(got["routes"][f"{a} {b}"], arcs):
+                assert sg_link.setdefault(nm.rsplit("_", 1)[0], j) == j
+    assert len(set(sg_link.values())) == len(sg_link)
+    for nm, (bw, lt) in got["links"].items():
+        j = _arc_of_link(topo, info, nm)[2]
+        assert bw == pytest.approx(base * topo.capacity[j], rel=1e-12)
+        assert lt == pytest.approx(lat, rel=1e-12)
+    return info
+
+
+# ---------------------------------------------------------------------------------------------- route equality
+@needs_simgrid
+@pytest.mark.parametrize("dims, kind", [("3x5", "TORUS"), ("5x3x3", "TORUS"), ("3x2x5", "TORUS"),
+                                        ("4x4", "Full"), ("6x3", "Full"), ("4x2x3", "Full")])
+def test_torus_dimension_order(dims, kind, tmp_path):
+    _check_routes(ltm.torus(dims), "dimension-order", tmp_path, zone_kind=kind)
+
+
+@needs_simgrid
+def test_torus_explicit_routes_on_an_odd_torus(tmp_path):
+    _check_routes(ltm.torus("3x5"), "dimension-order", tmp_path, zone_kind="Full", zone="full")
+
+
+@needs_simgrid
+def test_hypercube_ecube_is_a_torus_zone(tmp_path):
+    _check_routes(ltm.hypercube(4), "dimension-order", tmp_path, zone_kind="TORUS")
+
+
+@needs_simgrid
+def test_mesh_dimension_order(tmp_path):
+    _check_routes(ltm.mesh("4x3"), "dimension-order", tmp_path, zone_kind="Full")
+
+
+@needs_simgrid
+def test_fat_tree_table(tmp_path):
+    _check_routes(ltm.fattree(4, 3), "table", tmp_path, zone_kind="Full", bandwidth="25Gbps", latency="1us")
+
+
+@needs_simgrid
+def test_dragonfly_minimal(tmp_path):
+    _check_routes(ltm.dragonfly(5, 4, 2, 1), "minimal", tmp_path, zone_kind="Full")
+
+
+@needs_simgrid
+def test_rt_twisted_torus(tmp_path):
+    _check_routes(ltm.rt(3), "rt", tmp_path, zone_kind="Full")
+
+
+@needs_simgrid
+def test_ingested_fabric_table(tmp_path):
+    topo = ltm.load(FABRIC)
+    assert len(set(topo.capacity.tolist())) >= 1
+    _check_routes(topo, "table", tmp_path, zone_kind="Full")
+
+
+@needs_simgrid
+def test_allocation_restricts_routes(tmp_path):
+    topo = ltm.load(FABRIC)
+    rng = np.random.default_rng(3)
+    hosts = [topo.names[v] for v in rng.choice(topo.hosts, 20, replace=False)]
+    info = _check_routes(topo, "table", tmp_path, zone_kind="Full", hosts=hosts)
+    assert info.hostnames == tuple(hosts) and info.routes == 20 * 19
+
+
+# ---------------------------------------------------------------------------------------------- the XML itself
+def test_torus_zone_parameters():
+    xml = platform(ltm.torus("3x5"), routing="dimension-order", latency="2us", bandwidth="1GBps")
+    m = re.search(r'<cluster [^>]*radical="([^"]+)"[^>]*topology="TORUS" topo_parameters="3,5"', xml)
+    assert m, xml
+    # position p = c0 + 3 c1 holds the vertex of coordinates (c0, c1), C-order index 5 c0 + c1
+    assert m.group(1) == "0,5,10,1,6,11,2,7,12,3,8,13,4,9,14"
+    assert 'bw="1000000000.0Bps"' in xml and 'lat="2e-06s"' in xml and 'sharing_policy="SPLITDUPLEX"' in xml
+
+
+def test_full_zone_directions_and_cores():
+    topo = ltm.Topology(["a", "b", "s"], [(0, 2), (1, 2)], slots=[2, 3, 0])
+    xml = platform(topo, routing="table")
+    assert '<host id="a" speed="100Gf" core="2"/>' in xml and '<host id="b" speed="100Gf" core="3"/>' in xml
+    assert ('<route src="a" dst="b" symmetrical="NO"><link_ctn id="l0" direction="UP"/>'
+            '<link_ctn id="l1" direction="DOWN"/></route>') in xml
+    assert ('<route src="b" dst="a" symmetrical="NO"><link_ctn id="l1" direction="UP"/>'
+            '<link_ctn id="l0" direction="DOWN"/></route>') in xml
+    shared = platform(topo, routing="table", sharing="SHARED")
+    assert '<link_ctn id="l0"/><link_ctn id="l1"/>' in shared and "direction" not in shared
+
+
+def test_default_routing_and_native():
+    info_xml = platform(ltm.torus("3x3"))            # native ecmp -> dimension-order on a grid
+    assert "routing dimension-order" in info_xml
+    assert "routing table" in platform(ltm.fattree(4, 2))
+    assert "routing minimal" in platform(ltm.dragonfly(3, 2, 1, 1), routing="native")
+
+
+def test_write_platform_info(tmp_path):
+    topo = ltm.fattree(4, 2)
+    info = write_platform(topo, tmp_path / "f.xml", routing="table")
+    assert info.routes == 16 * 15 and info.zone == "Full" and info.routing == "table"
+    assert info.bytes == os.path.getsize(tmp_path / "f.xml") and info.seconds > 0
+    assert info.hostnames == tuple(topo.names[v] for v in topo.hosts)
+    assert (tmp_path / "f.xml").read_text() == platform(topo, routing="table")
+
+
+def test_per_pair_fallback_gives_the_same_routes(monkeypatch):
+    """A model that is single-path but not destination-based is read one pair at a time."""
+    plat = importlib.import_module("libtopomap.smpi.platform")   # the module, not the function of that name
+    topo = ltm.dragonfly(4, 3, 2, 1)
+    fast = platform(topo, routing="minimal")
+    monkeypatch.setattr(plat, "_next_arcs", lambda topology, flow: None)
+    assert platform(topo, routing="minimal") == fast
+
+
+def test_a_model_that_splits_a_pair_is_refused(monkeypatch):
+    """A model under a single-path name that splits flows (here ECMP's) is refused, naming the pair."""
+    import libtopomap.routing as routing
+
+    real = routing.route_traffic
+    monkeypatch.setattr(routing, "route_traffic", lambda t, s, d, w=None, *, routing=None: real(t, s, d, w,
+                                                                                               routing="ecmp"))
+    with pytest.raises(ArgumentError) as e:
+        platform(ltm.fattree(4, 2), routing="table")
+    assert "\n" not in str(e.value) and "splits the messages of n4 -> n0 over several paths" in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("routing", ["ecmp", "oblivious", "valiant"])
+def test_multipath_routing_is_refused(routing):
+    with pytest.raises(ArgumentError) as e:
+        platform(ltm.dragonfly(3, 2, 1, 1), routing=routing)
+    msg = str(e.value)
+    assert "\n" not in msg and "one path per pair" in msg and "dimension-order" in msg and "minimal" in msg
+
+
+def test_bad_inputs_are_one_line():
+    topo = ltm.fattree(4, 2)
+    cases = [(ArgumentError, dict(routing="bogus")), (TopologyError, dict(routing="dimension-order")),
+             (ArgumentError, dict(routing="table", sharing="FULL")), (ArgumentError, dict(routing="table", speed="x")),
+             (ArgumentError, dict(routing="table", bandwidth="fast")), (ArgumentError, dict(routing="table", zone="x")),
+             (ArgumentError, dict(routing="table", hosts=[])), (TopologyError, dict(routing="table", hosts=["nope"])),
+             (ArgumentError, dict(routing="table", hosts=["n0", "n0"])),
+             (ArgumentError, dict(routing="table", hosts=[topo.names[-1]])),       # a switch
+             (ArgumentError, dict(routing="table", zone="cluster"))]
+    for exc, kw in cases:
+        with pytest.raises(exc) as e:
+            platform(topo, **kw)
+        assert "\n" not in str(e.value), kw
+    with pytest.raises(ArgumentError, match="even length 4"):
+        platform(ltm.torus("4x3"), routing="dimension-order", zone="cluster")
+
+
+def test_route_limit_is_checked_before_building():
+    topo = ltm.torus("64x64")                       # even rings: explicit routes, 4,096 x 4,095 of them
+    t0 = time.perf_counter()
+    with pytest.raises(ArgumentError) as e:
+        platform(topo, routing="dimension-order")
+    assert time.perf_counter() - t0 < 5
+    msg = str(e.value)
+    assert "\n" not in msg and "16,773,120 routes" in msg and f"{DEFAULT_MAX_ROUTES:,}" in msg
+    with pytest.raises(ArgumentError, match="limit of 100"):
+        platform(ltm.fattree(4, 2), routing="table", max_routes=100)
+    assert platform(ltm.fattree(4, 2), routing="table", max_routes=240)
+
+
+# ---------------------------------------------------------------------------------------------- command line
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "libtopomap", *argv], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_platform(tmp_path):
+    topo_file = tmp_path / "t.json"
+    ltm.save(topo_file, ltm.torus("3x5"))
+    out = _cli("smpi", "platform", "--topology", str(topo_file), "--routing", "dimension-order", "-o",
+               str(tmp_path / "p.xml"))
+    assert out.returncode == 0, out.stderr
+    assert "zone TORUS" in out.stderr
+    assert (tmp_path / "p.xml").read_text() == platform(ltm.load(str(topo_file)), routing="dimension-order")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n3\nn1\nn7\n")
+    out = _cli("smpi", "platform", "--topology", str(topo_file), "--routing", "dimension-order", "--zone", "full",
+               "--allocation", str(hostfile))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("<route ") == 6 and out.stdout.index('id="n3"') < out.stdout.index('id="n1"')
+
+
+@pytest.mark.parametrize("topo, extra, status, needle", [
+    ("fattree", ("--routing", "ecmp"), 2, "one path per pair"),
+    ("fattree", ("--routing", "bogus"), 2, "unknown routing 'bogus'"),
+    ("fattree", ("--routing", "table", "--max-routes", "10"), 2, "limit of 10"),
+    ("fattree", ("--routing", "dimension-order"), 1, "dimension-order routing needs"),
+    ("torus", ("--routing", "dimension-order", "--zone", "cluster"), 2, "even length 4"),
+    ("torus", ("--allocation", "n1,n99"), 1, "n99")])
+def test_cli_errors_are_one_line(tmp_path, topo, extra, status, needle):
+    topo_file = tmp_path / "t.json"
+    ltm.save(topo_file, ltm.fattree(4, 2) if topo == "fattree" else ltm.torus("4x3"))
+    out = _cli("smpi", "platform", "--topology", str(topo_file), *extra, "-o", str(tmp_path / "p.xml"))
+    assert out.returncode == status and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and needle in out.stderr, out.stderr
+    assert not (tmp_path / "p.xml").exists()

@@ -1,0 +1,202 @@
+"""SMPI proxies and ``libtopomap smpi run``: real smpirun simulations on small rings and tori.
+
+SMPI's simulated times are deterministic (CM02, no computation), so optimal placements are pinned to
+the number SimGrid 3.32 gives and compared for equality, and bad placements are checked against the
+factor the model derives.
+"""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import libtopomap as ltm
+
+pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
+                                reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
+
+HALO_1D = ["1", "65536", "10", "0"]  # 1-D halo, 64 KiB, 10 iterations, no Allreduce
+HALO_2D = ["2", "65536", "10", "1"]  # 2-D halo + one-double Allreduce per iteration
+# SimGrid 3.32, CM02, 100 Gb/s and 100 ns per link: every message of the halo alone on its link
+RING_OPT = 5.426312e-05
+TORUS_OPT = 6.286872e-05
+
+
+@pytest.fixture(scope="module")
+def bins(tmp_path_factory):
+    from libtopomap.smpi import build
+
+    return build(outdir=str(tmp_path_factory.mktemp("smpi-bin")))
+
+
+@pytest.fixture(scope="module")
+def platforms(tmp_path_factory):
+    from libtopomap.smpi.platform import write_platform
+
+    d = tmp_path_factory.mktemp("smpi-plat")
+    ring, torus = ltm.torus((16,)), ltm.torus((4, 4))
+    return {"ring": (ring, write_platform(ring, str(d / "ring.xml"))),
+            "torus": (torus, write_platform(torus, str(d / "torus.xml")))}
+
+
+def _time(binary, args, info, hosts, tmp_path):
+    from libtopomap.smpi import run_once
+
+    hf = tmp_path / "hosts"
+    hf.write_text("".join(f"{h}\n" for h in hosts))
+    return run_once(binary, args, platform=info.path, hostfile=str(hf), nprocs=len(hosts)).time
+
+
+def _scrambled(tmp_path, n, seed=1):
+    hosts = [f"n{i}" for i in range(n)]
+    random.Random(seed).shuffle(hosts)
+    path = tmp_path / "allocation"
+    path.write_text("".join(f"{h}\n" for h in hosts))
+    return str(path)
+
+
+def test_build_and_result_line(bins, platforms, tmp_path):
+    assert set(bins) >= {"halo", "cg", "fft", "colls", "replay"}
+    from libtopomap.smpi import run_once
+
+    topo, info = platforms["torus"]
+    hf = tmp_path / "hosts"
+    hf.write_text("".join(f"n{i}\n" for i in range(16)))
+    for name, args in (("cg", ["16x16x16", "2"]), ("fft", ["16", "2"]), ("colls", ["bcast,alltoall", "1K", "2"])):
+        sim = run_once(bins[name], args, platform=info.path, hostfile=str(hf), nprocs=16)
+        assert sim.result["proxy"] == name and sim.result["ranks"] == 16 and sim.time > 0
+
+
+def test_smpirun_puts_rank_i_on_line_i(bins, platforms, tmp_path):
+    _, info = platforms["torus"]
+    hosts = [f"n{i}" for i in range(16)]
+    random.Random(3).shuffle(hosts)
+    hf = tmp_path / "hosts"
+    hf.write_text("".join(f"{h}\n" for h in hosts))
+    out = subprocess.run(["smpirun", "-np", "16", "-map", "-platform", info.path, "-hostfile", str(hf),
+                          "--cfg=smpi/simulate-computation:0", bins["halo"], "2", "8", "1"],
+                         capture_output=True, text=True, timeout=120)
+    import re
+
+    where = dict((int(r), h) for r, h in re.findall(r"\[rank (\d+)\] -> (\S+)", out.stderr))
+    assert [where[i] for i in range(16)] == hosts
+
+
+def test_ring_optimum_and_derived_factor(bins, platforms, tmp_path):
+    """16-host ring, 1-D halo: in order each message has a link direction to itself; stride 3 puts 3
+    messages of 3 hops on every link direction: (3 lat + 3 S / B) / (lat + S / B) = 3, diluted by SMPI's
+    per-message overhead."""
+    _, info = platforms["ring"]
+    opt = _time(bins["halo"], HALO_1D, info, [f"n{i}" for i in range(16)], tmp_path)
+    bad = _time(bins["halo"], HALO_1D, info, [f"n{3 * i % 16}" for i in range(16)], tmp_path)
+    assert opt == pytest.approx(RING_OPT, rel=1e-9)
+    assert 2.9 < bad / opt <= 3.0
+    from libtopomap.smpi import run
+
+    res = run(bins["halo"], HALO_1D, topology=platforms["ring"][0], nprocs=16,
+              allocation=_scrambled(tmp_path, 16), proxies_dir=os.path.dirname(bins["halo"]))
+    assert res.after.time == pytest.approx(RING_OPT, rel=1e-12)  # the mapping reaches the optimum exactly
+    assert res.before.time > res.after.time and res.speedup > 1
+    assert res.metrics_after["avg_dilation"] == 1.0
+
+
+def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
+    topo, info = platforms["torus"]
+    ident = [f"n{i}" for i in range(16)]
+    transpose = [f"n{(i % 4) * 4 + i // 4}" for i in range(16)]
+    stride5 = [f"n{5 * i % 16}" for i in range(16)]
+    t_id = _time(bins["halo"], HALO_2D, info, ident, tmp_path)
+    assert t_id == pytest.approx(TORUS_OPT, rel=1e-9)
+    assert _time(bins["halo"], HALO_2D, info, transpose, tmp_path) == t_id  # a torus automorphism: same time
+    # stride 5: the x-neighbours are 2 hops apart and share links; SMPI's slow-down follows the model's
+    # max congestion (routes of the platform's model) within the Allreduce's and latencies' share
+    halo_only = ["2", "65536", "10", "0"]
+    t0 = _time(bins["halo"], halo_only, info, ident, tmp_path)
+    t5 = _time(bins["halo"], halo_only, info, stride5, tmp_path)
+    g = ltm.stencil("4x4")
+    v5 = np.array([topo.index(h) for h in stride5])
+    c5 = ltm.evaluate(topo, g, v5, routing=info.routing)["max_congestion"]
+    c0 = ltm.evaluate(topo, g, np.arange(16), routing=info.routing)["max_congestion"]
+    assert 0.95 * (c5 / c0) < t5 / t0 <= c5 / c0
+    from libtopomap.smpi import run
+
+    res = run(bins["halo"], HALO_2D, topology=topo, nprocs=16, allocation=_scrambled(tmp_path, 16),
+              proxies_dir=os.path.dirname(bins["halo"]))
+    assert res.after.time == pytest.approx(TORUS_OPT, rel=1e-12)
+    assert res.speedup > 3
+
+
+def test_replay_trace_equals_edge_list(bins, platforms, tmp_path):
+    from libtopomap.smpi import read_ti_trace, run_once, write_edge_list
+    from libtopomap.smpi.runner import datatype_sizes
+
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 12, 60), rng.integers(0, 12, 60)
+    g = ltm.CommGraph(12, src, dst, rng.integers(1, 100_000, 60).astype(float))
+    edges = tmp_path / "edges.txt"
+    n_written = write_edge_list(g, str(edges))
+    assert n_written == int(np.count_nonzero(g.src != g.dst))
+    _, info = platforms["torus"]
+    hf = tmp_path / "hosts"
+    hf.write_text("".join(f"n{i}\n" for i in range(12)))
+    index = tmp_path / "trace" / "ti.txt"
+    index.parent.mkdir()
+    sim = run_once(bins["replay"], [str(edges), "2"], platform=info.path, hostfile=str(hf), nprocs=12, trace=str(index))
+    assert sim.result["edges"] == n_written and sim.result["iters"] == 2
+    traced, summary = read_ti_trace(str(index), 12, datatype_sizes(os.path.dirname(bins["replay"])))
+    keep = g.src != g.dst
+    expected = ltm.CommGraph(12, g.src[keep], g.dst[keep], 2 * g.weights[keep])
+    assert (traced.to_scipy() != expected.to_scipy()).nnz == 0
+    assert summary["messages"] == 2 * n_written and not summary["unknown_datatypes"]
+
+
+def test_cli_run_end_to_end(bins, tmp_path, capsys, monkeypatch):
+    from libtopomap.cli import main
+
+    monkeypatch.setenv("LIBTOPOMAP_SMPI_DIR", os.path.dirname(bins["halo"]))
+    topo = tmp_path / "t.topo"
+    ltm.save(str(topo), ltm.torus((4, 4)))
+    rc = main(["smpi", "run", "--topology", str(topo), "-n", "16", "--allocation", _scrambled(tmp_path, 16, seed=7),
+               "--json", "--", bins["halo"], *HALO_2D])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["speedup"] > 1
+    assert out["after"]["time"] < out["before"]["time"]
+    assert out["metrics_after"]["hop_bytes"] < out["metrics_before"]["hop_bytes"]
+    assert set(out["phases"]) == {"platform", "run_before", "trace", "mapping", "run_after", "total"}
+
+
+def _one_line_error(capsys, argv, rc_expected):
+    from libtopomap.cli import main
+
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == rc_expected and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_bad_inputs_one_line(bins, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LIBTOPOMAP_SMPI_DIR", os.path.dirname(bins["halo"]))
+    topo = tmp_path / "t.topo"
+    ltm.save(str(topo), ltm.torus((2, 2)))
+    base = ["smpi", "run", "--topology", str(topo), "-n", "4"]
+    assert "no such program" in _one_line_error(capsys, base + ["--", str(tmp_path / "nope")], 2)
+    assert "unknown routing" in _one_line_error(capsys, base + ["--routing", "bogus", "--", bins["halo"]], 2)
+    err = _one_line_error(capsys, base + ["--", bins["halo"], "7"], 1)  # halo aborts: NDIMS must be 1..3
+    assert "MPI_Abort" in err and "NDIMS must be 1, 2 or 3" in err
+    src = tmp_path / "fail.c"
+    src.write_text('#include <mpi.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(int c, char **v) {\n'
+                   'MPI_Init(&c, &v); int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);\n'
+                   'if (r == 1) { fprintf(stderr, "rank 1 gives up\\n"); exit(3); }\nMPI_Finalize(); return 0; }\n')
+    subprocess.run(["smpicc", "-o", str(tmp_path / "fail"), str(src)], check=True, capture_output=True)
+    err = _one_line_error(capsys, base + ["--", str(tmp_path / "fail")], 1)
+    assert "exit status 3" in err and "rank 1 gives up" in err
+    err = _one_line_error(capsys, base + ["--", bins["fft"], "8", "1"], 1)  # collectives only: nothing traced
+    assert "--graph" in err
+    monkeypatch.setenv("SMPIRUN", str(tmp_path / "no-smpirun"))
+    assert "install libsimgrid-dev" in _one_line_error(capsys, base + ["--", bins["halo"]], 1)
+    monkeypatch.setenv("SMPICC", str(tmp_path / "no-smpicc"))
+    assert "install libsimgrid-dev" in _one_line_error(capsys, ["smpi", "build", "-o", str(tmp_path / "b")], 1)
