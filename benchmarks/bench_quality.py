@@ -18,7 +18,7 @@ so ``identity`` is a random placement; meshes and collectives keep their rank or
 is the launch order (ranks on the hosts in topology order).
 
 Rows per instance: libtopomap's strategies (:data:`libtopomap.mappers.STRATEGIES`; ``scotch`` is
-the Scotch peer, pyscotch with a torus or deco-2 target), ``portfolio(congestion)`` (the pick of
+the Scotch peer, scotchpy64 with a deco-2 target), ``portfolio(congestion)`` (the pick of
 ``map --strategy all`` without refinement, by the portfolio's own selection rule among the rows
 above; seconds = the sum of its candidates; ``decided by`` names the first key of the rule that
 separates the pick from the runner-up and their relative gap), ``portfolio(hopbytes)`` (what

@@ -21,7 +21,7 @@ Instances, for each size P (``--instances torus,fattree,dragonfly``):
 the last two carry a scrambled 3-D periodic stencil on ``stencil_dims(P)``.
 
 Measurements (``--strategies``; default all): the constructions of ``map_processes`` (identity,
-random, greedy, rcm, recursive, multisection, scotch when pyscotch is installed), ``greedy+ta`` (greedy, then
+random, greedy, rcm, recursive, multisection, scotch when scotchpy is installed), ``greedy+ta`` (greedy, then
 threshold accepting on congestion) and ``portfolio`` ("strategy all + refine ta": every strategy
 refined by threshold accepting, the best by max congestion, as ``libtopomap map --strategy all
 --refine ta`` does; the driver of ``libtopomap.portfolio`` when that module has one, see
@@ -328,7 +328,7 @@ def machine_info():
                     info[k.strip().lower() + "_gib"] = round(int(v.split()[0]) / 2 ** 20, 2)
     except OSError:
         pass
-    for mod in ("scipy", "pyscotch", "libtopomap"):
+    for mod in ("scipy", "scotchpy64", "libtopomap"):
         try:
             from importlib.metadata import version
             info[mod] = version(mod)
@@ -612,7 +612,7 @@ def write(args, meta, rows, sizes, strategies, final):
     m = meta["machine"]
     md.append(f"\n{m['cpus']} CPUs, {m.get('memtotal_gib', '?')} GiB, load {m['load_average_at_start'][0]:.2f} at start"
               + (f", {m['load_average_at_end'][0]:.2f} at end" if "load_average_at_end" in m else "")
-              + f"; Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, pyscotch {m.get('pyscotch')}; "
+              + f"; Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, scotchpy64 {m.get('scotchpy64')}; "
               f"libtopomap {m.get('git_commit')}{' (dirty)' if m.get('git_dirty') else ''}; timeout "
               f"{args.timeout:.0f} s, memory cap {args.mem_cap or 'none'} GiB, threshold accepting "
               + (f"{args.ta_budget:g} s per run" if args.ta_budget else "library default moves")
@@ -631,7 +631,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", help=f"comma-separated process counts from {','.join(map(str, SIZES))} (default all)")
     ap.add_argument("--strategies", help=f"comma-separated from {','.join(CONSTRUCTIONS + EXTRA)} (default all; "
-                                         "scotch only with pyscotch)")
+                                         "scotch only with scotchpy)")
     ap.add_argument("--instances", default="torus,fattree,dragonfly", help="families (default all three)")
     ap.add_argument("--timeout", type=float, default=600.0, help="wall-clock seconds per measurement (default 600)")
     ap.add_argument("--mem-cap", type=float, default=None,
@@ -674,7 +674,7 @@ def main(argv=None):
         ap.error(f"unknown strategies {unknown}")
     skipped = [s for s in wanted if s not in available]
     if skipped:
-        print(f"note: {', '.join(skipped)} not available (pyscotch missing): skipped", file=sys.stderr)
+        print(f"note: {', '.join(skipped)} not available (scotchpy missing): skipped", file=sys.stderr)
     strategies = [s for s in wanted if s in available]
     if args.mem_cap is None:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30

@@ -42,7 +42,7 @@ html_title = f"libtopomap {release}"
 autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the numpydoc sections carry the types
-autodoc_mock_imports = ["pyscotch", "simgrid"]
+autodoc_mock_imports = ["scotchpy", "simgrid"]
 
 numpydoc_show_class_members = False  # autodoc's :members: lists them; numpydoc's tables would need stubs
 numpydoc_class_members_toctree = False

@@ -15,11 +15,11 @@ __all__ = ["HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES", "REFINEMENTS", "OB
            "SOURCES"]
 
 try:  # pragma: no cover - depends on the environment
-    HAVE_SCOTCH = importlib.util.find_spec("pyscotch") is not None
-except ValueError:  # pragma: no cover - pyscotch already in sys.modules without a __spec__
+    HAVE_SCOTCH = importlib.util.find_spec("scotchpy") is not None
+except ValueError:  # pragma: no cover - scotchpy already in sys.modules without a __spec__
     HAVE_SCOTCH = False
 
-#: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where pyscotch is installed).
+#: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where scotchpy is installed).
 STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
 #: Strategies for a 2D process torus on RT(a)/RTT(a) only (seed 004): not in :data:`STRATEGIES`, which
 #: every topology accepts.  ``identity`` with a ``concentration`` is the paper's ``id`` after it.

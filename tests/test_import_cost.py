@@ -2,7 +2,7 @@
 
 A ``libtopomap map --strategy all --refine ta`` run whose first construction reaches the lower bound
 (greedy on a scrambled torus stencil) runs no other strategy, so it must not pay for their imports:
-scipy.optimize (multisection's assignment, ~0.25 s idle), pyscotch (scotch), networkx, matplotlib, and
+scipy.optimize (multisection's assignment, ~0.25 s idle), scotchpy (scotch), networkx, matplotlib, and
 mpi4py outside mpiexec.  Checked in a fresh interpreter.
 """
 
@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("scipy.optimize", "pyscotch", "networkx", "matplotlib", "mpi4py")
+HEAVY = ("scipy.optimize", "scotchpy", "networkx", "matplotlib", "mpi4py")
 
 
 def _modules_after(code):

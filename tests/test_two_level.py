@@ -92,7 +92,7 @@ def test_scotch_on_a_single_host_network():
     from libtopomap.mappers.scotch import HAVE_SCOTCH
 
     if not HAVE_SCOTCH:
-        pytest.skip("pyscotch is not installed (the scotch extra)")
+        pytest.skip("scotchpy is not installed (the scotch extra)")
     t = ltm.Topology(["h"], np.zeros((0, 2), np.int64), slots=[8])
     assert ltm.map_processes(t, scrambled_torus((2, 4), seed=1), strategy="scotch").vertices.tolist() == [0] * 8
 

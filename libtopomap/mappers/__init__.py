@@ -171,7 +171,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         known = ", ".join(STRATEGIES + TWISTED_STRATEGIES)
         raise MappingError(f"unknown strategy {strategy!r}; expected one of {known}")
     if strategy == "scotch" and not HAVE_SCOTCH:
-        raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
+        raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
     check_objective(objective)
     if refine not in (None,) + REFINEMENTS:
         raise MappingError(f"unknown refinement {refine!r}; expected one of {', '.join(REFINEMENTS)}")

@@ -1,11 +1,9 @@
-"""Scotch static mapping through pyscotch (optional peer strategy)."""
+"""Scotch static mapping through scotchpy, the Scotch team's official binding (optional peer strategy)."""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
-import sys
 
 import numpy as np
 from numba import njit
@@ -19,36 +17,31 @@ from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
 
 
-@contextlib.contextmanager
-def _quiet_import():
-    """pyscotch prints a 'Loaded Scotch' banner to stderr on first import; library code stays silent."""
-    saved_out, saved_err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved_out, saved_err
+#: Environment Scotch reads whenever a call sets up its default context (its options and threads).
+_SCOTCH_ENV = {"SCOTCH_DETERMINISTIC": "1", "SCOTCH_PTHREAD_NUMBER": "1"}
 
 
 @contextlib.contextmanager
 def _deterministic():
-    """Run Scotch calls with ``SCOTCH_DETERMINISTIC=1`` in the environment, then restore it.
+    """Run Scotch calls with ``SCOTCH_DETERMINISTIC=1`` and ``SCOTCH_PTHREAD_NUMBER=1`` in the
+    environment, then restore it.
 
-    Scotch 7 reads the variable whenever a call sets up its default context: its threads then take
-    a fixed order and its random generator the seed set by ``SCOTCH_randomSeed``.  Without it the
-    target architecture built by ``SCOTCH_archBuild2`` (and so the mapping) differs from run to run
-    even after ``SCOTCH_randomSeed`` and ``SCOTCH_randomReset``; a context of its own with the
-    deterministic option is not enough either, since ``SCOTCH_archBuild2`` runs outside it.
+    Scotch 7 reads both whenever a call sets up its default context; its random generator then
+    follows the seed set by ``SCOTCH_randomSeed``.  With several threads, Scotch 7.0.16's mapping
+    differs from run to run on one target architecture even with the deterministic option (in the
+    environment or set on a context of its own); one thread makes it repeatable, and the same on
+    machines with different core counts.
     """
-    old = os.environ.get("SCOTCH_DETERMINISTIC")
-    os.environ["SCOTCH_DETERMINISTIC"] = "1"
+    old = {k: os.environ.get(k) for k in _SCOTCH_ENV}
+    os.environ.update(_SCOTCH_ENV)
     try:
         yield
     finally:
-        if old is None:
-            del os.environ["SCOTCH_DETERMINISTIC"]
-        else:
-            os.environ["SCOTCH_DETERMINISTIC"] = old
+        for k, v in old.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
 
 
 def repair_slots(topology, vertices, slots):
@@ -145,10 +138,13 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     The target graph is the network with every single-link host merged into its switch
     (:func:`leaf_groups`); its terminals are the target vertices with slots, weighted by them; its
     edge weights are traversal *costs* ``max(c) / c`` (Scotch reads them as distances, not
-    capacities).  The processes Scotch puts on a merged switch fill its hosts' slots in vertex
-    order; any beyond the slots are moved to the nearest free slot (:func:`repair_slots`).
-    Scotch runs with ``SCOTCH_DETERMINISTIC`` and its generator seeded: the same seed gives the
-    same mapping.
+    capacities).  Scotch maps with the strategy its ``SCOTCH_STRATQUALITY`` flag builds.  The
+    processes Scotch puts on a merged switch fill its hosts' slots in vertex order; any beyond the
+    slots are moved to the nearest free slot (:func:`repair_slots`).  Scotch runs with
+    ``SCOTCH_DETERMINISTIC`` and its generator seeded: the same seed gives the same mapping.  Scotch
+    is called through ``scotchpy`` (PyPI ``scotchpy64``, the Scotch team's binding with 64-bit
+    integers), which writes nothing to the terminal: Scotch's error messages come back in the
+    exception.
 
     Parameters
     ----------
@@ -165,20 +161,17 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     Raises
     ------
     MappingError
-        If pyscotch is not installed, or Scotch cannot build the target.
+        If scotchpy is not installed, or Scotch cannot build the target or map onto it.
 
     References
     ----------
     F. Pellegrini, "Scotch and PT-Scotch graph partitioning software: an overview", 2012.
     """
     if not HAVE_SCOTCH:
-        raise MappingError("strategy 'scotch' needs pyscotch (pip install 'libtopomap[scotch]')")
-    import ctypes
+        raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
+    import scotchpy
+    import scotchpy.common  # the generator of Scotch's default context: random_seed, random_reset
 
-    with _quiet_import():
-        import pyscotch
-        from pyscotch import Architecture, Graph
-        from pyscotch import libscotch as lib
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
     from ..commgraph import SymGraph
     from .partition import int_weights
@@ -188,33 +181,77 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
         # Scotch cannot map an edgeless graph meaningfully, and a single slot vertex (a one-host
         # network has no links at all) leaves one choice: any placement is optimal
         return finish(topology, slot_list(slots)[:g.n], slots, "scotch")
-    src = np.repeat(np.arange(g.n), np.diff(sym.indptr))
-    keep = src < sym.indices
-    app_edges = list(zip(src[keep].tolist(), sym.indices[keep].tolist()))
-    gw = int_weights(sym.wsum[keep]).tolist()
     group, target = leaf_groups(topology, slots)
     weight = np.bincount(group, weights=slots, minlength=target.size).astype(np.int64)
-    gu, gv = group[topology.link_u], group[topology.link_v]
-    inner = gu != gv
-    cost = int_weights(topology.capacity.max() / topology.capacity, scale=10)[inner]
-    phys_edges = list(zip(gu[inner].tolist(), gv[inner].tolist()))
-    terminals = np.flatnonzero(weight > 0).astype(lib.get_scotch_dtype())
+    terminals = np.flatnonzero(weight > 0).astype(np.int64)
     if terminals.size == 1:  # one leaf group (one switch, or one node): nothing for Scotch to choose
         part = np.full(g.n, terminals[0], np.int64)
         return finish(topology, repair_slots(topology, _fill_groups(group, slots, part), slots), slots, "scotch")
-    appg = Graph.from_edges(app_edges, num_vertices=g.n, edge_weights=gw)
-    hg = Graph.from_edges(phys_edges, num_vertices=target.size, vertex_weights=np.maximum(weight, 1).tolist(),
-                          edge_weights=cost.tolist())
-    arch = Architecture()
+    # SymGraph's CSR is symmetric with sorted rows: Scotch's source graph as it stands
+    appg = _scotch_graph(scotchpy, sym.indptr, sym.indices, int_weights(sym.wsum))
+    gu, gv = group[topology.link_u], group[topology.link_v]
+    inner = gu != gv
+    cost = int_weights(topology.capacity.max() / topology.capacity, scale=10)[inner]
+    hg = _scotch_graph(scotchpy, *_edge_csr(target.size, gu[inner], gv[inner], cost), velo=np.maximum(weight, 1))
+    part = np.zeros(g.n, np.int64)
     with _deterministic():
-        pyscotch.random_seed(0 if seed is None else int(seed) % (2**31 - 1))
-        pyscotch.random_reset()
-        rc = lib.SCOTCH_archBuild2(ctypes.byref(arch._arch), ctypes.byref(hg._graph), lib.SCOTCH_Num(terminals.size),
-                                   terminals.ctypes.data_as(ctypes.POINTER(lib.SCOTCH_Num)))
-        if rc != 0:
-            raise MappingError(f"Scotch could not build a target architecture from {topology.name!r}")
-        part = terminals[np.asarray(appg.map(arch), dtype=np.int64)].astype(np.int64)
+        scotchpy.common.random_seed(0 if seed is None else int(seed) % (2**31 - 1))
+        scotchpy.common.random_reset()
+        arch = scotchpy.Arch()
+        try:
+            arch.build2(hg, terminals)
+        except scotchpy.LibraryError as e:
+            raise MappingError(f"Scotch could not build a target architecture from {topology.name!r}: {e}") from None
+        mapping = scotchpy.Mapping()
+        try:  # init / compute / exit, as gmap does; Scotch writes the terminal numbers into ``part``
+            appg.map_init(mapping, arch, part)
+            try:
+                appg.map_compute(mapping, _strategy(scotchpy, terminals.size))
+            finally:
+                appg.map_exit(mapping)
+        except scotchpy.LibraryError as e:
+            raise MappingError(f"Scotch could not map onto {topology.name!r}: {e}") from None
+    part = terminals[part]
     return finish(topology, repair_slots(topology, _fill_groups(group, slots, part), slots), slots, "scotch")
+
+
+#: Scotch's mapping strategy: the flags and load imbalance ratio given to ``SCOTCH_stratGraphMapBuild``
+#: (``SCOTCH_STRATQUALITY``; 0.01 is the ratio of Scotch's default strategy).  On the bench instances
+#: Scotch 7.0.16's default strategy gave 1.03x the max congestion and hop-bytes of the Scotch 7.0.13
+#: that pyscotch bundled (geometric means), this one 1.01x and 1.02x (benchmarks/results/scotchpy64.md).
+_STRATEGY = (1, 0.01)
+
+
+def _strategy(scotchpy, parts):
+    """Scotch's mapping strategy (:data:`_STRATEGY`) for a target of ``parts`` terminals."""
+    flags, balance = _STRATEGY
+    strat = scotchpy.Strat()
+    strat.graph_map_build(flags, parts, balance)
+    return strat
+
+
+def _edge_csr(n, u, v, w):
+    """Symmetric CSR of the undirected edges ``(u[i], v[i])`` (each once) with weight ``w[i]`` on both
+    arcs; a vertex's neighbours in edge order."""
+    src = np.stack([u, v], axis=1).ravel()
+    dst = np.stack([v, u], axis=1).ravel()
+    order = np.argsort(src, kind="stable")
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    return indptr, dst[order].astype(np.int64), np.repeat(np.asarray(w, np.int64), 2)[order]
+
+
+def _scotch_graph(scotchpy, indptr, indices, edlo, velo=None):
+    """A Scotch graph (base 0, compact) on the given CSR arrays, checked by Scotch (``SCOTCH_graphCheck``);
+    it keeps references to the arrays, which Scotch reads in place."""
+    graph = scotchpy.Graph()
+    try:
+        graph.build(baseval=0, verttab=np.ascontiguousarray(indptr, np.int64),
+                    edgetab=np.ascontiguousarray(indices, np.int64), edlotab=np.ascontiguousarray(edlo, np.int64),
+                    velotab=None if velo is None else np.ascontiguousarray(velo, np.int64))
+    except scotchpy.LibraryError as e:
+        raise MappingError(f"Scotch rejected a graph: {e}") from None
+    return graph
 
 
 def _fill_groups(group, slots, part):

@@ -57,7 +57,7 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
     ``recursive``           ``+ 256 (P + E + n + A)`` (METIS copies, one level at a time)
     ``multisection``        ``+ 256 (P + E + n + A) + 64 n`` (as ``recursive``, plus the
                             hierarchy and the swap search's scratch)
-    ``scotch``              ``+ 400 (E + A) + 200 (P + n)`` (Python edge lists for pyscotch and
+    ``scotch``              ``+ 400 (E + A) + 200 (P + n)`` (CSR arrays for scotchpy and
                             Scotch's own graphs and decomposition-defined architecture)
     ``greedy``              ``+ 2 H^2`` while ``H <= 20,000`` (dense host distances)
                             ``+ 64 (P + n + A) + 48 E``
