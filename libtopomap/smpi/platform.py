@@ -100,11 +100,17 @@ def _routing_name(topology, routing):
     """The model's name: ``None`` is the topology's native routing when single-path, else
     ``dimension-order`` on generated grids and ``table`` elsewhere."""
     from ..routing import Routing, native_routing
+    from ..routing._models import model_of
 
     if routing is None:
         name = native_routing(topology)
         if name in MULTIPATH_ROUTINGS:
-            name = "dimension-order" if topology.distances.grid_shape is not None else "table"
+            if topology.distances.grid_shape is not None:
+                name = "dimension-order"
+            elif topology.attrs.get("generator") == "fattree":
+                name = "dmodk"  # what OpenSM's ftree engine and SimGrid's FAT_TREE zone install
+            else:
+                name = "table"
     elif isinstance(routing, Routing):
         name = routing.name
     elif routing == "native":
@@ -117,7 +123,7 @@ def _routing_name(topology, routing):
     if name in MULTIPATH_ROUTINGS:
         raise ArgumentError(f"routing {name!r} splits messages over several paths; a SimGrid platform needs one "
                             f"path per pair: choose one of {choices}")
-    if name not in ROUTING_MODELS:
+    if model_of(name) not in ROUTING_MODELS:
         raise ArgumentError(f"unknown routing {name!r}; a SimGrid platform needs one path per pair: choose one "
                             f"of {choices}")
     return name
@@ -504,9 +510,9 @@ def platform(topology, *, routing=None, bandwidth="100Gbps", latency="100ns", ho
     topology : Topology
         Generated, ingested or read from a file.
     routing : str or Routing, optional
-        A single-path model of :data:`SINGLE_PATH_ROUTINGS`, or ``"native"``.  Default: the topology's
-        native routing when single-path, else ``dimension-order`` on generated tori, meshes and
-        hypercubes and ``table`` elsewhere.
+        A single-path model of :data:`SINGLE_PATH_ROUTINGS` (``"lft:PATH"`` included), or ``"native"``.
+        Default: the topology's native routing when single-path, else ``dimension-order`` on generated
+        tori, meshes and hypercubes, ``dmodk`` on generated fat trees and ``table`` elsewhere.
     bandwidth : float or str
         Bandwidth of a link of capacity 1, per direction (bytes/s or e.g. ``"100Gbps"``); link ``j``
         gets ``bandwidth x capacity[j]``.
