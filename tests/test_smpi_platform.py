@@ -207,7 +207,8 @@ def test_full_zone_directions_and_cores():
 def test_default_routing_and_native():
     info_xml = platform(ltm.torus("3x3"))            # native ecmp -> dimension-order on a grid
     assert "routing dimension-order" in info_xml
-    assert "routing table" in platform(ltm.fattree(4, 2))
+    assert "routing dmodk" in platform(ltm.fattree(4, 2))     # d-mod-k, as OpenSM ftree and SimGrid FAT_TREE
+    assert "routing table" in platform(ltm.circulant(8, [1, 2]))
     assert "routing minimal" in platform(ltm.dragonfly(3, 2, 1, 1), routing="native")
 
 

@@ -98,7 +98,7 @@ class PlatformInfo:
 # ---------------------------------------------------------------------------------------------- arguments
 def _routing_name(topology, routing):
     """The model's name: ``None`` is the topology's native routing when single-path, else
-    ``dimension-order`` on generated grids and ``table`` elsewhere."""
+    ``dimension-order`` on generated grids, ``dmodk`` on generated fat trees, ``table`` elsewhere."""
     from ..routing import Routing, native_routing
     from ..routing._models import model_of
 
