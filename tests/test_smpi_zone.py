@@ -6,7 +6,6 @@ in a subprocess), equals the model's path link by link and direction by directio
 Full-XML and table platforms of one topology and routing.
 """
 
-import importlib
 import os
 import random
 import shutil
@@ -19,6 +18,7 @@ import pytest
 from test_smpi_platform import FABRIC, _check_routes, needs_simgrid
 
 import libtopomap as ltm
+from libtopomap.smpi import nexthops
 from libtopomap.errors import ArgumentError
 from libtopomap.smpi import write_platform
 from libtopomap.smpi.zone import NotDestinationBased, table_bytes
@@ -85,8 +85,7 @@ def test_auto_format_picks_cluster_table_or_full(tmp_path, monkeypatch):
     # 16 hosts x 16 vertices, one byte a port
     assert table_bytes(ltm.torus("4x4"), 16) == 256 and info.table_bytes > 256
     # a routing that is not destination-based: explicit routes in XML (auto), an error when a table is asked for
-    plat = importlib.import_module("libtopomap.smpi.platform")
-    monkeypatch.setattr(plat, "_next_arcs", lambda topology, flow: None)
+    monkeypatch.setattr(nexthops, "next_arcs", lambda topology, flow: None)
     info = write_platform(ltm.fattree(4, 2), tmp_path / "c", routing="table", format="auto")
     assert info.zone == "Full" and info.path == str(tmp_path / "c.xml") and info.routes == 16 * 15
     for kw in (dict(format="auto", zone="table"), dict(format="so")):
@@ -184,7 +183,7 @@ def test_cli_platform_so(tmp_path):
 
 
 def test_forest_check_rejects_strands_and_cycles():
-    from libtopomap.smpi.platform import _next_arcs
+    from libtopomap.smpi.nexthops import next_arcs as _next_arcs
     from libtopomap.smpi.zone import _forest_to
 
     topo = ltm.torus((5,))                       # ring n0 - n1 - n2 - n3 - n4 - n0

@@ -33,6 +33,8 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentTypeError, TopologyError
 from ..vocabulary import ROUTING_MODELS
 
+from . import nexthops
+
 __all__ = ["platform", "write_platform", "PlatformInfo", "DEFAULT_MAX_ROUTES", "SINGLE_PATH_ROUTINGS",
            "MULTIPATH_ROUTINGS", "SHARING_POLICIES", "ZONES", "FORMATS"]
 
@@ -322,20 +324,6 @@ def _attr(text):
 
 
 # ---------------------------------------------------------------------------------------------- explicit routes
-def _next_arcs(topology, flow):
-    """Each vertex's single outgoing arc with flow (-1: none), or None when a vertex has several or a
-    flow is not a whole number of demands."""
-    pos = np.flatnonzero(flow > 0.5)
-    if np.abs(flow - np.rint(flow)).max(initial=0.0) > 1e-6:
-        return None
-    src = topology.arc_source[pos]
-    if np.bincount(src, minlength=topology.n_vertices).max(initial=0) > 1:
-        return None
-    nxt = np.full(topology.n_vertices, -1, dtype=np.int64)
-    nxt[src] = pos
-    return nxt
-
-
 def _walk(topology, nxt, srcs, t, flow):
     """Paths of ``srcs`` to ``t`` along ``nxt`` (a ``sources x hops`` table padded with -1); None when a walk strands or loops, or
     the walks do not add up to ``flow`` (then the model is not destination-based here)."""
@@ -394,7 +382,7 @@ def _paths_to(topology, routing, hv, t):
     if srcs.size == 0:
         return srcs, []
     flow = route_traffic(topology, srcs, np.full(srcs.size, t, dtype=np.int64), routing=routing)
-    nxt = _next_arcs(topology, flow)
+    nxt = nexthops.next_arcs(topology, flow)
     paths = None if nxt is None else _walk(topology, nxt, srcs, t, flow)
     if paths is None:  # single-path but not destination-based here: one call per pair
         paths = [_pair_path(topology, routing, int(s), t) for s in srcs.tolist()]

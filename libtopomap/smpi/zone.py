@@ -27,6 +27,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ArgumentError
+from . import nexthops
 from .build import SmpiError, default_outdir, tail
 
 __all__ = ["DEFAULT_MAX_TABLE_BYTES", "NotDestinationBased", "build_zone_library", "zone_source", "table_bytes",
@@ -136,14 +137,13 @@ def _forest_to(topology, nxt, srcs, t, flow):
 def _ports_to(topology, routing, hv, t, indptr, none):
     """Row of the table for destination ``t``: each vertex's port toward ``t`` (``none``: not on a route)."""
     from ..routing import route_traffic
-    from .platform import _next_arcs
 
     srcs = hv[hv != t]
     row = np.full(topology.n_vertices, none, dtype=none.dtype)
     if srcs.size == 0:
         return row
     flow = route_traffic(topology, srcs, np.full(srcs.size, t, dtype=np.int64), routing=routing)
-    nxt = _next_arcs(topology, flow)
+    nxt = nexthops.next_arcs(topology, flow)
     if nxt is None or not _forest_to(topology, nxt, srcs, t, flow):
         raise NotDestinationBased(f"routing {routing!r} is not destination-based on this topology (toward "
                                   f"{topology.names[t]} a vertex forwards over several arcs or a path depends on "
