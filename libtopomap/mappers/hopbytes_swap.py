@@ -22,9 +22,10 @@ from .. import _kernels
 from ..errors import MappingError
 from ..metrics import hops_lower_bound
 from ._refine import run_refinement
-from .local_search import SwapState
+from .local_search import SwapState, past, work_moves
 
 __all__ = ["refine_hopbytes_swap", "hopbytes_swap", "threshold_swap_passes", "hopbytes_ils", "ils_moves", "nc_moves",
+           "nc_cap", "batch_size",
            "NC_DEPTH", "NC_CAP", "BATCH", "ILS_MOVES", "ILS_FULL", "ILS_KICK_CHARGE", "ILS_DESCENT", "ILS_DEPTH",
            "ILS_RADIUS", "ILS_KICK"]
 
@@ -55,20 +56,40 @@ ILS_DEPTH = 3
 #: :data:`ILS_RADIUS` hops of a random process in the communication graph.
 ILS_RADIUS = 2
 ILS_KICK = 8
-# Target wall time of one compiled chunk, and its most moves (its levels and deltas arrays).
+# Target wall time of one compiled chunk, and its most moves (its levels and deltas arrays); on a
+# dense graph the most moves shrink with the degree (:func:`~libtopomap.mappers.local_search.work_moves`:
+# 2^16 moves of 16 edges, ~10-20 ms), so a deadline is checked that often whatever the degree.
 _CHUNK_SECONDS = 0.02
 _CHUNK_MAX = 1 << 16
 
 
-def nc_moves(state, procs, depth, cap=NC_CAP):
+def nc_cap(sym, cap=NC_CAP):
+    """Partners per process listed by :func:`nc_moves` on ``sym``: ``cap`` up to mean degree
+    :data:`~libtopomap.mappers.local_search.WORK_DEGREE`, fewer above (the same edge work per process:
+    each listed swap costs ``O(degree)`` to list and to evaluate)."""
+    return work_moves(cap, sym)
+
+
+def batch_size(sym):
+    """Processes whose moves are listed at once: :data:`BATCH`, fewer on a dense graph (as :func:`nc_cap`)."""
+    return work_moves(BATCH, sym)
+
+
+def _chunk_max(sym):
+    return work_moves(_CHUNK_MAX, sym)
+
+
+def nc_moves(state, procs, depth, cap=None):
     """Moves of ``procs`` in ``N_C^depth``: ``(a, b)`` for the engine's walk.
 
     Swaps with every process ``b > a`` within ``depth`` hops of ``a`` in the communication graph
     (breadth-first order, at most ``cap``), then, when the allocation has free slots, shifts of ``a``
     to a free slot (``b = -slot - 1``) on each vertex near one of its partners' vertices (the
-    engine's :func:`~libtopomap.mappers.local_search.near_slot_vertices`).
+    engine's :func:`~libtopomap.mappers.local_search.near_slot_vertices`).  ``cap``: default
+    :func:`nc_cap` of the graph.
     """
     s = state.sym
+    cap = nc_cap(s) if cap is None else cap
     procs = np.asarray(procs, np.int64)
     ptr, idx = _kernels.bfs_balls(s.indptr, s.indices, s.n, procs, int(depth), int(cap))
     a = np.repeat(procs, np.diff(ptr))
@@ -87,6 +108,12 @@ def nc_moves(state, procs, depth, cap=NC_CAP):
         fw = state.near_idx[_ragged(state.near_ptr[vx], nn)]
         fs = free_slot[fw]
         keep = fs >= 0
+        # at most ``cap`` shifts per process, the nearest partners' first (sparse graphs list far
+        # fewer; a dense one would list degree x near-slot vertices, each costing O(degree))
+        per = np.bincount(np.repeat(np.arange(procs.size), deg), weights=nn, minlength=procs.size).astype(np.int64)
+        if per.size and per.max() > cap:
+            rank = np.arange(fa.size) - np.repeat(np.cumsum(per) - per, per)
+            keep &= rank < cap
         a = np.concatenate([a, fa[keep]])
         b = np.concatenate([b, -fs[keep] - 1])
     return a, b
@@ -110,7 +137,7 @@ def _depths(depth):
 
 
 def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_budget=None, iterations=None,
-                  depth=NC_DEPTH, stall=None, t_start=None, routing=None):
+                  depth=NC_DEPTH, stall=None, t_start=None, routing=None, deadline=None):
     """The search behind :func:`refine_hopbytes_swap`, on validated input.
 
     Returns ``(vertices, start_value, best_value, stats)`` as
@@ -120,13 +147,22 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     ``stopped`` (``"local optimum"``, ``"budget"``, ``"moves"``, ``"stall"`` or ``"bound"``),
     ``start_value``, ``best_value``, ``seconds``.  ``routing``: the model whose hops count
     (:class:`~libtopomap.mappers.local_search.SwapState`; default ``ecmp``, the hop distance).
+    ``iterations`` counts moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
+    (:func:`~libtopomap.mappers.local_search.work_moves`: fewer moves on a dense graph).
+    ``deadline`` (a ``time.perf_counter()`` value) stops the search between compiled chunks
+    (``stopped``: ``"budget"``) without changing them, so a search that ends before it is the same
+    for the same ``rng`` state; ``time_budget`` sizes the chunks by the clock.
     """
     if int(depth) < 1:
         raise MappingError(f"the swap neighbourhood depth must be at least 1, got {depth}")
     t0 = time.perf_counter() if t_start is None else t_start
+    hard_stop = deadline
     deadline = None if time_budget is None else t0 + time_budget
     state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
     P = state.sym.n
+    if iterations is not None:
+        iterations = work_moves(iterations, state.sym)
+    chunk_max, batch = _chunk_max(state.sym), batch_size(state.sym)
     start_value = state.score
     lower = hops_lower_bound(state.sym, slots) * (1 + 1e-12)
     stats = {"iterations": 0, "accepted": 0, "passes": 0, "depth": 0, "trace": [], "start_value": start_value}
@@ -144,15 +180,18 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
         stats["passes"] += 1
         acc_pass = 0
         order = order_rng.permutation(P).astype(np.int64)
-        for lo in range(0, P, BATCH):
-            ma, mb = nc_moves(state, order[lo:lo + BATCH], d)
+        for lo in range(0, P, batch):
+            if past(hard_stop):
+                stopped = "budget"
+                break
+            ma, mb = nc_moves(state, order[lo:lo + batch], d)
             k = 0
             while k < ma.size and stopped is None:
                 now = time.perf_counter()
-                if deadline is not None and now >= deadline:
+                if (deadline is not None and now >= deadline) or past(hard_stop):
                     stopped = "budget"
                     break
-                size = min(ma.size - k, _CHUNK_MAX)
+                size = min(ma.size - k, chunk_max)
                 if deadline is not None:
                     size = min(size, 256 if rate is None else max(16, int(rate * min(_CHUNK_SECONDS, deadline - now))))
                 if iterations is not None:
@@ -190,7 +229,7 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     return best.astype(np.int32), start_value, stats["best_value"], stats
 
 
-def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, level, moves):
+def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, level, moves, deadline=None):
     """Threshold accepting over ``N_C^depth`` with a schedule that does not depend on the clock.
 
     ``passes`` passes over the processes (a new random order each): every process tries the swaps
@@ -214,7 +253,10 @@ def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, leve
     level : float
         Threshold of the first pass (hop-bytes).
     moves : int
-        Swaps to try at the most.
+        Swaps to try at the most (of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges:
+        :func:`~libtopomap.mappers.local_search.work_moves`).
+    deadline : float, optional
+        ``time.perf_counter()`` value after which no chunk starts (the best so far is returned).
 
     Returns
     -------
@@ -233,17 +275,21 @@ def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, leve
         return np.asarray(start, np.int64).copy(), start_value, start_value, stats
     order_rng = np.random.default_rng(rng.integers(2**63))
     planned = int(passes)
+    moves = work_moves(moves, state.sym)
+    chunk_max, batch = _chunk_max(state.sym), batch_size(state.sym)
     i = 0
-    while i < planned and stats["iterations"] < moves:
+    while i < planned and stats["iterations"] < moves and not past(deadline):
         th = float(level) * (1.0 - i / planned)
         order = order_rng.permutation(P).astype(np.int64)
-        for lo in range(0, P, BATCH):
-            if stats["iterations"] >= moves:
+        for lo in range(0, P, batch):
+            if stats["iterations"] >= moves or past(deadline):
                 break
-            ma, mb = nc_moves(state, order[lo:lo + BATCH], int(depth))
+            ma, mb = nc_moves(state, order[lo:lo + batch], int(depth))
             ma, mb = ma[:moves - stats["iterations"]], mb[:moves - stats["iterations"]]
-            for k in range(0, ma.size, _CHUNK_MAX):
-                a, b = ma[k:k + _CHUNK_MAX], mb[k:k + _CHUNK_MAX]
+            for k in range(0, ma.size, chunk_max):
+                if past(deadline):
+                    break
+                a, b = ma[k:k + chunk_max], mb[k:k + chunk_max]
                 acc, _imp, n, _ = state.run(np.full(a.size, th if th > 0 else -1e-12 * (1.0 + abs(state.score))),
                                             rng, lower=lower, moves=(a, b))
                 stats["iterations"] += n
@@ -286,7 +332,7 @@ def _all_moves(state, procs, depth, rev):
     partners ``b < a`` within ``depth`` hops: every move of ``N_C^depth`` of each process in ``procs``."""
     a, b = nc_moves(state, procs, depth)
     n = state.sym.n
-    ptr, idx = _kernels.bfs_balls(rev[0], rev[1], n, (n - 1) - procs, int(depth), NC_CAP)
+    ptr, idx = _kernels.bfs_balls(rev[0], rev[1], n, (n - 1) - procs, int(depth), nc_cap(state.sym))
     return np.concatenate([a, np.repeat(procs, np.diff(ptr))]), np.concatenate([b, (n - 1) - idx])
 
 
@@ -303,16 +349,19 @@ def _descend(state, dirty, depth, rev, rng, budget, lower, deadline=None):
     ``budget`` moves were tried, or hop-bytes reach ``lower``.  Returns the moves tried."""
     sym = state.sym
     tried = 0
+    chunk_max, batch = _chunk_max(sym), batch_size(sym)
     while dirty.size and tried < budget:
         order = rng.permutation(dirty).astype(np.int64)
         moved = []
-        for lo in range(0, order.size, BATCH):
-            if deadline is not None and time.perf_counter() >= deadline:
+        for lo in range(0, order.size, batch):
+            if past(deadline):
                 return tried
-            ma, mb = _all_moves(state, order[lo:lo + BATCH], depth, rev)
+            ma, mb = _all_moves(state, order[lo:lo + batch], depth, rev)
             ma, mb = ma[:budget - tried], mb[:budget - tried]
-            for k in range(0, ma.size, _CHUNK_MAX):
-                a, b = ma[k:k + _CHUNK_MAX], mb[k:k + _CHUNK_MAX]
+            for k in range(0, ma.size, chunk_max):
+                if past(deadline):
+                    return tried
+                a, b = ma[k:k + chunk_max], mb[k:k + chunk_max]
                 th = -1e-12 * (1.0 + abs(state.score))  # strictly lower: a descent cannot cycle
                 _, _, n, d = state.run(np.full(a.size, th), rng, lower=lower, moves=(a, b))
                 tried += n
@@ -415,8 +464,8 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
         return np.asarray(start, np.int64).copy(), start_value, start_value, stats
     r = np.random.default_rng(rng.integers(2**63))
     rev = _reversed_csr(sym)
-    moves = int(moves)
-    descent = ILS_DESCENT * P if descent is None else int(descent)
+    moves = work_moves(moves, sym)  # budgets of WORK_DEGREE-edge moves: fewer on a dense graph
+    descent = work_moves(ILS_DESCENT * P if descent is None else int(descent), sym)
     first = _descend(state, np.arange(P, dtype=np.int64), int(depth), rev, r, descent, lower, deadline)
     state.keep()
     best = state.snapshot()
@@ -436,7 +485,7 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
         ka, kb = ka[:moves - tried], kb[:moves - tried]
         _, _, n, _ = state.run(np.full(ka.size, np.inf), r, moves=(ka, kb))
         stats["kicks"] += 1
-        n += _descend(state, _neighbourhood(sym, ball), int(depth), rev, r, moves - tried - n, lower)
+        n += _descend(state, _neighbourhood(sym, ball), int(depth), rev, r, moves - tried - n, lower, deadline)
         tried += max(n, ILS_KICK_CHARGE)
         tol = 1e-9 * (1.0 + abs(best_value))
         if state.score <= best_value + tol:

@@ -47,6 +47,8 @@ at the largest per-process volume over the largest injection capacity).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import time
 
@@ -62,7 +64,8 @@ from ..routing import get_routing, pair_context, pair_flows, pair_hops, pair_hop
 from ._deltas import congestion_stats, congestion_update, full_traffic, move_messages, paths_init, route_messages
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
-__all__ = ["SwapState", "local_search", "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES"]
+__all__ = ["SwapState", "local_search", "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES",
+           "WORK_DEGREE", "work_moves", "deadline_scope", "current_deadline", "past"]
 
 MODE_HOPS, MODE_ECMP, MODE_PATHS = 0, 1, 2
 ACCEPT_THRESHOLD, ACCEPT_METROPOLIS = 0, 1
@@ -79,6 +82,59 @@ _LOG = 1 << 20
 _CHUNK_SECONDS = 0.02
 _CHUNK_MIN, _CHUNK_MAX = 16, 1 << 20
 _NO_MOVES = np.zeros(0, np.int64)
+
+#: Degree up to which a move budget is a move budget.  Every search's budget is edge work: a move
+#: of processes ``a`` and ``b`` costs ``O(deg a + deg b)`` (their edges' new distances or flows),
+#: and the neighbourhoods listed per process grow with the degree too, so a budget of ``M`` moves
+#: means ``M x WORK_DEGREE`` edge evaluations: ``M`` moves on graphs of mean degree up to
+#: :data:`WORK_DEGREE` (every sparse instance of ``benchmarks/bench_quality.py``: stencils, meshes
+#: and collectives of mean degree 2-12, whose results are unchanged), ``M x WORK_DEGREE / degree``
+#: above (:func:`work_moves`).  Profile of ``map --strategy multisection`` on a 1,000-process graph of
+#: mean degree 710 (``random:1000:437:1``) on ``dragonfly(17, 8, 8, 2)`` before: 2,711 of 2,997
+#: py-spy samples (575 s) in multisection's final swap search, 2^22 moves of ~1,400 edge evaluations each.
+WORK_DEGREE = 16
+
+_DEADLINE = contextvars.ContextVar("libtopomap_search_deadline", default=None)
+
+
+def work_moves(moves, sym):
+    """Moves that fit a budget of ``moves`` moves of :data:`WORK_DEGREE` edges: ``moves`` on a graph
+    of mean degree (``sym``: a :class:`~libtopomap.commgraph.SymGraph`, or the degree itself) up to
+    :data:`WORK_DEGREE`, ``moves x WORK_DEGREE / degree`` above (at least 1 when ``moves`` is positive).
+
+    Examples
+    --------
+    >>> work_moves(1000, 4.0), work_moves(1000, 160.0)
+    (1000, 100)
+    """
+    deg = float(sym) if np.isscalar(sym) else sym.indices.size / max(sym.n, 1)
+    moves = int(moves)
+    if deg <= WORK_DEGREE or moves <= 0:
+        return moves
+    return max(1, int(moves * WORK_DEGREE / deg))
+
+
+@contextlib.contextmanager
+def deadline_scope(deadline):
+    """Within the block, searches that take no ``deadline`` of their own (the constructions' swap
+    searches: :func:`libtopomap.mappers.multisection.map_multisection`) stop at ``deadline`` (a
+    ``time.perf_counter()`` value; ``None``: none) with their best so far.  The portfolio sets it
+    around each construction, so a construction that would not fit is cut short, not skipped."""
+    token = _DEADLINE.set(None if deadline is None else float(deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def current_deadline():
+    """The deadline of the innermost :func:`deadline_scope` (``None`` outside one)."""
+    return _DEADLINE.get()
+
+
+def past(deadline):
+    """Whether ``deadline`` (``None``: never) has passed."""
+    return deadline is not None and time.perf_counter() >= deadline
 
 
 def _work(n):

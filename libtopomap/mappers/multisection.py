@@ -30,6 +30,7 @@ from ..metrics import evaluate
 from ._common import finish, prepare
 from .hierarchy import Hierarchy, bottom_up, dragonfly_groups, topology_hierarchy
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
+from .local_search import WORK_DEGREE, current_deadline, past
 from .objectives import check_objective
 from .partition import EFFORT_MAX, fill, placed_refine, refine_parts, split, subgraph, subset_arcs
 
@@ -51,7 +52,13 @@ SWAP_DEPTH = 4
 #: Moves of the final hop-bytes swap search at the most (all instances of
 #: ``benchmarks/bench_quality.py``, up to 4,096 processes, reach a local optimum in fewer).  At
 #: 32,768 processes the search to a local optimum took 10-12 million moves, more than the whole
-#: construction, for 0.04-0.1 % of hop-bytes.
+#: construction, for 0.04-0.1 % of hop-bytes.  Like every search budget (:data:`KICK_MOVES` too)
+#: these are moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges: on a denser graph
+#: ``SWAP_MOVES x WORK_DEGREE`` edge evaluations (:func:`~libtopomap.mappers.local_search.work_moves`).
+#: Where the time went on ``random:1000:437:1`` (mean degree 710) onto ``dragonfly(17, 8, 8, 2)``:
+#: before, 2^22 moves of ~1,400 edge evaluations each, 575 s (2,711 of 2,997 py-spy samples in
+#: this search); now the descents (METIS splits, 0.7 s CPU each) and their ECMP comparisons
+#: (0.2 s CPU each) take most of it; see :func:`_swap_search` for the search's share.
 SWAP_MOVES = 1 << 22
 
 #: Rounds of iterated local search after the descent: in round ``r`` (from 0) :data:`KICK_PASSES`
@@ -191,7 +198,7 @@ def _descend(topology, h, cap, sym, base_seed, tries):
 
 
 def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None,
-                     objective="hopbytes"):
+                     objective="hopbytes", deadline=None):
     """Hierarchical multisection mapping: split the communication graph along the machine's tree.
 
     The hierarchy comes from the topology (:func:`topology_hierarchy`).  From the root down, the
@@ -249,6 +256,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         ``"congestion"`` adds the repair of hosts of two slots whose processes do not communicate
         (it may cost hop-bytes); the others map for hop-bytes alone.  :func:`~libtopomap.mappers.map_processes`
         passes its own.
+    deadline : float, optional
+        A ``time.perf_counter()`` value (default: that of an enclosing
+        :func:`~libtopomap.mappers.local_search.deadline_scope`, which the portfolio sets around each
+        construction): past it no further descent starts and the swap searches stop with their
+        best so far, so the construction ends about then (the first descent always runs).  Without
+        one (or when it does not bind) the result does not depend on the clock.
 
     Returns
     -------
@@ -283,6 +296,7 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     16
     """
     objective = check_objective(objective)
+    deadline = current_deadline() if deadline is None else float(deadline)
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     if rounds is not None:
         warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
@@ -297,9 +311,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
         # 530,496 hop-bytes against 74.1 and 536,590)
         hierarchies.append(topology_hierarchy(topology, generator_groups=False))
-    descents = [_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries)
-                for h in hierarchies]
-    if objective == "hopbytes" and g.n <= EFFORT_MAX and HOPBYTES_STARTS > 1:
+    descents = []
+    for h in hierarchies:  # the first always; the others while the deadline allows
+        if descents and past(deadline):
+            break
+        descents.append(_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries))
+    if objective == "hopbytes" and g.n <= EFFORT_MAX and HOPBYTES_STARTS > 1 and not past(deadline):
         # more METIS seeds on every tree hierarchy; the lowest (max congestion, hop-bytes) goes on,
         # as between hierarchies (the first on a tie)
         span = 2**31 - 1 - 64 * max(int(tries), 1)
@@ -307,22 +324,27 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
             if h.grid:
                 continue
             cap = _capacities(h, slots, topology.hosts.size)
-            starts = [descents[i]] + [_descend(topology, h, cap, sym,
-                                               (base_seed + k * 64 * max(int(tries), 1)) % span, tries)
-                                      for k in range(1, HOPBYTES_STARTS)]
+            starts = [descents[i]]
+            for k in range(1, HOPBYTES_STARTS):
+                if past(deadline):
+                    break
+                starts.append(_descend(topology, h, cap, sym, (base_seed + k * 64 * max(int(tries), 1)) % span, tries))
             values = [_congestion_key(topology, g, gamma, slots) for gamma in starts]
             descents[i] = starts[values.index(min(values))]
-    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX):
+    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX or past(deadline)):
         # the better descent alone goes on (the first on a tie)
         keys = [_congestion_key(topology, g, gamma, slots) for gamma in descents]
         descents = [descents[keys.index(min(keys))]]
     best, best_key = None, None
     with near_slot_cache(topology):  # the searches' states share one list of nearest slot vertices
         for gamma in descents:
+            if best is not None and past(deadline):
+                break
             if depth > 0 and g.n > 1:
-                gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth)
+                gamma = _swap_search(topology, g, gamma, slots, np.random.default_rng(swap_seed), depth, deadline)
                 if objective == "congestion":
-                    gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth)
+                    gamma = _pair_hosts(topology, g, sym, gamma, slots, np.random.default_rng(swap_seed), depth,
+                                        deadline)
             if len(descents) > 1:
                 key = _congestion_key(topology, g, gamma, slots)
                 if best_key is not None and key >= best_key:
@@ -339,7 +361,7 @@ def _congestion_key(topology, g, gamma, slots):
     return (round(float(m["max_congestion"]), 9), float(m["hop_bytes"]))
 
 
-def _swap_search(topology, g, gamma, slots, rng, depth):
+def _swap_search(topology, g, gamma, slots, rng, depth, deadline=None):
     """The final search of :func:`map_multisection`: hop-bytes descent over ``N_C^depth`` to a local
     optimum (at most :data:`SWAP_MOVES` moves), then :data:`KICK_ROUNDS` rounds of iterated local
     search: :data:`KICK_PASSES` threshold passes from the best mapping so far
@@ -347,17 +369,37 @@ def _swap_search(topology, g, gamma, slots, rng, depth):
     ``r`` ``(r + 1) x`` :data:`KICK_LEVEL` times the median edge weight, at most :data:`KICK_MOVES`
     swaps over all rounds, fewer above :data:`KICK_FULL` processes, none above :data:`KICK_MAX`)
     and the descent again, kept when it has fewer hop-bytes.  Deterministic for a given ``rng``
-    state (no step depends on the clock)."""
-    gamma, _, value, _ = hopbytes_swap(topology, g, gamma, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
+    state (no step depends on the clock) unless ``deadline`` (a ``time.perf_counter()`` value)
+    binds: then every search stops between compiled chunks with its best so far.  The budgets are
+    edge work (moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges), so on a dense
+    graph they allow fewer moves."""
+    sym = SymGraph(g)  # built once for every search here (0.1 s CPU at mean degree 710)
+    # one edge-work budget for the whole search: SWAP_MOVES moves of WORK_DEGREE edges over the
+    # descent and all rounds (the rounds of a sparse graph stay far below it); on a dense graph a
+    # move costs deg / WORK_DEGREE of them.  Dense case (mean degree 710, 1,000 processes): the
+    # search was 14.5 s CPU with per-call budgets (0.6 % of hop-bytes), 80 % of it in the walk.
+    per_move = max(1.0, sym.indices.size / max(sym.n, 1) / WORK_DEGREE)
+    left = [float(SWAP_MOVES)]
+
+    def descent(start):
+        out, _, v, st = hopbytes_swap(topology, sym, start, slots, rng=rng, depth=depth,
+                                      iterations=max(int(left[0]), 1), deadline=deadline)
+        left[0] -= st["iterations"] * per_move
+        return out, v
+
+    gamma, value = descent(gamma)
     level = KICK_LEVEL * float(np.median(np.abs(g.weights))) if g.n_edges else 0.0
     budget = KICK_MOVES * min(1.0, KICK_FULL / max(g.n, 1)) // max(KICK_ROUNDS, 1)
     for r in range(KICK_ROUNDS if g.n <= KICK_MAX else 0):
-        kicked, before, after, _ = threshold_swap_passes(topology, g, gamma, slots, rng=rng, passes=KICK_PASSES,
-                                                         depth=depth, level=level * (r + 1),
-                                                         moves=int(budget))
-        if after >= before:
+        if past(deadline) or left[0] < 1:
+            break
+        kicked, before, after, st = threshold_swap_passes(topology, sym, gamma, slots, rng=rng, passes=KICK_PASSES,
+                                                          depth=depth, level=level * (r + 1),
+                                                          moves=int(min(budget, left[0])), deadline=deadline)
+        left[0] -= st["iterations"] * per_move
+        if after >= before or left[0] < 1:
             continue
-        kicked, _, after, _ = hopbytes_swap(topology, g, kicked, slots, rng=rng, depth=depth, iterations=SWAP_MOVES)
+        kicked, after = descent(kicked)
         if after < value:
             gamma, value = kicked, after
     return gamma
@@ -443,7 +485,7 @@ def _repair_lonely_pairs(sym, gamma, visits=REPAIR_VISITS):
     return gamma, repairs
 
 
-def _pair_hosts(topology, g, sym, gamma, slots, rng, depth):
+def _pair_hosts(topology, g, sym, gamma, slots, rng, depth, deadline=None):
     """On hosts of two slots: :func:`_repair_lonely_pairs`, then the hop-bytes descent of
     :func:`_swap_search` over whole hosts (the communication graph contracted by vertex, one slot
     per used vertex), which moves pairs without splitting them (the threshold rounds there gained
@@ -465,7 +507,8 @@ def _pair_hosts(topology, g, sym, gamma, slots, rng, depth):
                   slots=one, kinds=topology.kinds, name=topology.name, attrs=topology.attrs)
     if cg.n_edges == 0:
         return fixed
-    where, _, _, _ = hopbytes_swap(t1, cg, used.copy(), one, rng=rng, depth=depth, iterations=SWAP_MOVES)
+    where, _, _, _ = hopbytes_swap(t1, cg, used.copy(), one, rng=rng, depth=depth, iterations=SWAP_MOVES,
+                                   deadline=deadline)
     return np.asarray(where, np.int64)[unit]
 
 

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -238,9 +239,16 @@ class MappingProblem:
             return out
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
             return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
+        from ..mappers.local_search import deadline_scope
+
         try:
-            m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                      placement=self.placement, objective=self.objective, seed=c.seed, start=c.start)
+            # constructions that search (multisection's swap searches) stop at the end of the
+            # constructions' share with their best so far, rather than overrun it
+            with deadline_scope(t0 + max(self.construction_time_left(), 0.0)
+                                if math.isfinite(self.total_budget) else None):
+                m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
+                                          placement=self.placement, objective=self.objective, seed=c.seed,
+                                          start=c.start)
             verts = np.asarray(m.vertices, dtype=np.int64)
             scored = None
             if self._baseline_score is not None and np.array_equal(verts, self.placement):
