@@ -56,14 +56,15 @@ def apply_mapping(comm, path, *, fake_names=None, placement=None):
         cannot be located.
     """
     size, rank = comm.Get_size(), comm.Get_rank()
-    where = os.fspath(path)
-    saved = collective_call(comm, lambda: read_saved_mapping(where) if rank == 0 else None,
-                            what="reading the saved mapping")
-    if rank == 0:
+
+    def read():
+        where = os.fspath(path)
+        if rank != 0:
+            return where, None
+        saved = read_saved_mapping(where)
         names, inverse = np.unique(np.array(saved.hosts, dtype=object).astype(str), return_inverse=True)
-        msg = (names.tolist(), inverse.astype(np.int64))
-    else:
-        msg = None
+        return where, (names.tolist(), inverse.astype(np.int64))
+    where, msg = collective_call(comm, read, what="reading the saved mapping")
     names, chosen = comm.bcast(msg, root=0)
     hosts = job_hosts(comm, fake_names, placement)
 
@@ -81,7 +82,9 @@ def apply_mapping(comm, path, *, fake_names=None, placement=None):
             detail = f"host {h!r} runs {have.get(h, 0)} process(es) of this job but the mapping puts {want[h]} there"
         raise MappingError(f"{where}: the mapping was made for other hosts: {detail} (mapping: {_describe(want)}; "
                            f"job: {_describe(have)})")
-    index = {h: i for i, h in enumerate(names)}
-    current = np.array([index[h] for h in hosts], dtype=np.int64)
-    new_rank_of = assign_new_ranks(current, chosen)
-    return comm.Split(0, key=int(new_rank_of[rank]))
+
+    def new_rank():
+        index = {h: i for i, h in enumerate(names)}
+        current = np.array([index[h] for h in hosts], dtype=np.int64)
+        return int(assign_new_ranks(current, chosen)[rank])
+    return comm.Split(0, key=collective_call(comm, new_rank, what="applying the saved mapping"))

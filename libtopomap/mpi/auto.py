@@ -45,17 +45,19 @@ def discover(comm, *, fake_names=None, placement=None, bandwidths=None):
     """
     rank = comm.Get_rank()
     hosts = job_hosts(comm, fake_names, placement)
-    first = hosts.index(hosts[rank]) == rank
+
     def look():  # rank 0 alone asks Slurm for the whole tree
+        first = hosts.index(hosts[rank]) == rank
         scontrol = read_scontrol() if rank == 0 and "SLURM_JOB_ID" in os.environ else None
         return probe(hosts[rank], node=first), scontrol
     gathered = comm.allgather(collective_call(comm, look, what="looking at the node"))
-    scontrol = gathered[0][1]
-    result = collective_call(comm, build, host_records([g[0] for g in gathered]), scontrol=scontrol,
-                             bandwidths=bandwidths, what="building the automatic topology")
-    if rank == 0:
-        warn_if_guessed(result.topology)
-    return result
+
+    def build_here():
+        result = build(host_records([g[0] for g in gathered]), scontrol=gathered[0][1], bandwidths=bandwidths)
+        if rank == 0:
+            warn_if_guessed(result.topology)
+        return result
+    return collective_call(comm, build_here, what="building the automatic topology")
 
 
 def resolve(comm, topology, fake_names, placement):

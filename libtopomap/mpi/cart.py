@@ -131,7 +131,8 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
         return comm.Create_cart(d, p, reorder=False)
 
     n = math.prod(d)
-    nbrs, wts = cart_neighbors(rank, d, p, w) if rank < n else ([], [])
+    nbrs, wts = collective_call(comm, lambda: cart_neighbors(rank, d, p, w) if rank < n else ([], []),
+                                what="building the Cartesian stencil")
     ws = wts if nbrs else MPI.WEIGHTS_EMPTY
     report, _ = reorder_ranks(comm, topo, (nbrs, nbrs, ws, ws), fake_names=None, placement=current.tolist(), **opts)
     t = time.perf_counter()

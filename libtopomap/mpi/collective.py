@@ -186,27 +186,26 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
         if max_memory is not None:
             check_memory(max_memory)
         steps = schedule(collective, size, root=root)
-        return topo, opts, steps
-    topo, opts, steps = collective_call(comm, prepare, what="preparing the collective placement")
+        return topo, opts, steps, topology_fingerprint(topo), repr(
+            (_schedule_fingerprint(steps), objective, opts, iterations, seed, root, max_memory)).encode()
+    topo, opts, steps, topo_print, options_print = collective_call(comm, prepare,
+                                                                   what="preparing the collective placement")
     # Inputs that must be equal on every rank, agreed before they can send the ranks down different paths.
-    check_agreement(comm, "topology", topology_fingerprint(topo))
+    check_agreement(comm, "topology", topo_print)
     check_agreement(comm, "options (collective, objective, optimizers, iterations, seed, root, max_memory)",
-                    repr((_schedule_fingerprint(steps), objective, opts, iterations, seed, root,
-                          max_memory)).encode())
+                    options_print)
 
     current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
     check_agreement(comm, "process placement", current.tobytes())
 
-    if seed is None:
-        base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
-    else:
-        base = int(seed)
-
     def make_problem():
         from ..portfolio import CollectiveProblem
 
-        return CollectiveProblem(topo, current, steps, objective=objective, iterations=iterations)
-    problem = collective_call(comm, make_problem, what="preparing the collective placement")
+        drawn = int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]) \
+            if seed is None and rank == 0 else None
+        return CollectiveProblem(topo, current, steps, objective=objective, iterations=iterations), drawn
+    problem, drawn = collective_call(comm, make_problem, what="preparing the collective placement")
+    base = comm.bcast(drawn, root=0) if seed is None else int(seed)
 
     def make(n):
         from ..portfolio import make_candidates
@@ -215,15 +214,16 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     result = race(comm, problem, make, max_memory=max_memory, what="collective placement")
     win = result.winner
     improved = not win.candidate.baseline
-    perm = np.asarray(win.payload, dtype=np.int64) if improved else np.arange(size, dtype=np.int64)
-    new_rank_of = np.empty(size, dtype=np.int64)
-    new_rank_of[perm] = np.arange(size)
 
     def full_metrics():
         from ..collectives import evaluate_schedule
 
-        return evaluate_schedule(topo, steps, current), evaluate_schedule(topo, steps, current[perm])
-    before, after = collective_call(comm, full_metrics, what="evaluating the collective placement")
+        perm = np.asarray(win.payload, dtype=np.int64) if improved else np.arange(size, dtype=np.int64)
+        new_rank_of = np.empty(size, dtype=np.int64)
+        new_rank_of[perm] = np.arange(size)
+        return (perm, new_rank_of, evaluate_schedule(topo, steps, current),
+                evaluate_schedule(topo, steps, current[perm]))
+    perm, new_rank_of, before, after = collective_call(comm, full_metrics, what="evaluating the collective placement")
     newcomm = TopomapIntracomm(comm.Split(0, key=int(new_rank_of[rank])))
     rep = CollectiveReport(
         collective=collective if isinstance(collective, str) else "custom", objective=objective,

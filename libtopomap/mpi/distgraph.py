@@ -19,7 +19,9 @@ in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjace
    ``k`` passed: in the result, rank ``k`` plays logical vertex ``k`` and sits on the vertex the
    mapping chose for it.
 
-Errors on any rank during steps 1-4 raise :class:`~libtopomap.CommError` on all ranks.
+Errors on any rank during steps 1-4 raise :class:`~libtopomap.CommError` on all ranks, interruptions
+(``KeyboardInterrupt``, ``SystemExit``: any ``BaseException``) included: every local phase between two
+collectives runs inside :class:`~libtopomap.mpi.race.agreed`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from mpi4py import MPI
 from ..errors import ArgumentTypeError, MappingError
 from ._report import TopomapDistgraphcomm, TopomapReport, attach_report, last_report, report
 from .pipeline import DEFAULT_STRATEGIES, adjacent_lists, agree_options, general_lists, reorder_ranks
+from .race import agreed, collective_call
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
            "TopomapDistgraphcomm", "report", "last_report", "DEFAULT_STRATEGIES"]
@@ -41,10 +44,11 @@ def _build(comm, report, gathered, info):
     t = time.perf_counter()
     split = comm.Split(0, key=report.new_rank)
     try:
-        k = split.Get_rank()
-        if k != report.new_rank:  # pragma: no cover - MPI_Comm_split orders by key
-            raise MappingError(f"Split gave rank {k}, expected {report.new_rank}")
-        s, d, sw, dw = gathered.lists(k)
+        with agreed(split, "building the communicator"):
+            k = split.Get_rank()
+            if k != report.new_rank:  # pragma: no cover - MPI_Comm_split orders by key
+                raise MappingError(f"Split gave rank {k}, expected {report.new_rank}")
+            s, d, sw, dw = gathered.lists(k)
         dcomm = split.Create_dist_graph_adjacent(s, d, sw, dw, info=info, reorder=False)
     finally:
         split.Free()
@@ -135,7 +139,10 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
         ``total_budget`` or ``routing``.
     CommError
         On every rank when any rank failed while mapping (bad topology, strategy error, inconsistent
-        graph, host missing from the topology...), naming the rank(s) and cause.
+        graph, host missing from the topology...), naming the rank(s) and cause.  An interruption on
+        one rank (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException``) is such a failure:
+        every rank raises the same :class:`~libtopomap.CommError` naming the rank and the exception
+        type, the interrupted rank included (its ``__cause__`` is the interruption); nobody hangs.
 
     Notes
     -----
@@ -211,7 +218,7 @@ def Create_dist_graph(comm, sources, degrees, destinations, weights=None, info=M
         return comm.Create_dist_graph(*args, info=info, reorder=reorder)
     plain = comm.Create_dist_graph(*args, info=info, reorder=False)
     try:
-        lists = _own_lists(plain)
+        lists = collective_call(comm, _own_lists, plain, what="reading the neighbour lists")
     finally:
         plain.Free()
     report, gathered = reorder_ranks(comm, topology, lists, strategies=strategies, objective=objective,
@@ -266,7 +273,7 @@ def topomap(distgraph_comm, topology, *, strategies=None, objective="congestion"
                                 f"(from Create_dist_graph[_adjacent]); this one has {kind} topology")
     agree_options(distgraph_comm, check, what="checking the arguments of topomap", reorder=True,
                   topology=topology, **opts)
-    lists = _own_lists(distgraph_comm)
+    lists = collective_call(distgraph_comm, _own_lists, distgraph_comm, what="reading the neighbour lists")
     report, _ = reorder_ranks(distgraph_comm, topology, lists, strategies=strategies, objective=objective,
                               seed=seed, time_budget=time_budget, iterations=iterations, refine=refine,
                               fake_names=fake_names, placement=placement, max_memory=max_memory,

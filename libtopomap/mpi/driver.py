@@ -27,13 +27,15 @@ is only who runs which candidate:
    the result.
 
 Any failure on any rank, in a strategy or in the selection, becomes the same
-:class:`~libtopomap.CommError` on every rank (an interrupted rank re-raises its own
-``KeyboardInterrupt`` / ``SystemExit`` with that message as a note): every local step between two
-collectives runs inside :func:`~libtopomap.mpi.race.collective_call`.
+:class:`~libtopomap.CommError` on every rank, an interruption (``KeyboardInterrupt``, ``SystemExit``:
+any ``BaseException``) too, the interrupted rank included (its ``__cause__`` is the interruption):
+every local step between two collectives runs inside :class:`~libtopomap.mpi.race.agreed` (or
+:func:`~libtopomap.mpi.race.collective_call`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -42,7 +44,7 @@ from mpi4py import MPI
 from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, bound_skip, budget_skip, check_memory,
                          default_max_memory, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
                          race_caches, refinement_choice)
-from .race import agree_arguments, bcast_array, collective_call, lexmin
+from .race import agree_arguments, agreed, bcast_array, collective_call, lexmin
 
 __all__ = ["race", "node_layout", "probe_plan", "REPORT_LIMIT"]
 
@@ -161,16 +163,17 @@ def race(comm, problem, make, *, max_memory=None, what="mapping", progress=None)
     CommError
         On every rank when any rank failed.
     """
-    with race_caches(problem):  # released on every rank when the race ends
+    with contextlib.ExitStack() as stack:  # the caches are released on every rank when the race ends
+        # the budget is an option like every other: the same on every rank, or one CommError everywhere;
+        # entering the caches is local work, agreed on with it
+        agree_arguments(comm, lambda: stack.enter_context(race_caches(problem)), what=f"starting the {what}",
+                        options=lambda: {"total_budget": getattr(problem, "total_budget", None),
+                                         "routing": getattr(problem, "routing", None)})
         return _race(comm, problem, make, max_memory=max_memory, what=what, progress=progress)
 
 
 def _race(comm, problem, make, *, max_memory, what, progress):
     rank = comm.Get_rank()
-    # the budget is an option like every other: the same on every rank, or one CommError everywhere
-    agree_arguments(comm, lambda: None, what=f"starting the {what}",
-                    options={"total_budget": getattr(problem, "total_budget", None),
-                             "routing": getattr(problem, "routing", None)})
     leaders, cores, node_memory = node_layout(comm)
 
     def plan():
@@ -233,17 +236,19 @@ def _race(comm, problem, make, *, max_memory, what, progress):
     outs, late = [], []
     stop_index = None
     if probe:
-        outs, late = collective_call(comm, work, probe if rank == probe_rank else [], probe_threads, what=what,
-                                     quiet=True)
-        stop_index = comm.bcast(min((o.candidate.index for o in outs if o.at_bound), default=None), root=probe_rank)
+        with agreed(comm, what, quiet=True):
+            outs, late = work(probe if rank == probe_rank else [], probe_threads)
+            first_at_bound = min((o.candidate.index for o in outs if o.at_bound), default=None)
+        stop_index = comm.bcast(first_at_bound, root=probe_rank)
     if stop_index is None:
         more, more_late = collective_call(comm, work, [i for i in mine if i not in probe], threads.get(rank),
                                           what=what, quiet=True)
         outs, late = outs + more, late + more_late
     late = [x for part in comm.allgather(late) for x in part]
-    skipped = sorted(skipped + [Skipped(cands[i], f"{reason} (rank {r})") for r, i, reason in
-                                ((_assignment_rank(assignment, i), i, reason) for i, reason in late)],
-                     key=lambda x: x.candidate.index)
+    with agreed(comm, what):
+        skipped = sorted(skipped + [Skipped(cands[i], f"{reason} (rank {r})") for r, i, reason in
+                                    ((_assignment_rank(assignment, i), i, reason) for i, reason in late)],
+                         key=lambda x: x.candidate.index)
     if two_phase:
         parts = comm.allgather(collective_call(comm, lambda: [o.record() for o in outs], what=what))
 

@@ -265,7 +265,8 @@ def job_hosts(comm, fake_names, placement):
     names, _ = fake_host_names(comm, fake_names)
     if names is not None:
         return names
-    return comm.allgather(host_of(MPI.Get_processor_name()))
+    return comm.allgather(collective_call(comm, lambda: host_of(MPI.Get_processor_name()),
+                                          what="locating processes"))
 
 
 def locate(comm, topology, *, fake_names=None, placement=None):

@@ -22,7 +22,7 @@ from ._report import TopomapReport
 from .auto import resolve as resolve_auto
 from .driver import race
 from .locate import locate
-from .race import agree_arguments, collective_call, format_failures, wait_quietly
+from .race import agree_arguments, agreed, collective_call
 
 __all__ = ["DEFAULT_STRATEGIES", "INT_MAX", "adjacent_lists", "general_lists", "check_options", "options_to_agree",
            "agree_options", "check_agreement", "topology_fingerprint", "reorder_ranks"]
@@ -183,23 +183,25 @@ def agree_options(comm, check, *, what, reorder, topology, **options):
     def run():
         check_options(**options)
         return check()
-    return agree_arguments(comm, run, what=what, options=options_to_agree(reorder, topology, **options))
+    return agree_arguments(comm, run, what=what, options=lambda: options_to_agree(reorder, topology, **options))
 
 
 class _GatheredGraph:
     """Every rank's adjacency lists, gathered with one Allgather of counts and one Allgatherv."""
 
     def __init__(self, comm, lists):
-        src, dst, sw, dw, codes = lists
         size = comm.Get_size()
-        head = np.array([src.size, dst.size, sw.size, dw.size, codes[0], codes[1]], dtype=np.int64)
-        heads = np.empty((size, 6), dtype=np.int64)
+        with agreed(comm, "gathering the process graph"):
+            src, dst, sw, dw, codes = lists
+            head = np.array([src.size, dst.size, sw.size, dw.size, codes[0], codes[1]], dtype=np.int64)
+            heads = np.empty((size, 6), dtype=np.int64)
+            payload = np.concatenate([src, dst, sw, dw])
         comm.Allgather(head, heads)
-        payload = np.concatenate([src, dst, sw, dw])
-        counts = heads[:, :4].sum(axis=1)
-        displs = np.zeros(size, dtype=np.int64)
-        np.cumsum(counts[:-1], out=displs[1:])
-        allp = np.empty(int(counts.sum()), dtype=np.int64)
+        with agreed(comm, "gathering the process graph"):
+            counts = heads[:, :4].sum(axis=1)
+            displs = np.zeros(size, dtype=np.int64)
+            np.cumsum(counts[:-1], out=displs[1:])
+            allp = np.empty(int(counts.sum()), dtype=np.int64)
         comm.Allgatherv(payload, [allp, counts, displs, MPI.INT64_T])
         self.size = size
         self.heads = heads
@@ -300,33 +302,17 @@ def _compile_on_rank0(comm, strategies, objective, refine):
     share cores); then every rank loads the kernels from numba's on-disk cache.  A failure here
     is not fatal: the same code runs again in the portfolio, where errors are agreed on and raised.
     An interruption (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException`` that is not an
-    ``Exception``) is: rank 0 re-raises it after telling the others, which raise :class:`CommError`.
+    ``Exception``) is: it becomes the same :class:`CommError` on every rank (:class:`~.race.agreed`).
     Returns rank 0's error message, or None."""
     from ..mappers import compile_kernels
 
-    error = stop = interrupt = None
-    if comm.Get_rank() == 0:
-        try:
-            compile_kernels(strategies, objective=objective, refine=refine)
-        except Exception as e:  # reported by the portfolio step, which runs the same kernels
-            error = f"{type(e).__name__}: {e}"
-        except BaseException as e:  # noqa: BLE001 - must reach the ranks waiting below
-            interrupt = e
-            stop = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    try:
-        wait_quietly(comm)
-    except BaseException as e:  # noqa: BLE001 - an interruption while waiting must reach the others too
-        if interrupt is None:
-            interrupt, stop = e, (f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
-    failures = [(r, m) for r, m in enumerate(comm.allgather(stop)) if m is not None]
-    if failures:
-        msg = format_failures("compiling the kernels", failures, comm.Get_size())
-        if interrupt is not None:
-            interrupt.add_note(msg)
-            raise interrupt
-        err = CommError(msg)
-        err.failures = failures
-        raise err
+    error = None
+    with agreed(comm, "compiling the kernels", quiet=True):
+        if comm.Get_rank() == 0:
+            try:
+                compile_kernels(strategies, objective=objective, refine=refine)
+            except Exception as e:  # reported by the portfolio step, which runs the same kernels
+                error = f"{type(e).__name__}: {e}"
     return error
 
 
@@ -376,12 +362,11 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
             raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
         if max_memory is not None:
             check_memory(max_memory)
-        return topo, strats
-    topo, strats = collective_call(comm, prepare, what="preparing the topology")
-    check_agreement(comm, "topology", topology_fingerprint(topo))
-    check_agreement(comm, "options (strategies, objective, seed, refine, iterations)",
-                     repr((strats, objective, seed, refine, iterations, time_budget, max_memory,
-                           total_budget, routing)).encode())
+        return topo, strats, topology_fingerprint(topo), repr(
+            (strats, objective, seed, refine, iterations, time_budget, max_memory, total_budget, routing)).encode()
+    topo, strats, topo_print, options_print = collective_call(comm, prepare, what="preparing the topology")
+    check_agreement(comm, "topology", topo_print)
+    check_agreement(comm, "options (strategies, objective, seed, refine, iterations)", options_print)
 
     # 1. Where is every process?
     t = time.perf_counter()
@@ -404,17 +389,18 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
     # with its own seed and start vertex on the k-th mapping rank.  Rank 0 first compiles (or loads)
     # the numba kernels so the other ranks load them from the cache instead of all compiling at once.
     # On one host every placement is the same one: the current placement is kept without a race.
-    job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
-    job_hosts = np.flatnonzero(job_slots)
-    one_host = job_hosts.size == 1
+    with agreed(comm, "preparing the mapping"):
+        job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
+        job_hosts = np.flatnonzero(job_slots)
+        one_host = job_hosts.size == 1
+        warm = bool(graph.n_edges) and not one_host
+        drawn = int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]) \
+            if seed is None and rank == 0 else None
     t = time.perf_counter()
-    warm_error = _compile_on_rank0(comm, strats, objective, refine) if graph.n_edges and not one_host else None
+    warm_error = _compile_on_rank0(comm, strats, objective, refine) if warm else None
     timings["kernels"] = time.perf_counter() - t
     t = time.perf_counter()
-    if seed is None:
-        base = comm.bcast(int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]), root=0)
-    else:
-        base = int(seed)
+    base = comm.bcast(drawn, root=0) if seed is None else int(seed)
     problem = collective_call(comm, lambda: MappingProblem(
         topo, graph, slots=job_slots, placement=current, objective=objective, time_budget=time_budget,
         iterations=iterations, total_budget=total_budget, routing=routing), what="preparing the mapping")
@@ -430,30 +416,29 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
     timings["strategies"] = time.perf_counter() - t
 
     # 4. Selection is done (every rank holds the winner); check it and derive the new ranks.
-    t = time.perf_counter()
-    win = None if one_host else result.winner
-    if win is not None and not win.candidate.baseline:
-        chosen = np.asarray(win.payload, dtype=np.int64)
-
-        def check_winner():
+    # Local from here on: checked and reported inside one agreed phase, so that a failure on one rank
+    # (an invalid winner, an interruption) reaches every rank before the communicator is built.
+    with agreed(comm, "checking the chosen mapping"):
+        t = time.perf_counter()
+        win = None if one_host else result.winner
+        if win is not None and not win.candidate.baseline:
+            chosen = np.asarray(win.payload, dtype=np.int64)
             problem.validate(chosen)
-            return assign_new_ranks(current, chosen)
-        new_rank_of = collective_call(comm, check_winner, what="checking the chosen mapping")
-        strategy, winner_rank, after = win.label, win.rank, dict(win.metrics)
-    else:
-        chosen, strategy, winner_rank = current.copy(), "identity", None
-        new_rank_of = np.arange(size, dtype=np.int64)
-        after = dict(before)
-    timings["selection"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t_start
-
-    extra = {} if warm_error is None else {"kernel_warmup_error": warm_error}
-    report = TopomapReport(
-        strategy=strategy, winner_rank=winner_rank, objective=objective, before=before, after=after,
-        improved=winner_rank is not None, old_rank=rank, new_rank=int(new_rank_of[rank]),
-        new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
-        candidates=[] if one_host else _candidate_records(result, objective), timings=timings, seed=base,
-        n_processes=size, topology=getattr(topo, "name", None), extra=extra,
-        skipped=[] if one_host else [sk.reason for sk in result.skipped], plan={} if one_host else result.plan)
+            new_rank_of = assign_new_ranks(current, chosen)
+            strategy, winner_rank, after = win.label, win.rank, dict(win.metrics)
+        else:
+            chosen, strategy, winner_rank = current.copy(), "identity", None
+            new_rank_of = np.arange(size, dtype=np.int64)
+            after = dict(before)
+        timings["selection"] = time.perf_counter() - t
+        timings["total"] = time.perf_counter() - t_start
+        extra = {} if warm_error is None else {"kernel_warmup_error": warm_error}
+        report = TopomapReport(
+            strategy=strategy, winner_rank=winner_rank, objective=objective, before=before, after=after,
+            improved=winner_rank is not None, old_rank=rank, new_rank=int(new_rank_of[rank]),
+            new_rank_of=new_rank_of, vertices_before=current, vertices_after=np.asarray(chosen, np.int64),
+            candidates=[] if one_host else _candidate_records(result, objective), timings=timings, seed=base,
+            n_processes=size, topology=getattr(topo, "name", None), extra=extra,
+            skipped=[] if one_host else [sk.reason for sk in result.skipped], plan={} if one_host else result.plan)
     return report, gathered
 

@@ -2,9 +2,11 @@
 
 Two building blocks that every rank calls together:
 
-* :func:`collective_call` runs a local computation on every rank and agrees on failure with one
-  ``Allgather``, so an exception on one rank becomes a :class:`~libtopomap.CommError` on *all* ranks
-  (naming the failing ranks and their messages) instead of a hang in the next collective.
+* :class:`agreed` (a context manager) and :func:`collective_call` (the same for a callable) run a
+  local phase on every rank and agree on failure with one ``Allgather``, so an exception on one
+  rank becomes a :class:`~libtopomap.CommError` on *all* ranks (naming the failing ranks and their
+  messages) instead of a hang in the next collective.  Every local phase of every MPI entry point
+  between two collectives runs inside one of them.
 * :func:`select_best` picks the best candidate over all ranks by ``MINLOC`` on ``(value, tiebreak,
   rank)`` with ``Allreduce`` and lets the winner broadcast its mapping.
 """
@@ -19,7 +21,7 @@ from mpi4py import MPI
 
 from ..errors import CommError, LibTopoMapError
 
-__all__ = ["collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures", "wait_quietly",
+__all__ = ["agreed", "collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures", "wait_quietly",
            "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
@@ -134,12 +136,91 @@ def lexmin(comm, key):
     return tuple(best), (-1 if owner == size else int(owner))
 
 
+class agreed:
+    """Context manager: run the local phase in the ``with`` body, then agree with the other ranks.
+
+    On leaving the block every rank takes part in one ``allgather`` of a small failure message
+    (``None`` when its body ran through).  If the body raised on any rank -- any ``BaseException``:
+    an ``Exception``, ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, a custom subclass --
+    every rank raises the same :class:`~libtopomap.CommError` naming the failing rank(s) and the
+    exception type and message (:func:`raise_failures`); on a failing rank its ``__cause__`` is the
+    original exception.  No rank is left waiting in a later collective and nothing aborts.
+
+    This is the one place where the MPI layer turns a local failure into an agreed one:
+    :func:`collective_call` is this block around a call, :func:`agree_arguments` the same for the
+    argument checks at the entry of every collective call.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        All its processes must enter and leave the block.
+    what : str
+        What is being done, for the error message (``"<what> failed on rank r of n: Type: message"``).
+    quiet : bool, optional
+        Wait for the other ranks with :func:`wait_quietly` before agreeing (for long, unequal local
+        work: waiting ranks then leave the cores to the others).
+
+    Notes
+    -----
+    An interruption (``KeyboardInterrupt``...) does not escape as itself, not even on the rank that
+    was interrupted: that rank raises the agreed :class:`~libtopomap.CommError` too, with the
+    interruption as its ``__cause__`` (``isinstance(err.__cause__, KeyboardInterrupt)`` tells an
+    application that wants to stop on Ctrl-C).  The rule of the MPI layer is that every rank raises
+    the same error and nobody hangs; an interruption re-raised on one rank only would send that
+    rank down another path than the others (which raise :class:`~libtopomap.CommError`), e.g. past
+    an ``except CommError`` that the others take.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> with agreed(MPI.COMM_SELF, "adding"):
+    ...     total = 1 + 2
+    >>> total
+    3
+    >>> try:
+    ...     with agreed(MPI.COMM_SELF, "stopping"):
+    ...         raise KeyboardInterrupt
+    ... except CommError as e:
+    ...     print(e, type(e.__cause__).__name__)
+    stopping failed on rank 0 of 1: KeyboardInterrupt KeyboardInterrupt
+    """
+
+    __slots__ = ("comm", "what", "quiet")
+
+    def __init__(self, comm, what, *, quiet=False):
+        self.comm, self.what, self.quiet = comm, what, quiet
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, etype, exc, tb):
+        agree_failure(self.comm, self.what, exc, quiet=self.quiet)
+        return False
+
+
+def agree_failure(comm, what, local_exc, *, quiet=False):
+    """The agreement of :class:`agreed`: ``local_exc`` is this rank's failure (None if none); every rank
+    raises the same :class:`~libtopomap.CommError` when any rank failed, else returns None (collective)."""
+    message = None if local_exc is None else _describe(local_exc)
+    if quiet:
+        try:
+            wait_quietly(comm)
+        except BaseException as e:  # noqa: BLE001 - an interruption while waiting is this rank's failure
+            if local_exc is None:
+                local_exc, message = e, _describe(e)
+    messages = comm.allgather(message)
+    failures = [(r, m) for r, m in enumerate(messages) if m is not None]
+    if failures:
+        raise_failures(what, failures, comm.Get_size(), local_exc)
+
+
 def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     """Run ``fn(*args, **kw)`` on every rank and agree on failure before anyone proceeds.
 
     Every rank calls ``fn`` locally, then all ranks exchange one small error flag/message with
-    ``Allgather``.  If any rank raised, every rank raises the same :class:`~libtopomap.CommError`
-    naming the failing rank(s) and their messages, so no rank is left waiting in a later collective.
+    ``Allgather`` (:class:`agreed`).  If any rank raised, every rank raises the same
+    :class:`~libtopomap.CommError` naming the failing rank(s) and their messages, so no rank is
+    left waiting in a later collective.
 
     Parameters
     ----------
@@ -164,13 +245,9 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     Raises
     ------
     CommError
-        On all ranks if ``fn`` raised on any rank.  The error has ``failures``, a list of
+        On all ranks if ``fn`` raised on any rank -- any ``BaseException``, ``KeyboardInterrupt``
+        and ``SystemExit`` included (see :class:`agreed`).  The error has ``failures``, a list of
         ``(rank, message)``; on a failing rank its ``__cause__`` is the original exception.
-    BaseException
-        An interruption (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException`` that is not
-        an ``Exception``) in ``fn`` or, with ``quiet``, while waiting, is a failure like any other
-        for the other ranks (they raise the :class:`~libtopomap.CommError`), but the interrupted
-        rank re-raises the interruption itself, with the agreed message added as a note.
 
     Examples
     --------
@@ -178,35 +255,15 @@ def collective_call(comm, fn, *args, what="mapping", quiet=False, **kw):
     >>> collective_call(MPI.COMM_SELF, sum, [1, 2, 3])
     6
     """
-    local_exc = None
-    result = None
-    try:
-        result = fn(*args, **kw)
-        message = None
-    except BaseException as e:  # noqa: BLE001 - every failure (even KeyboardInterrupt) must reach the others
-        local_exc, message = e, _describe(e)
-    if quiet:
-        try:
-            wait_quietly(comm)
-        except BaseException as e:  # noqa: BLE001 - an interruption while waiting is this rank's failure
-            if not _is_interrupt(local_exc):
-                local_exc, message = e, _describe(e)
-    messages = comm.allgather(message)
-    failures = [(r, m) for r, m in enumerate(messages) if m is not None]
-    if failures:
-        raise_failures(what, failures, comm.Get_size(), local_exc)
-    return result
+    with agreed(comm, what, quiet=quiet):
+        return fn(*args, **kw)
 
 
 def raise_failures(what, failures, size, local_exc):
-    """Raise the failures the ranks agreed on: :class:`~libtopomap.CommError` (with ``failures``,
-    its cause this rank's own exception ``local_exc`` if any), or, on a rank that was interrupted,
-    the interruption itself with the agreed message added as a note."""
-    text = format_failures(what, failures, size)
-    if _is_interrupt(local_exc):
-        local_exc.add_note(text)
-        raise local_exc
-    err = CommError(text)
+    """Raise the failures the ranks agreed on: the same :class:`~libtopomap.CommError` on every rank
+    (with ``failures``), its cause this rank's own exception ``local_exc`` if any -- an interruption
+    (``KeyboardInterrupt``, ``SystemExit``...) included, see :class:`agreed`."""
+    err = CommError(format_failures(what, failures, size))
     err.failures = failures
     raise err from local_exc
 
@@ -222,9 +279,10 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
         Local argument check; returns the normalized arguments.
     what : str
         What is being checked, for the error message.
-    options : dict, optional
+    options : dict or callable, optional
         ``{name: value}`` of the arguments that must be equal on every rank (compared by the CRC-32
-        of their ``repr``).
+        of their ``repr``), or a callable returning it (called in the checked phase, so a failure
+        there is agreed on like one in ``fn``).
 
     Returns
     -------
@@ -239,8 +297,8 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
     CommError
         When only some ranks failed, or failed differently (naming the ranks and messages), or when
         the ranks passed different ``options`` (naming the options and the odd ranks).
-    BaseException
-        An interruption in ``fn`` is re-raised on its rank, the others raise :class:`CommError`.
+    CommError
+        Also for an interruption (any ``BaseException``) in ``fn`` on any rank (see :class:`agreed`).
 
     Examples
     --------
@@ -249,15 +307,17 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
     7
     """
     err = result = None
+    names, crcs = [], []
     try:
         result = fn(*args, **kw)
+        opts = (options() if callable(options) else options) or {}
+        names = sorted(opts)
+        crcs = [zlib.crc32(repr(opts[k]).encode()) for k in names]
         msg = None
     except BaseException as e:  # noqa: BLE001 - every failure must reach the others before any collective
         err = e
         same = isinstance(e, LibTopoMapError) and isinstance(e, (ValueError, TypeError))
         msg = (type(e).__name__, str(e) if same else _describe(e))
-    names = sorted(options or {})
-    crcs = [zlib.crc32(repr(options[k]).encode()) for k in names]
     every = comm.allgather((msg, crcs))
     msgs = [m for m, _ in every]
     if any(m is not None for m in msgs):
@@ -318,6 +378,12 @@ def select_best(comm, value, vertices, *, tiebreak=0.0):
     winner_rank : int
     best_value : float
 
+    Raises
+    ------
+    CommError
+        On every rank when ``value``, ``tiebreak`` or ``vertices`` cannot be read on any rank (any
+        ``BaseException`` there, see :class:`agreed`).
+
     Notes
     -----
     This is the selection step of LibTopoMap's flow (Hoefler & Snir, ICS'11, section 4.2 and
@@ -330,18 +396,23 @@ def select_best(comm, value, vertices, *, tiebreak=0.0):
     >>> v.tolist(), rank, val
     ([1, 0], 0, 2.5)
     """
-    value = float(value)
-    if not np.isfinite(value):
-        value = np.inf
-    tiebreak = float(tiebreak)
-    if not np.isfinite(tiebreak):
-        tiebreak = np.inf
+    rank = comm.Get_rank()
+
+    def inputs():  # local, agreed on before the first collective
+        v, t = float(value), float(tiebreak)
+        v = v if np.isfinite(v) else np.inf
+        t = t if np.isfinite(t) else np.inf
+        # the array that this rank broadcasts if it wins
+        arr = None if vertices is None else np.ascontiguousarray(vertices, dtype=np.int64).reshape(-1)
+        return v, t, arr
+    with agreed(comm, "selecting the best candidate"):
+        value, tiebreak, vertices = inputs()
     vmin = np.array([value], dtype=np.float64)
     comm.Allreduce(MPI.IN_PLACE, vmin, op=MPI.MIN)
     best_value = float(vmin[0])
     pair = np.zeros(1, dtype=np.dtype([("key", np.float64), ("rank", np.int32)], align=True))
     pair["key"] = tiebreak if value == best_value else np.inf
-    pair["rank"] = comm.Get_rank()
+    pair["rank"] = rank
     out = np.empty_like(pair)
     comm.Allreduce([pair, 1, MPI.DOUBLE_INT], [out, 1, MPI.DOUBLE_INT], op=MPI.MINLOC)
     winner = int(out["rank"][0])

@@ -370,11 +370,14 @@ class TracedComm:
             if weights not in WEIGHTS:
                 raise ArgumentError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
             return WEIGHTS.index(weights)
-        col = check_everywhere(self, check, what="gathering the traced graph")
-        check_agreement(self, "options (weights)", repr(weights).encode())
+        def local():
+            col = check()
+            mine = np.array([(p, b, m) for p, (b, m) in _counts(self._trace_peers).items()],
+                            dtype=np.int64).reshape(-1, 3)
+            return col, mine, repr(weights).encode()
+        col, mine, weights_print = check_everywhere(self, local, what="gathering the traced graph")
+        check_agreement(self, "options (weights)", weights_print)
         size = self.Get_size()
-        mine = np.array([(p, b, m) for p, (b, m) in _counts(self._trace_peers).items()],
-                        dtype=np.int64).reshape(-1, 3)
         counts = np.empty(size, dtype=np.int64)
         self.Allgather(np.array([mine.size], dtype=np.int64), counts)
         displs = np.zeros(size, dtype=np.int64)
@@ -607,7 +610,7 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
                 iterations=iterations, refine=refine, max_memory=max_memory, total_budget=total_budget)
     # the options are checked and agreed on first, as by the distributed-graph calls
     agree_arguments(comm, check_options, what="checking the arguments of reorder",
-                    options=options_to_agree(True, topology, **opts), **opts)
+                    options=lambda: options_to_agree(True, topology, **opts), **opts)
 
     def load():
         if isinstance(graph, (str, os.PathLike)):
@@ -618,9 +621,9 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
             g = as_commgraph(graph)
         if g.n != size:
             raise ArgumentError(f"the communication graph has {g.n} processes but the communicator has {size} ranks")
-        return g
-    g = check_everywhere(comm, load, what="reading the communication graph")
-    check_agreement(comm, "communication graph", _graph_fingerprint(g))
+        return g, _graph_fingerprint(g)
+    g, graph_print = check_everywhere(comm, load, what="reading the communication graph")
+    check_agreement(comm, "communication graph", graph_print)
     report, _ = reorder_ranks(comm, topology, g, fake_names=fake_names, placement=placement, **opts)
     t = time.perf_counter()
     newcomm = comm.Split(0, key=report.new_rank)
