@@ -294,3 +294,16 @@ def test_cli_routing_lft_and_dmodk(capsys):
     assert main(["info", f, "--routing", _lft("ftree-4-3"), "--json"]) == 0
     assert '"routing": "lft:' in capsys.readouterr().out
     assert main(["map", "--topology", f, "--graph", "stencil:8x8", "--routing", "dmodk", "--quiet"]) == 0
+
+
+def test_dmodk_on_a_partial_allocation_routes_as_the_whole_tree():
+    """A job's allocation (hosts without slots elsewhere) keeps the fabric's routes and destination indices."""
+    from libtopomap.rankfiles import Allocation, allocation_topology
+
+    t = ltm.fattree(4, 3)
+    hosts = tuple(f"n{i}" for i in range(0, 64, 3))
+    part, _ = allocation_topology(t, Allocation(hosts, (1,) * len(hosts)))
+    s = np.array([t.index(h) for h in hosts])
+    d = np.roll(s, 1)
+    np.testing.assert_array_equal(ltm.route_traffic(part, s, d, routing="dmodk"),
+                                  ltm.route_traffic(t, s, d, routing="dmodk"))

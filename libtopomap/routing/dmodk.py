@@ -26,6 +26,7 @@ from numba import njit
 
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 from ..errors import TopologyError
+from ..topology import SWITCH
 from ._common import cached, label, no_log, put
 from ._models import Model
 
@@ -96,10 +97,20 @@ def _arcs_of(topology, u, v):
     return out
 
 
+def _tree_hosts(topology):
+    """The tree's hosts: every vertex that is not a switch, with slots or not (the fabric routes the same
+    whichever hosts a job was given, so a partial allocation keeps the whole tree's destination indices);
+    the vertices with slots when the topology names no switch."""
+    switch = np.asarray([k == SWITCH for k in topology.kinds], dtype=bool)
+    if not switch.any():
+        return np.asarray(topology.hosts, np.int64)
+    return np.flatnonzero(~switch).astype(np.int64)
+
+
 def _build(topology):
     n = topology.n_vertices
     name = f"topology{label(topology)}"
-    hosts = np.asarray(topology.hosts, np.int64)
+    hosts = _tree_hosts(topology)
     if hosts.size == 0:
         raise TopologyError(f"{name} is not tree-like: it has no host (vertex with slots) for dmodk routing")
     indptr, indices = topology.indptr, topology.indices.astype(np.int64)
