@@ -15,6 +15,8 @@ __all__ = [
     "ArgumentTypeError",
     "SimulationError",
     "SimGridUnavailable",
+    "SmpiUnavailable",
+    "SmpiError",
     "LibTopoMapWarning",
 ]
 
@@ -79,6 +81,14 @@ class SimulationError(LibTopoMapError, RuntimeError):
 
 class SimGridUnavailable(LibTopoMapError, RuntimeError):
     """SimGrid's Python bindings cannot be imported; the message says how to install them."""
+
+
+class SmpiUnavailable(LibTopoMapError, RuntimeError):
+    """``smpicc`` or ``smpirun`` is not on ``PATH``; the message says to install libsimgrid-dev."""
+
+
+class SmpiError(LibTopoMapError, RuntimeError):
+    """An SMPI compilation or run failed; the message has the exit status and the last stderr lines."""
 
 
 class LibTopoMapWarning(UserWarning):

@@ -302,8 +302,8 @@ def _entry_line(ctx, row, lid):
                 m = _ENTRY.match(raw)
                 if m and int(m.group(1), 16) == lid:
                     return lineno
-    except OSError:
-        pass
+    except OSError:  # the file went away after it was read: its table's first line still points the user there
+        return start
     return start
 
 

@@ -11,12 +11,13 @@ Allreduce), ``fft`` (pencil FFT transposes: Alltoall in row and column communica
 from __future__ import annotations
 
 import hashlib
+import re
 import os
 import shutil
 import subprocess
 from importlib import resources
 
-from ..errors import ArgumentError, LibTopoMapError
+from ..errors import ArgumentError, SmpiError, SmpiUnavailable
 
 __all__ = ["PROXIES", "SmpiUnavailable", "SmpiError", "INSTALL_HINT", "build", "proxy_source", "require_tool", "tail",
            "default_outdir", "parse_result"]
@@ -26,14 +27,6 @@ PROXIES = ("halo", "cg", "fft", "colls", "replay")
 _HELPERS = ("dtypes",)  # built with the proxies, used by libtopomap.smpi itself
 
 INSTALL_HINT = "install libsimgrid-dev (SimGrid's SMPI: smpicc, smpirun), e.g. apt-get install -y libsimgrid-dev"
-
-
-class SmpiUnavailable(LibTopoMapError, RuntimeError):
-    """``smpicc`` or ``smpirun`` is not on ``PATH``; the message says to install libsimgrid-dev."""
-
-
-class SmpiError(LibTopoMapError, RuntimeError):
-    """A compilation or an SMPI run failed; the message has the exit status and the last stderr lines."""
 
 
 def require_tool(name):
@@ -155,11 +148,8 @@ def parse_result(text, tag="LTM_RESULT"):
         key, sep, value = item.partition("=")
         if not sep:
             continue
-        if key == "time":
-            try:
-                fields[key] = float(value)
-                continue
-            except ValueError:
-                pass
+        if key == "time" and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", value):
+            fields[key] = float(value)
+            continue
         fields[key] = int(value) if value.lstrip("-").isdigit() else value
     return fields
