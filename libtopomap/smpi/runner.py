@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import ArgumentError, MappingError
 from .build import SmpiError, build, parse_result, require_tool, tail
+from .traces import rank_files, read_ti_trace
 
 __all__ = ["run", "run_once", "SmpiRunResult", "Simulation", "datatype_sizes", "SMPI_CONFIG"]
 
@@ -220,7 +221,6 @@ def datatype_sizes(outdir=None, *, workdir=None):
             sizes = {int(k): int(v) for k, v in json.load(f).items()}
         _DTYPE_CACHE[exe] = sizes
         return sizes
-    from .traces import _rank_files
 
     tmp = tempfile.mkdtemp(prefix="ltm-dtypes-", dir=workdir)
     try:
@@ -236,7 +236,7 @@ def datatype_sizes(outdir=None, *, workdir=None):
         sim = run_once(exe, platform=plat, hostfile=hf, nprocs=1, trace=index)
         size_of_tag = {int(k): int(v) for k, v in re.findall(r"^LTM_DTYPE (\d+) (\d+)$", sim.stdout, re.M)}
         sizes = {}
-        for path in _rank_files(index):
+        for path in rank_files(index):
             with open(path) as f:
                 for line in f:
                     p = line.split()
@@ -329,7 +329,6 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     from ..metrics import evaluate
     from ..rankfiles import Allocation, allocation_topology, read_allocation
     from .platform import write_platform
-    from .traces import read_ti_trace
 
     t_start = time.perf_counter()
     phases = {}

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ArgumentError, FormatError
 
-__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "TraceSummary", "INT_MAX"]
+__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "rank_files", "TraceSummary", "INT_MAX"]
 
 #: The largest message (bytes) the ``replay`` proxy sends as one edge (an MPI ``int`` count).
 INT_MAX = 2**31 - 1
@@ -100,7 +100,8 @@ class TraceSummary(dict):
     (datatype numbers not in the table, counted as 1 byte per element)."""
 
 
-def _rank_files(index):
+def rank_files(index):
+    """The per-rank trace files listed in a time-independent trace's index file, as paths."""
     with open(index, encoding="utf-8", errors="replace") as f:
         files = [x.strip() for x in f if x.strip()]
     base = os.path.dirname(os.path.abspath(index))
@@ -148,7 +149,7 @@ def read_ti_trace(index, nprocs, dtype_sizes=None):
             unknown.add(dtype)
         return count
 
-    for path in _rank_files(index):
+    for path in rank_files(index):
         with open(path, encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 p = line.split()
