@@ -12,6 +12,7 @@ __all__ = [
     "MappingError",
     "CommError",
     "ArgumentError",
+    "ChoiceError",
     "ArgumentTypeError",
     "SimulationError",
     "SimGridUnavailable",
@@ -69,6 +70,12 @@ class CommError(LibTopoMapError, RuntimeError):
 class ArgumentError(LibTopoMapError, ValueError):
     """An option has a bad value (a message size, a bandwidth, an unknown choice...); the message
     names the option and the value.  The command line reports it as a usage error (exit 2)."""
+
+
+class ChoiceError(ArgumentError, MappingError, CommGraphError):
+    """A name that is not in :data:`libtopomap.vocabulary.REGISTRY` (an unknown strategy, refinement,
+    objective, routing, collective...); the message lists the accepted names.  It is also a
+    :class:`MappingError` and a :class:`CommGraphError`, which earlier versions raised for some kinds."""
 
 
 class ArgumentTypeError(LibTopoMapError, TypeError):

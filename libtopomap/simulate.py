@@ -38,7 +38,7 @@ from .commgraph import CommGraph, as_commgraph
 from .errors import (ArgumentError, ArgumentTypeError, CommGraphError, MappingError,
                      SimGridUnavailable, SimulationError)
 from .mapping import Mapping, check_mapping
-from .vocabulary import ROUTINGS
+from .vocabulary import ROUTINGS, check_choice
 
 __all__ = [
     "simulate", "simulate_many", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
@@ -349,8 +349,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
 
     if not isinstance(topology, Topology):
         raise ArgumentTypeError(f"build_platform needs a Topology, got {type(topology).__name__}")
-    if routing not in ROUTINGS:
-        raise ArgumentError(f"unknown routing {routing!r}; expected one of {', '.join(ROUTINGS)}")
+    check_choice("simgrid-routing", routing)
     if routing == "auto":
         routing = "explicit"
     if routing == "minimal":

@@ -130,6 +130,27 @@ class ReadmeCode(Directive):
         return out
 
 
+class RegistryChoices(Directive):
+    """Every kind of :data:`libtopomap.vocabulary.REGISTRY` as a section with a name/meaning table."""
+
+    has_content = False
+
+    def run(self):
+        from libtopomap.vocabulary import REGISTRY
+
+        rst = []
+        for kind, table in REGISTRY.items():
+            rst += [kind, "-" * len(kind), "", ".. list-table::", "   :header-rows: 1", "   :widths: 20 80", "",
+                    "   * - name", "     - what it is"]
+            for name, what in table.items():
+                rst += [f"   * - ``{name}``", f"     - {what}"]
+            rst.append("")
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(rst, source="libtopomap.vocabulary.REGISTRY"), node)
+        return node.children
+
+
 def _draw_gallery(app):
     script = os.path.join(app.srcdir, "gallery", "make_gallery.py")
     runpy.run_path(script)["make_gallery"](os.path.join(app.srcdir, "gallery", "_generated"))
@@ -139,5 +160,6 @@ def setup(app):
     app.add_config_value("ltm_readme", "", "env")
     app.add_directive("readme-glossary", ReadmeGlossary)
     app.add_directive("readme-code", ReadmeCode)
+    app.add_directive("registry-choices", RegistryChoices)
     app.connect("builder-inited", _draw_gallery)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

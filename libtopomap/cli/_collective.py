@@ -3,7 +3,7 @@
 import json
 
 from ..errors import ArgumentError
-from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS
+from ..vocabulary import ALLOCATIONS, BCAST_ALGORITHMS, COLLECTIVE_OBJECTIVES, COLLECTIVES, OPTIMIZERS, describe
 from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
 from ._progress import add_quiet, for_command
 
@@ -17,18 +17,15 @@ def add_parser(sub):
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
     p.add_argument("--format", help="topology format (default: sniffed)")
     p.add_argument("--collective", choices=COLLECTIVES, default="allreduce",
-                   help="bcast (binomial tree), allreduce (recursive doubling), alltoall (Bruck), "
-                        "allgather (ring); default allreduce")
+                   help=f"{describe('collective')} (default allreduce)")
     p.add_argument("--procs", type=positive_int, required=True, help="number of processes (one per node)")
     allocation = p.add_argument(
         "--allocation", choices=ALLOCATIONS, default="random",
-        help="which hosts the job gets: ascending ids, random, tree (BFS), ring (consecutive), circulant "
-             "(stride n/P, Alg. 4.1); default random")
+        help=f"which hosts the job gets: {describe('allocation')} (default random)")
     add_deprecated_alias(p, "--placement", allocation)
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="two-opt",
-                   help="none, two-opt (thesis 3.3.2), greedy, anneal (greedy + simulated annealing); "
-                        "default two-opt")
-    p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops", help="what to minimise (default hops)")
+                   help=f"the rank order: {describe('collective-order')} (default two-opt)")
+    p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops", help=f"what to minimise: {describe('collective-objective')} (default hops)")
     p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps tried (default 200000)")
     p.add_argument("--root", type=non_negative_int, default=0, help="bcast root (default 0)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed for allocation and swaps (default 0)")

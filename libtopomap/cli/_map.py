@@ -17,7 +17,7 @@ import re
 
 from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
-from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
+from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, describe
 from ._options import add_routing_option, non_negative_float, non_negative_int, positive_float, positive_int
 from ._progress import add_quiet, for_command
 
@@ -98,12 +98,17 @@ def add_parser(sub):
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
     add_routing_option(p)
-    p.add_argument("--strategy", default="greedy", choices=list(STRATEGIES) + ["all"],
-                   help="mapping strategy, or 'all' to run every one (default: greedy)")
+    p.add_argument("--strategy", default="greedy", choices=[*STRATEGIES, *TWISTED_STRATEGIES, "all"],
+                   help=f"mapping strategy ({describe('strategy', STRATEGIES + TWISTED_STRATEGIES)}), or 'all' to "
+                        "race every one but diagonal-shift (default: greedy)")
+    p.add_argument("--concentration", metavar="FUNCS",
+                   help="with --strategy identity or diagonal-shift on a twisted torus RT(a)/RTT(a): seed 004's "
+                        "concentration functions for a 2D process torus, outermost first (v, h, t, t+h, ...)")
     p.add_argument("--refine", choices=list(REFINEMENTS),
-                   help="refine the best constructions (the best two of --strategy all)")
+                   help=f"refine the best constructions (the best two of --strategy all): {describe('refinement')}")
     p.add_argument("--objective", default="congestion", choices=list(OBJECTIVES),
-                   help="what the refinement minimises and how the best is chosen (default: congestion)")
+                   help=f"what the refinement minimises and how the best is chosen (default: congestion): "
+                        f"{describe('objective')}")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="base seed; each candidate derives its own (default 0)")
     p.add_argument("--time-budget", type=non_negative_float, metavar="SEC", help="seconds per refinement")
@@ -153,11 +158,13 @@ def _prepare_job(args):
     from ..portfolio import STRATEGY_ORDER, MappingProblem, check_memory, make_candidates
 
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
-                         ("ranks_per_host", None), ("output", None), ("budget", None)):
+                         ("ranks_per_host", None), ("output", None), ("budget", None), ("concentration", None)):
         if not hasattr(args, opt):  # a Namespace made by hand before these options existed
             setattr(args, opt, default)
     if args.emit != "mapping" and not args.output:
         raise ArgumentError(f"--emit {args.emit} needs --output FILE")
+    if args.concentration is not None and args.strategy not in ("identity", *TWISTED_STRATEGIES):
+        raise ArgumentError(f"--concentration applies to --strategy identity or diagonal-shift, not {args.strategy}")
     topo = read(args.topology)
     graph = load_graph(args.graph, messages=args.messages)
     allocation = _allocation(args, topo, graph.n)
@@ -172,7 +179,7 @@ def _prepare_job(args):
         current = current[:graph.n]
     problem = MappingProblem(topo, graph, placement=current, objective=args.objective,
                              time_budget=args.time_budget, iterations=args.iterations, total_budget=args.budget,
-                             routing=getattr(args, "routing", "ecmp"))
+                             routing=getattr(args, "routing", "ecmp"), concentration=args.concentration)
     from ..mappers._common import prepare
 
     prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from ..errors import MappingError
-from ..vocabulary import ALLOCATIONS
+from ..vocabulary import ALLOCATIONS, check_choice
 
 __all__ = ["ALLOCATIONS", "allocate", "random_allocation", "tree_allocation", "ring_allocation",
            "circulant_allocation", "ascending_allocation"]
@@ -144,6 +144,5 @@ def allocate(topology, m, method="random", *, seed=None):
            "tree": lambda: tree_allocation(topology, m, seed=seed),
            "ring": lambda: ring_allocation(topology, m, seed=seed),
            "circulant": lambda: circulant_allocation(topology, m, seed=seed)}
-    if method not in fns:
-        raise MappingError(f"unknown allocation {method!r}; expected one of {', '.join(ALLOCATIONS)}")
+    check_choice("allocation", method)
     return fns[method]()

@@ -46,7 +46,7 @@ import heapq
 import numpy as np
 
 from ..errors import ArgumentError, CommGraphError, MappingError
-from ..vocabulary import BCAST_ALGORITHMS
+from ..vocabulary import BCAST_ALGORITHMS, check_choice
 from .dragonfly import dragonfly_queries
 from .schedules import _check_root, binomial_bcast
 
@@ -305,8 +305,7 @@ def dragonfly_bcast(topology, vertices, algorithm="forest", *, root=0):
     [[[0, 4]], [[0, 3]], [[0, 2]], [[0, 1]]]
     """
     name = str(algorithm).lower()
-    if name not in BCAST_ALGORITHMS:
-        raise ArgumentError(f"unknown broadcast algorithm {algorithm!r}; expected one of {', '.join(BCAST_ALGORITHMS)}")
+    check_choice("bcast-algorithm", name)
     v = _vertices(topology, vertices)
     root = _check_root(root, v.size)
     if name == "tree":

@@ -28,10 +28,12 @@ from .. import _kernels
 from .._deprecation import renamed_keyword
 from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
+from ..vocabulary import check_choice
 from ..distances import hop_distance
 from ..mappers.local_search import SwapState, local_search
 from ..vocabulary import OPTIMIZERS
-from .objectives import OBJECTIVES, _dedupe_steps, _flatten
+from .multicast import cco_order
+from .objectives import _dedupe_steps, _flatten
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["OPTIMIZERS", "RankSearch", "ascending_order", "optimize_ranks", "two_opt", "anneal"]
@@ -147,8 +149,7 @@ class _Problem:
     """
 
     def __init__(self, topology, nodes, steps, objective):
-        if objective not in OBJECTIVES:
-            raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        check_choice("collective-objective", objective)
         self.objective = objective
         self.topology = topology
         nodes = np.asarray(nodes, dtype=np.int64)
@@ -258,10 +259,12 @@ def optimize_ranks(topology, allocation, steps, *, objective="hops", optimizer="
         The collective's schedule (:func:`~libtopomap.collectives.schedules.schedule`).
     objective : {"hops", "contention", "step"}
         See :mod:`~libtopomap.collectives.objectives`.
-    optimizer : {"none", "two-opt", "greedy", "anneal"}
+    optimizer : {"none", "two-opt", "greedy", "anneal", "cco"}
         ``"none"`` keeps ``initial``; ``"two-opt"`` is section 3.3.2 (random swaps, strict
         improvement); ``"greedy"`` the greedy construction alone; ``"anneal"`` greedy followed by
-        simulated annealing with guided swaps.
+        simulated annealing with guided swaps; ``"cco"`` the chain concatenation order
+        (:func:`~libtopomap.collectives.multicast.cco_order`, section 3.4.4): the nodes in breadth-first
+        order from the node of rank 0 (of ``initial``), no search.
     iterations : int
         Swaps tried (the thesis uses 200,000).
     seed : int, optional
@@ -299,8 +302,7 @@ def optimize_ranks(topology, allocation, steps, *, objective="hops", optimizer="
     S. Kirkpatrick, C. D. Gelatt and M. P. Vecchi, "Optimization by simulated annealing", Science
     220(4598), 1983 (the annealing schedule).
     """
-    if optimizer not in OPTIMIZERS:
-        raise MappingError(f"unknown optimizer {optimizer!r}; expected one of {', '.join(OPTIMIZERS)}")
+    check_choice("collective-order", optimizer)
     iters = int(iterations)
     if iters != iterations or iters < 0:
         raise MappingError(f"iterations must be a non-negative integer, got {iterations!r}")
@@ -313,7 +315,9 @@ def optimize_ranks(topology, allocation, steps, *, objective="hops", optimizer="
         raise MappingError(f"initial placement must be a permutation of 0..{P - 1}")
     problem = _Problem(topology, nodes, steps, objective)
     annealing = optimizer == "anneal"
-    if optimizer in ("none", "greedy"):
+    if optimizer == "cco":
+        perm = cco_order(topology, nodes, root=int(nodes[perm[0]]))
+    if optimizer in ("none", "greedy", "cco"):
         iters = 0
     pguide = float(guide if guide is not None else (_GUIDE if annealing else 0.0))
     if not 0.0 <= pguide <= 1.0:

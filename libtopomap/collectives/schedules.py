@@ -13,7 +13,7 @@ import numpy as np
 from .._limits import check_edge_count
 from ..commgraph import CommGraph
 from ..errors import CommGraphError
-from ..vocabulary import COLLECTIVES
+from ..vocabulary import COLLECTIVES, check_choice
 
 __all__ = ["COLLECTIVES", "schedule", "binomial_bcast", "recursive_doubling_allreduce", "bruck_alltoall",
            "ring_allgather", "check_schedule", "schedule_graph", "n_messages"]
@@ -214,8 +214,7 @@ def schedule(collective, nprocs, *, root=0):
             return bruck_alltoall(nprocs)
         if name == "allgather":
             return ring_allgather(nprocs)
-        raise CommGraphError(f"unknown collective {collective!r}; expected one of {', '.join(COLLECTIVES)} "
-                             "or a list of steps")
+        check_choice("collective", name)
     return check_schedule(collective, nprocs)
 
 

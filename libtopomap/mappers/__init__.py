@@ -15,7 +15,7 @@ import numpy as np
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
 from ..mapping import Mapping
-from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES
+from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, check_choice
 from ._common import prepare
 from .baselines import map_identity, map_random
 from .greedy import map_greedy
@@ -167,14 +167,12 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     ----------
     T. Hoefler and M. Snir, ICS'11, sections 3 and 4.2 (Figure 4).
     """
-    if strategy not in _CONSTRUCT:
-        known = ", ".join(STRATEGIES + TWISTED_STRATEGIES)
-        raise MappingError(f"unknown strategy {strategy!r}; expected one of {known}")
+    check_choice("strategy", strategy)
     if strategy == "scotch" and not HAVE_SCOTCH:
         raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
     check_objective(objective)
-    if refine not in (None,) + REFINEMENTS:
-        raise MappingError(f"unknown refinement {refine!r}; expected one of {', '.join(REFINEMENTS)}")
+    if refine is not None:
+        check_choice("refinement", refine)
     if concentration is not None and strategy not in ("identity",) + TWISTED_STRATEGIES:
         raise MappingError(f"concentration= applies to the strategies identity and diagonal-shift, not {strategy!r}")
     topology, g, slots, _ = prepare(topology, graph, slots, seed)

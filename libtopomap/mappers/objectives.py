@@ -16,8 +16,7 @@ The incremental search engine that minimises them (swap and shift moves, delta u
 
 from __future__ import annotations
 
-from ..errors import MappingError
-from ..vocabulary import OBJECTIVES
+from ..vocabulary import OBJECTIVES, check_choice
 from .. import metrics
 
 __all__ = ["OBJECTIVES", "objective_value", "check_objective"]
@@ -28,12 +27,10 @@ def check_objective(objective):
 
     Raises
     ------
-    MappingError
+    ChoiceError
         Unknown objective.
     """
-    if objective not in OBJECTIVES:
-        raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
-    return objective
+    return check_choice("objective", objective)
 
 
 def objective_value(topology, graph, vertices, objective="congestion"):

@@ -197,7 +197,8 @@ def _twisted_target(topology):
     attrs = topology.attrs
     if attrs.get("generator") not in ("rt", "rtt") or "a" not in attrs:
         raise MappingError("twisted-torus mappings need an RT(a) or RTT(a) topology (libtopomap.rt / rtt, "
-                           f"optionally concentrated); {topology.name or '<unnamed>'} is not one")
+                           f"optionally concentrated); {topology.name or '<unnamed>'} is not one (in a file: JSON, as "
+                           "'libtopomap generate rt|rtt -o FILE.json' writes, keeps what it is; ltm text does not)")
     a = int(attrs["a"])
     nodes = 2 * a * a
     conc = int(attrs.get("concentration", 0) or 0)

@@ -25,6 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import CommError
+from ..vocabulary import check_choice
 from .locate import FAKE_NAMES_ENV, locate
 from .race import _describe, collective_call, raise_failures
 
@@ -149,7 +150,6 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
     when every rank finds its plan in ``state``), CommError on all ranks."""
     from ..collectives import check_schedule
     from ..collectives.schedules import _check_root
-    from ..vocabulary import BCAST_ALGORITHMS
 
     size, rank = comm.Get_size(), comm.Get_rank()
 
@@ -158,9 +158,8 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
 
         r = _check_root(root, size)
         name = str(algorithm).lower()
-        if schedule is None and name not in BCAST_ALGORITHMS:
-            raise ArgumentError(f"unknown broadcast algorithm {algorithm!r}; expected one of "
-                                f"{', '.join(BCAST_ALGORITHMS)}")
+        if schedule is None:
+            check_choice("bcast-algorithm", name)
         if schedule is None and name != "tree" and topology is None:
             raise ArgumentError(f"algorithm {name!r} needs topology= (a dragonfly Topology or file)")
         mode = _is_buffer(obj_or_buffer)

@@ -23,6 +23,7 @@ from mpi4py import MPI
 
 from ..commgraph import as_commgraph
 from ..errors import ArgumentError, CommError, CommGraphError
+from ..vocabulary import check_choice
 from ._report import report as ltm_report
 from .distgraph import Create_dist_graph_adjacent
 from .race import collective_call
@@ -372,9 +373,8 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     """
     p = comm.Get_size()
     rank = comm.Get_rank()
-    unknown = [c for c in collectives if c not in COLLECTIVES]
-    if unknown:
-        raise CommGraphError(f"unknown collective {unknown[0]!r}; expected some of {', '.join(COLLECTIVES)}")
+    for c in collectives:
+        check_choice("collective", c, choices=COLLECTIVES)
     if graph is None:
         graph = halo_graph(p)
     elif isinstance(graph, str):

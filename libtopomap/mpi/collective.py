@@ -19,6 +19,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import MappingError
+from ..vocabulary import check_choice
 from ._report import attach_report
 from .pipeline import check_agreement, topology_fingerprint
 from .driver import race
@@ -169,7 +170,7 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
     def prepare():
-        from ..collectives import OBJECTIVES, OPTIMIZERS, schedule
+        from ..collectives import schedule
         from ..formats import read as load
         from ..portfolio import check_memory
 
@@ -178,11 +179,9 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
             (optimizers,) if isinstance(optimizers, str) else tuple(optimizers))
         if not opts:
             raise MappingError("optimizers is empty")
-        bad = [o for o in opts if o not in OPTIMIZERS]
-        if bad:
-            raise MappingError(f"unknown optimizer {bad[0]!r}; expected some of {', '.join(OPTIMIZERS)}")
-        if objective not in OBJECTIVES:
-            raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        for o in opts:
+            check_choice("collective-order", o)
+        check_choice("collective-objective", objective)
         if max_memory is not None:
             check_memory(max_memory)
         steps = schedule(collective, size, root=root)

@@ -17,6 +17,7 @@ from mpi4py import MPI
 
 from ..commgraph import CommGraph
 from ..errors import ArgumentError, ArgumentTypeError, CommError, MappingError
+from ..vocabulary import check_choice
 from ..mapping import assign_new_ranks
 from ._report import TopomapReport
 from .auto import resolve as resolve_auto
@@ -347,19 +348,18 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
     # 0. Inputs (same on all ranks): the topology and options, checked before any collective data.
     def prepare():
         topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-        from ..mappers import REFINEMENTS, STRATEGIES
+        from ..mappers import STRATEGIES
         from ..mappers.objectives import check_objective
 
         strats = _default_strategies() if strategies is None else (
             (strategies,) if isinstance(strategies, str) else tuple(strategies))
         if not strats:
             raise MappingError("strategies is empty")
-        unknown = [s for s in strats if s not in STRATEGIES]
-        if unknown:
-            raise MappingError(f"unknown strategy {unknown[0]!r}; expected some of {', '.join(STRATEGIES)}")
+        for s in strats:
+            check_choice("strategy", s, choices=STRATEGIES)
         check_objective(objective)
-        if refine not in (None,) + REFINEMENTS:
-            raise MappingError(f"unknown refinement {refine!r}; expected two-opt or ta")
+        if refine is not None:
+            check_choice("refinement", refine)
         if max_memory is not None:
             check_memory(max_memory)
         return topo, strats, topology_fingerprint(topo), repr(

@@ -94,7 +94,7 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
     """
     P, E, n, A, H, S = _sizes(topology, graph, slots)
     total = min(n * n, _ORACLE_TABLE) + 48 * A + 64 * E + 32 * P + 64 * n
-    if strategy == "identity":
+    if strategy in ("identity", "diagonal-shift"):  # a closed form per process
         total += 16 * P
     elif strategy == "random":
         total += 24 * S + 16 * P
@@ -296,7 +296,7 @@ CONSTRUCTION_SHARE = 0.5
 # (:meth:`MappingProblem._calibrate`).  Scotch ranges from 1.4e-5
 # (dragonfly) to 1.2e-4 (fat tree) and multisection has no idle measurement: both keep the rates of
 # the earlier fits (middle of the range), so they are skipped only when clearly out of the share.
-_SECONDS_PER_UNIT = {"identity": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6, "recursive": 1e-5,
+_SECONDS_PER_UNIT = {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6, "recursive": 1e-5,
                      "multisection": 3e-5, "scotch": 4e-5}
 # Fixed cost of a construction (call, validation, scoring of a small job).
 _SECONDS_FIXED = 0.02

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
+from ..vocabulary import check_choice
 from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory, default_iterations, estimate_memory,
                      estimate_seconds)
 from .selection import STRATEGY_ORDER, Outcome, rounded_key
@@ -61,6 +62,9 @@ class MappingProblem:
         Routing model (:mod:`libtopomap.routing`; ``"native"``: the topology's own) of the scores
         and of the refinements (threshold accepting and two-opt move the loads of that model; the
         hop-bytes refinements count its hops).  Default ``ecmp``.  Constructions are routing-blind.
+    concentration : str, optional
+        Seed 004's concentration functions, for the strategies ``identity`` and ``diagonal-shift``
+        (:func:`~libtopomap.mappers.map_processes`).
 
     Notes
     -----
@@ -75,7 +79,7 @@ class MappingProblem:
 
     @renamed_keyword("current", "placement")
     def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
-                 iterations=None, total_budget=None, routing=None):
+                 iterations=None, total_budget=None, routing=None, concentration=None):
         from ..mappers.objectives import check_objective
         from ..routing import get_routing
         from ..mappers._common import check_slots
@@ -93,6 +97,7 @@ class MappingProblem:
             placement = map_identity(topology, graph, slots=self.slots).vertices
         self.placement = np.asarray(placement, dtype=np.int64)
         self.time_budget = time_budget
+        self.concentration = concentration
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
         self._bounds = None
@@ -248,7 +253,7 @@ class MappingProblem:
                                 if math.isfinite(self.total_budget) else None):
                 m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
                                           placement=self.placement, objective=self.objective, seed=c.seed,
-                                          start=c.start)
+                                          start=c.start, concentration=self.concentration)
             verts = np.asarray(m.vertices, dtype=np.int64)
             scored = None
             if self._baseline_score is not None and np.array_equal(verts, self.placement):
@@ -423,10 +428,7 @@ class CollectiveProblem:
     key_length = 2
 
     def __init__(self, topology, current, steps, *, objective="hops", iterations=200_000):
-        from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
-
-        if objective not in OBJECTIVES:
-            raise MappingError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        check_choice("collective-objective", objective)
         self.topology = topology
         self.current = np.asarray(current, dtype=np.int64)
         self.steps = steps

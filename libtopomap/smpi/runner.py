@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import ArgumentError, MappingError
+from ..vocabulary import check_choice
 from .build import SmpiError, build, parse_result, require_tool, tail
 from .traces import rank_files, read_ti_trace
 
@@ -400,10 +401,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
 
         if strategy == "all":
             strategies = [x for x in STRATEGY_ORDER if x in STRATEGIES]
-        elif strategy in STRATEGIES:
-            strategies = [strategy]
         else:
-            raise ArgumentError(f"unknown strategy {strategy!r}; known: all, {', '.join(STRATEGIES)}")
+            strategies = [check_choice("strategy", strategy, choices=("all",) + STRATEGIES)]
         problem = MappingProblem(restricted, g, placement=launch, objective=objective, routing=info.routing)
         cands = make_candidates(strategies, seed=seed, refine=refine, starts=np.flatnonzero(problem.slots))
         result = run_portfolio(problem, cands)
