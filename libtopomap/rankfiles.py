@@ -19,6 +19,10 @@ allocation) to text, one per row of :data:`EMITTERS`:
     position among the ranks of its host (core ``S``).
 ``slurm-hostfile``
     ``SLURM_HOSTFILE`` for ``srun --distribution=arbitrary``: line ``r`` is the host of rank ``r``.
+    MPICH's Hydra (``mpiexec -f FILE``) and SimGrid's ``smpirun -hostfile FILE`` read it the same way.
+
+``tests/test_launchers.py`` launches with these files (Open MPI 5, Hydra, smpirun) and checks where
+every rank runs; docs/tour.rst lists the versions and command lines.
 """
 
 from __future__ import annotations
@@ -270,6 +274,9 @@ def emit_openmpi_rankfile(placement, allocation):
 def emit_slurm_hostfile(placement, allocation):
     """``SLURM_HOSTFILE`` text for ``srun --distribution=arbitrary``: line ``r`` is rank ``r``'s host.
 
+    Hydra (``mpiexec -f``) and ``smpirun -hostfile`` also start rank ``r`` on line ``r``; Hydra runs one
+    proxy per run of equal consecutive lines, and MPICH takes each proxy for a node.
+
     Examples
     --------
     >>> print(emit_slurm_hostfile(["b", "a"], Allocation(("a", "b"), (1, 1))), end="")
@@ -284,7 +291,8 @@ def emit_slurm_hostfile(placement, allocation):
 EMITTERS = {
     "mpich-rank-order": (emit_mpich_rank_order, "MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3)"),
     "openmpi-rankfile": (emit_openmpi_rankfile, "Open MPI 5 rankfile (mpirun --map-by rankfile:file=FILE)"),
-    "slurm-hostfile": (emit_slurm_hostfile, "SLURM_HOSTFILE for srun --distribution=arbitrary"),
+    "slurm-hostfile": (emit_slurm_hostfile, ("one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
+                                             "MPICH Hydra's mpiexec -f, smpirun -hostfile")),
 }
 
 

@@ -93,8 +93,8 @@ def add_parser(sub):
                     "refined, and a construction at the lower bound ends the race.  Under 'mpiexec -n N' the "
                     "strategies are raced over the ranks (same winner as serially); rank 0 prints.  With "
                     "--allocation the job's hosts (launch order) are the only slots, and --emit writes a launcher "
-                    "file (MPICH_RANK_ORDER, Open MPI rankfile, SLURM_HOSTFILE) that starts every rank where the "
-                    "mapping put it.")
+                    "file (MPICH_RANK_ORDER, Open MPI rankfile, a host per rank for srun, Hydra or smpirun) that "
+                    "starts every rank where the mapping put it.")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--graph", required=True, metavar="GRAPH", help="communication graph file or pattern")
     add_routing_option(p)
@@ -140,7 +140,8 @@ def add_parser(sub):
     p.add_argument("--emit", choices=["mapping", *EMITTERS], default="mapping",
                    help="format of --output: 'mapping' (process vertex-name lines, default), mpich-rank-order "
                         "(MPICH_RANK_ORDER), openmpi-rankfile (mpirun --map-by rankfile:file=FILE) or "
-                        "slurm-hostfile (SLURM_HOSTFILE for srun --distribution=arbitrary)")
+                        "slurm-hostfile (one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
+                        "MPICH Hydra's mpiexec -f FILE, smpirun -hostfile FILE)")
     return p
 
 
