@@ -49,5 +49,5 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_attributes_as_param_list = True
 
-# the README is the source of the glossary and of the tour's examples (ltm_docs reads it)
+# the tour shows the README's own code examples (ltm_docs reads them)
 ltm_readme = os.path.join(os.path.dirname(HERE), "README.md")

@@ -63,43 +63,11 @@ def _inline(md):
     return re.sub(r"`([^`]+)`", r"``\1``", md)
 
 
-def glossary_entries(text):
-    """``[(term, definition)]`` of the README's glossary table."""
-    rows = []
-    for line in readme_sections(text).get("Glossary", []):
-        if not line.startswith("|"):
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        if len(cells) != 2 or set(cells[0]) <= set("-: ") or cells[0] == "word":
-            continue
-        rows.append((cells[0].strip("*"), _inline(cells[1])))
-    return rows
-
-
 def _readme(env):
     path = env.config.ltm_readme
     env.note_dependency(path)
     with open(path, encoding="utf-8") as f:
         return f.read()
-
-
-class ReadmeGlossary(Directive):
-    """The README's glossary as a ``glossary`` directive."""
-
-    has_content = False
-
-    def run(self):
-        env = self.state.document.settings.env
-        entries = glossary_entries(_readme(env))
-        if not entries:
-            raise self.error(f"{env.config.ltm_readme}: no glossary table under '## Glossary'")
-        rst = [".. glossary::", ""]
-        for term, definition in entries:
-            rst += [f"   {term}", f"      {definition}", ""]
-        node = nodes.section()
-        node.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(rst, source=env.config.ltm_readme), node)
-        return node.children
 
 
 class ReadmeCode(Directive):
@@ -158,7 +126,6 @@ def _draw_gallery(app):
 
 def setup(app):
     app.add_config_value("ltm_readme", "", "env")
-    app.add_directive("readme-glossary", ReadmeGlossary)
     app.add_directive("readme-code", ReadmeCode)
     app.add_directive("registry-choices", RegistryChoices)
     app.connect("builder-inited", _draw_gallery)

@@ -7,7 +7,7 @@
     <id> <adj> <adj> ...     # N lines; weighted entries are <adj>(<capacity>), e.g. "3 1(4) 7(1)"
 
 Both directions of every link are listed.  The format has no notion of switches or slots, so the
-reader applies a rule, documented here and in the README:
+reader applies a rule, documented here and in docs/formats.rst:
 
 * a vertex is a **switch** (0 slots) when its name matches ``DEFAULT_SWITCH_PATTERN``
   (case-insensitive prefixes ``S-`` as in ibnetdiscover GUID names, ``sw``, ``switch``, ``router``,
