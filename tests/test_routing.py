@@ -469,7 +469,8 @@ def test_valiant_sums_equal_the_walk_of_every_intermediate_group(topo):
     s2, t2, w2 = strip_leaves(topo, s, t, w, walk)
     sums = walk.copy()
     hw, hs = np.zeros(s2.size), np.zeros(s2.size)
-    args = (topo.indptr, topo.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups)
+    args = (topo.indptr, topo.indices, q.router_ids, q.router_vertices, q.gate_router, q.landing_router, q.routers,
+            q.groups)
     dragonfly_walk(*args, True, s2, t2, w2, walk, hw)  # g - 2 routes per demand
     np.testing.assert_allclose(route_traffic(topo, s, t, w, routing="valiant"), walk, rtol=1e-12,
                                atol=1e-12 * walk.max())

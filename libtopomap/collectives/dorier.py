@@ -48,7 +48,7 @@ import numpy as np
 from ..errors import ArgumentError, CommGraphError, MappingError
 from ..vocabulary import BCAST_ALGORITHMS
 from .dragonfly import dragonfly_queries
-from .schedules import _check_root, binomial_bcast
+from .schedules import check_root, binomial_bcast
 
 __all__ = ["BCAST_ALGORITHMS", "dragonfly_bcast", "bcast_links", "bcast_makespan", "evaluate_bcast",
            "dragonfly_link_use"]
@@ -107,7 +107,7 @@ class _Job:
         of ``B`` toward ``A`` when the job has one, else the lowest rank of ``B``."""
         B, A = np.asarray(B, np.int64), np.asarray(A, np.int64)
         out = np.full(B.shape, -1, dtype=np.int64)
-        near = self.q._near
+        near = self.q.gate_router
         for k in range(near.shape[2]):
             r = near[B, A, k]
             cand = np.where(r >= 0, self.rep[np.maximum(r, 0)], -1)
@@ -128,7 +128,7 @@ class _Job:
         A = self.root_group
         B = self.remote
         serve = np.full(B.size, -1, dtype=np.int64)
-        near = self.q._near
+        near = self.q.gate_router
         is_holder = np.zeros(self.n, dtype=bool)
         is_holder[holders] = True
         for k in range(near.shape[2]):
@@ -308,7 +308,7 @@ def dragonfly_bcast(topology, vertices, algorithm="forest", *, root=0):
     if name not in BCAST_ALGORITHMS:
         raise ArgumentError(f"unknown broadcast algorithm {algorithm!r}; expected one of {', '.join(BCAST_ALGORITHMS)}")
     v = _vertices(topology, vertices)
-    root = _check_root(root, v.size)
+    root = check_root(root, v.size)
     if name == "tree":
         return binomial_bcast(v.size, root)
     job = _Job(dragonfly_queries(topology), v, root)

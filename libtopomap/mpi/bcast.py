@@ -26,7 +26,7 @@ from mpi4py import MPI
 
 from ..errors import CommError
 from .locate import FAKE_NAMES_ENV, locate
-from .race import _describe, collective_call, raise_failures
+from .race import describe_exception, collective_call, raise_failures
 
 __all__ = ["bcast"]
 
@@ -148,7 +148,7 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
     """(root, parent or None, children in order, buffer mode) of this rank; collective (one ``allgather``
     when every rank finds its plan in ``state``), CommError on all ranks."""
     from ..collectives import check_schedule
-    from ..collectives.schedules import _check_root
+    from ..collectives.schedules import check_root
     from ..vocabulary import BCAST_ALGORITHMS
 
     size, rank = comm.Get_size(), comm.Get_rank()
@@ -156,7 +156,7 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
     def check_args():
         from ..errors import ArgumentError
 
-        r = _check_root(root, size)
+        r = check_root(root, size)
         name = str(algorithm).lower()
         if schedule is None and name not in BCAST_ALGORITHMS:
             raise ArgumentError(f"unknown broadcast algorithm {algorithm!r}; expected one of "
@@ -186,7 +186,7 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
         root, name, mode, nbytes, key, hit = check_args()
         message = None
     except BaseException as e:  # noqa: BLE001 - every failure (even KeyboardInterrupt) must reach the others
-        local_exc, message = e, _describe(e)
+        local_exc, message = e, describe_exception(e)
         name = mode = nbytes = key = hit = None
     # what must be equal on every rank: a schedule's digest, or the placement, fake names and topology path
     same = None if key is None else key[2] if name == "schedule" else \

@@ -229,11 +229,11 @@ def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
     with one global link per pair of groups, else in parallel chunks of demands, one load array per
     thread."""
     if valiant and q.groups > 2 and q.links_per_pair == 1:
-        valiant_sums(topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers,
-                     q.groups, s, t, w, traffic, hops)
+        valiant_sums(topology.indptr, topology.indices, q.router_ids, q.router_vertices, q.gate_router,
+                     q.landing_router, q.routers, q.groups, s, t, w, traffic, hops)
         return
-    args = (topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups,
-            valiant, s, t, w)
+    args = (topology.indptr, topology.indices, q.router_ids, q.router_vertices, q.gate_router, q.landing_router,
+            q.routers, q.groups, valiant, s, t, w)
     nchunks = min(numba.get_num_threads(), s.size // 1024) if valiant and q.groups > 2 else 1
     if nchunks <= 1:
         dragonfly_walk(*args, traffic, hops)

@@ -268,10 +268,10 @@ def pair_context(topology, routing=None):
     elif r.model in ("minimal", "valiant"):
         q = ctx
         ip[2], ip[3] = q.routers, q.groups
-        rid = np.array(q._rid, dtype=np.int64)
+        rid = np.array(q.router_ids, dtype=np.int64)
         rv = np.array(q.router_vertices, dtype=np.int64)
-        near = np.array(q._near, dtype=np.int64, order="C")
-        far = np.array(q._far, dtype=np.int64, order="C")
+        near = np.array(q.gate_router, dtype=np.int64, order="C")
+        far = np.array(q.landing_router, dtype=np.int64, order="C")
         if r.name == "valiant" and q.groups > 2:
             if q.links_per_pair == 1:
                 cn, cf, mid = valiant_tables(near, far, q.routers, q.groups)
