@@ -6,7 +6,7 @@ Usage::
     python benchmarks/bench_launch.py --skip-large       # only the 8-rank run under mpiexec
     python benchmarks/bench_launch.py --overhead-only --reference old_trace.py --out benchmarks/results/trace_overhead
                                                          # only the tracing overhead per call; old_trace.py (e.g.
-                                                         # `git show REV:libtopomap/mpi/trace.py`) timed in the same run
+                                                         # `git show REV:libtopomap/mpi/tracing.py`) timed in the same run
 
 Placements of the example's periodic 2-D grid (``MPI.Compute_dims(P, 2)``, one halo message per face
 neighbour and sweep):
@@ -43,7 +43,7 @@ ranks exchange with the other (real peers), for 512 B and 1 MiB, buffer and pick
 (``Neighbor_alltoall``, ``neighbor_alltoall``); and serially on ``COMM_SELF`` (a message to itself, the
 cheapest MPI call, so the largest relative overhead; short loops, many rounds: the minimum is the cost
 without scheduling noise).  Untraced and traced rounds alternate; ``--reference`` adds another version of
-``libtopomap/mpi/trace.py`` as a third variant in the same rounds, for a before/after comparison under the
+``libtopomap/mpi/tracing.py`` as a third variant in the same rounds, for a before/after comparison under the
 same conditions.
 """
 
@@ -215,7 +215,7 @@ def worker(args):
 
     import libtopomap as ltm
     from libtopomap.mpi import last_report
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -330,7 +330,7 @@ def _stats(per_round):
 
 def _tracers(path):
     """``{label: trace function}``: this tree's ``ltm.trace``, and, given ``path`` (another version of
-    ``libtopomap/mpi/trace.py``, e.g. ``git show REV:libtopomap/mpi/trace.py > old.py``), that one too, loaded
+    ``libtopomap/mpi/tracing.py``, e.g. ``git show REV:libtopomap/mpi/tracing.py > old.py``), that one too, loaded
     inside the package so that both run in the same process, rounds alternated."""
     import libtopomap as ltm
 
@@ -487,7 +487,7 @@ def overhead_markdown(rows, title="Tracing overhead per call"):
 # ----------------------------------------------------------------------------------- driver
 def small(args):
     """Part 2: emit the rank order for 8 ranks, then run the worker under mpiexec."""
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     bad = read_fake_names(NAMES8, n_ranks=args.ranks)
     hosts = [bad[r] for r in range(args.ranks)]  # launch order: rank r on the r-th listed host
@@ -578,8 +578,8 @@ def main():
                     help="only the tracing overhead per call (mpiexec -n 2 pair and COMM_SELF)")
     ap.add_argument("--pair-calls", type=int, default=200, help="calls per round of 512 B (1 MiB: 1/50 of it)")
     ap.add_argument("--pair-rounds", type=int, default=40, help="alternated untraced/traced rounds per call kind")
-    ap.add_argument("--reference", help="another version of libtopomap/mpi/trace.py to time in the same run, "
-                                        "rounds alternated (e.g. git show REV:libtopomap/mpi/trace.py > old.py)")
+    ap.add_argument("--reference", help="another version of libtopomap/mpi/tracing.py to time in the same run, "
+                                        "rounds alternated (e.g. git show REV:libtopomap/mpi/tracing.py > old.py)")
     ap.add_argument("--reference-label", default="", help="a word for the --reference version")
     ap.add_argument("--pair-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

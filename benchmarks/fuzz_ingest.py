@@ -14,7 +14,7 @@ Each input goes to one family, in turn:
   monitoring ``.prof`` files, written to a file and read by :func:`libtopomap.load_graph` and by
   the reader of their kind;
 * ``hosts``: mutated hostfiles and Slurm hostlists (:func:`libtopomap.rankfiles.read_allocation`)
-  and fake-names files (:func:`libtopomap.mpi.locate.read_fake_names`);
+  and fake-names files (:func:`libtopomap.mpi.location.read_fake_names`);
 * ``misc``: the other readers, each on a mutated sample: GUID -> hostname maps
   (:func:`~libtopomap.adapters.read_hostmap`), saved mappings (:func:`libtopomap.mapping.read_saved_mapping`),
   ``--mapping`` files (:func:`libtopomap.cli._simulate.read_mapping_file`), hwloc XML
@@ -233,7 +233,7 @@ def fam_graph(rng, docs, tmp):
 
 
 def fam_hosts(rng, docs, tmp):
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
     from libtopomap.rankfiles import read_allocation
 
     LAST["input"] = text = mutate_text(rng, HOSTS[int(rng.integers(len(HOSTS)))])

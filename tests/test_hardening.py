@@ -107,7 +107,7 @@ def test_item6_the_generator_limit_can_be_raised_or_lowered(monkeypatch):
 
 
 def test_item7_fake_names_not_utf8_or_not_a_file(tmp_path):
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     (tmp_path / "names").write_bytes(b"0 n0\n1 n\xe91\n")
     with pytest.raises(ltm.FormatError, match=r"names:2: not UTF-8 text \(byte 0xe9\)"):

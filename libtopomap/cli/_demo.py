@@ -68,7 +68,7 @@ def _demo(args, stack):
     from ..loading import load as read
     from ..mpi import Create_dist_graph_adjacent, report as ltm_report
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
-    from ..mpi.race import collective_call
+    from ..mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()

@@ -278,7 +278,7 @@ def _run_mpi(args):
     from mpi4py import MPI
 
     from ..mpi.driver import race
-    from ..mpi.race import collective_call
+    from ..mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     with for_command(args, "map", objective=args.objective, rank=comm.Get_rank()) as progress:

@@ -29,8 +29,8 @@ is only who runs which candidate:
 Any failure on any rank, in a strategy or in the selection, becomes the same
 :class:`~libtopomap.CommError` on every rank, an interruption (``KeyboardInterrupt``, ``SystemExit``:
 any ``BaseException``) too, the interrupted rank included (its ``__cause__`` is the interruption):
-every local step between two collectives runs inside :class:`~libtopomap.mpi.race.agreed` (or
-:func:`~libtopomap.mpi.race.collective_call`).
+every local step between two collectives runs inside :class:`~libtopomap.mpi.agreement.agreed` (or
+:func:`~libtopomap.mpi.agreement.collective_call`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from mpi4py import MPI
 from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, bound_skip, budget_skip, check_memory,
                          default_max_memory, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
                          race_caches, refinement_choice)
-from .race import agree_arguments, agreed, bcast_array, collective_call, lexmin
+from .agreement import agree_arguments, agreed, bcast_array, collective_call, lexmin
 
 __all__ = ["race", "node_layout", "probe_plan", "REPORT_LIMIT"]
 

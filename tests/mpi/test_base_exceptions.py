@@ -23,7 +23,7 @@ import libtopomap.portfolio
 from _helpers import COMM, P, RANK, shared_dir
 from libtopomap.topology import Topology
 
-trace_module = importlib.import_module("libtopomap.mpi.trace")
+trace_module = importlib.import_module("libtopomap.mpi.tracing")
 
 WHERE = {"first": 0, "middle": P // 2, "last": P - 1}
 pytestmark = pytest.mark.timeout(120)  # a hang detector: each case ends in well under a second

@@ -18,7 +18,7 @@ import libtopomap as ltm
 from _helpers import COMM, P, RANK, agree, all_same, fake_names_file, raised, shared_file
 from libtopomap.cartesian import cart_graph
 from libtopomap.mpi import last_report
-from libtopomap.mpi.trace import BUFFER_SENDS, PICKLED_SENDS, _spec_bytes, _vector_bytes, _w_bytes
+from libtopomap.mpi.tracing import BUFFER_SENDS, PICKLED_SENDS, _spec_bytes, _vector_bytes, _w_bytes
 
 
 

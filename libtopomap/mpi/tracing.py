@@ -57,7 +57,7 @@ from ..errors import ArgumentError, ArgumentTypeError
 from .cart import check_everywhere
 from ._report import attach_report
 from .pipeline import check_agreement, check_options, options_to_agree, reorder_ranks
-from .race import agree_arguments
+from .agreement import agree_arguments
 
 __all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
 

@@ -25,8 +25,8 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import CommError
-from .locate import FAKE_NAMES_ENV, locate
-from .race import describe_exception, collective_call, raise_failures
+from .location import FAKE_NAMES_ENV, locate
+from .agreement import collective_call, describe_exception, raise_failures
 
 __all__ = ["bcast"]
 

@@ -194,7 +194,7 @@ def fake_host_names(comm, fake_names):
         On every rank: a bad fake-names file (``file:line``), a rank missing from the dict, or fewer
         names than ranks.
     """
-    from .race import collective_call
+    from .agreement import collective_call
 
     size = comm.Get_size()
     if fake_names is None:
@@ -251,7 +251,7 @@ def job_hosts(comm, fake_names, placement):
     (:func:`libtopomap.mpi.auto.discover`)."""
     from mpi4py import MPI
 
-    from .race import collective_call
+    from .agreement import collective_call
 
     if placement is not None:
         size = comm.Get_size()
@@ -300,7 +300,7 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     """
     from mpi4py import MPI
 
-    from .race import collective_call
+    from .agreement import collective_call
 
     size = comm.Get_size()
     if placement is not None:
