@@ -161,7 +161,8 @@ def _mapping(lines, i, indent, path):
         i += 1
         if value is None or not value.strip():
             nxt = lines[i] if i < len(lines) else None
-            if nxt is not None and (nxt[0] > indent or (nxt[0] == indent and (nxt[2] == "-" or nxt[2].startswith("- ")))):
+            if nxt is not None and (nxt[0] > indent
+                                    or (nxt[0] == indent and (nxt[2] == "-" or nxt[2].startswith("- ")))):
                 value, i = _block(lines, i, nxt[0], path)
             else:
                 value = ""

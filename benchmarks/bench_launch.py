@@ -6,7 +6,8 @@ Usage::
     python benchmarks/bench_launch.py --skip-large       # only the 8-rank run under mpiexec
     python benchmarks/bench_launch.py --overhead-only --reference old_trace.py --out benchmarks/results/trace_overhead
                                                          # only the tracing overhead per call; old_trace.py (e.g.
-                                                         # `git show REV:libtopomap/mpi/tracing.py`) timed in the same run
+                                                         # `git show REV:libtopomap/mpi/tracing.py`) timed in the
+                                                         # same run
 
 Placements of the example's periodic 2-D grid (``MPI.Compute_dims(P, 2)``, one halo message per face
 neighbour and sweep):
@@ -519,11 +520,13 @@ def markdown(res):
     out = [f"# {title}", ""]
     if res.get("large"):
         out += ["## Mapping metrics, 32,768 processes (model, no run)", "",
-                "| placement | machine | grid | max congestion | avg congestion | avg dilation | hop-bytes | mapping s |",
+                "| placement | machine | grid | max congestion | avg congestion | avg dilation | hop-bytes "
+                "| mapping s |",
                 "|---|---|---|---:|---:|---:|---:|---:|"]
         for r in res["large"]:
             out.append(f"| {r['placement']} | {r['machine']} | {r['grid']} | {r['max_congestion']:.3g} | "
-                       f"{r['avg_congestion']:.3g} | {r['avg_dilation']:.3f} | {r['hop_bytes']:.6g} | {r['seconds']:.1f} |")
+                       f"{r['avg_congestion']:.3g} | {r['avg_dilation']:.3f} | {r['hop_bytes']:.6g} | "
+                       f"{r['seconds']:.1f} |")
         out += [""] + [f"- {r['placement']}: {r['how']}" for r in res["large"]] + [""]
     s = res.get("small")
     if s:
@@ -535,7 +538,8 @@ def markdown(res):
             out.append(f"| {r['placement']} | {r['max_congestion']:.3g} | {r['avg_dilation']:.3f} | "
                        f"{r['hop_bytes']:.6g} | {r['us_per_sweep']:.0f} | {r['us_per_sweep_min']:.0f} | "
                        f"{r['reorder_s']:.2f} | {'yes' if r['checksum_same_as_a'] else 'NO'} |")
-        out += ["", "### Tracing overhead (same run, untraced and traced alternated; slowest rank per call, median)", "",
+        out += ["", "### Tracing overhead (same run, untraced and traced alternated; slowest rank per call, median)",
+                "",
                 "| traced call | untraced us | traced us | overhead | samples |", "|---|---:|---:|---:|---:|"]
         for k, v in s["overhead"].items():
             out.append(f"| {k} ({s['ranks']} ranks) | {v['plain_us']:.1f} | {v['traced_us']:.1f} | "
@@ -599,7 +603,8 @@ def main():
         res["small"] = small(args)
     print("tracing overhead: mpiexec -n 2, then COMM_SELF", flush=True)
     res["overhead"] = pair_overhead(args) + self_overhead(reference=args.reference)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
     res["conditions"] = (f"{os.cpu_count()} CPUs, load {load0:.2f} at start, {_load():.2f} at end (a loaded machine: "
                          f"other jobs were running; times are noisy); Python {platform.python_version()}, "
                          f"numpy {np.__version__}; libtopomap {ltm.__version__} ({commit}); "

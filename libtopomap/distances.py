@@ -93,7 +93,8 @@ class DistanceOracle:
         self._indices = t.indices
         self.n = n
         deg = np.diff(t.indptr)
-        first = t.indices[t.indptr[:-1].clip(max=max(t.indices.size - 1, 0))] if t.indices.size else np.zeros(n, np.int32)
+        first = (t.indices[t.indptr[:-1].clip(max=max(t.indices.size - 1, 0))] if t.indices.size
+                 else np.zeros(n, np.int32))
         leaf = (deg == 1)
         leaf &= deg[first] > 1 if n else leaf
         att = np.arange(n, dtype=np.int32)

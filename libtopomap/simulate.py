@@ -12,8 +12,9 @@ SimGrid creates its engine once per process, so every simulation runs in its own
 
 SimGrid routes every pair over one shortest path (``routing="minimal"``: a dragonfly's minimal
 route), whereas the congestion model of :mod:`libtopomap.metrics` splits traffic evenly over all
-shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
-``max_congestion`` from ECMP), in the same unit: messages of the simulated size per unit of capacity.
+shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side
+(``max_link_load`` from SimGrid's routes and ``max_congestion`` from ECMP), in the same unit: messages of
+the simulated size per unit of capacity.
 
 Installing SimGrid: PyPI has no wheel.  On Debian 12 ``apt-get install python3-simgrid`` (3.32) and link
 only its extension module into the virtual environment (see :data:`INSTALL_HINT`), or ``pip install

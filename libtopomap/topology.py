@@ -112,7 +112,8 @@ class Topology:
             if badc.size:
                 k = badc[0]
                 u, v = links[k]
-                raise TopologyError(f"link {names[u]!r}-{names[v]!r} has capacity {cap[k]!r}; capacities must be positive")
+                raise TopologyError(f"link {names[u]!r}-{names[v]!r} has capacity {cap[k]!r}; "
+                                    "capacities must be positive")
 
         if kinds is not None:
             kinds = [str(k) for k in kinds]

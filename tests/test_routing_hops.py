@@ -82,7 +82,7 @@ def test_valiant_hops_are_the_mean_over_intermediate_groups():
                 if rs // a == rd // a:
                     continue
                 total = 0
-                for I in range(g):
+                for I in range(g):  # noqa: E741 (intermediate group I)
                     if I in (rs // a, rd // a):
                         continue
                     u, v = gate(rs // a, I, rs, -1)

@@ -204,7 +204,8 @@ def _records(result, with_rank):
         m = o.metrics
         r = {"strategy": o.label, "congestion": m["max_congestion"], "avg_congestion": m["avg_congestion"],
              "dilation": m["avg_dilation"], "max_dilation": m["max_dilation"], "hopbytes": m["hop_bytes"],
-             "seconds": o.seconds, "objective": m["objective"], "chosen": o.candidate.index == result.winner.candidate.index,
+             "seconds": o.seconds, "objective": m["objective"],
+             "chosen": o.candidate.index == result.winner.candidate.index,
              "seed": o.candidate.seed, "note": o.note}
         if with_rank:
             r["rank"] = o.rank

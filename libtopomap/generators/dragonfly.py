@@ -83,7 +83,8 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     >>> t.hosts.size, t.n_vertices
     (72, 108)
     """
-    check_vertex_count(lambda: int(groups) * int(routers) * (int(terminals) + 1), f"dragonfly({groups}, {routers}, {terminals})")
+    check_vertex_count(lambda: int(groups) * int(routers) * (int(terminals) + 1),
+                       f"dragonfly({groups}, {routers}, {terminals})")
     g, a, p, h = int(groups), int(routers), int(terminals), int(global_links)
     if g < 1 or a < 1 or p < 0 or h < 0:
         raise TopologyError(f"dragonfly needs groups >= 1, routers >= 1, terminals >= 0, global >= 0; "

@@ -395,8 +395,8 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
     """Iterated local search on hop-bytes: a descent over ``N_C^depth``, then kicks.
 
     The start is first brought to a local optimum of ``N_C^depth`` (first-improvement swaps and
-    shifts, :func:`_descend`; at most ``descent`` swaps).  Each kick then takes a random process and at most ``kick - 1``
-    processes within ``radius`` hops of it in the communication graph, permutes their slots at
+    shifts, :func:`_descend`; at most ``descent`` swaps).  Each kick then takes a random process and at
+    most ``kick - 1`` processes within ``radius`` hops of it in the communication graph, permutes their slots at
     random (a uniformly random permutation, as ``kick - 1`` swaps), and descends again from those
     processes and their partners only.  The result is kept when its hop-bytes are at most the best
     so far (equal ones too: the search drifts over plateaus), else the best state is restored.  The

@@ -21,8 +21,8 @@ from mpi4py import MPI
 
 from ..errors import CommError, LibTopoMapError
 
-__all__ = ["agreed", "collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures", "wait_quietly",
-           "lexmin", "bcast_array"]
+__all__ = ["agreed", "collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures",
+           "wait_quietly", "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
 _POLL = 0.002

@@ -31,8 +31,8 @@ signature, that adds the message to one integer per peer; it reads the block's c
 closure (:func:`_compile_counting_sends`: each ``trace`` block gets a class of its own), and
 predefined datatypes' sizes are looked up, not asked of MPI.  About 0.28 us per ndarray send
 (``benchmarks/bench_launch.py --overhead-only``), whatever its size: a few percent of a call that
-takes 10 us or more, some 15 % of a 512 B message between two processes of one node.  The neighbour collectives are wrapped by
-:func:`_traced_neighbor` and ``_NeighborCounting``.
+takes 10 us or more, some 15 % of a 512 B message between two processes of one node.  The neighbour
+collectives are wrapped by :func:`_traced_neighbor` and ``_NeighborCounting``.
 
 :meth:`TracedComm.graph` (collective) gathers the counts into the measured
 :class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a

@@ -165,7 +165,7 @@ def valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, ho
                     _charge(indptr, indices, rv, near[g1, g2, 0], far[g1, g2, 0], f, traffic, log_arc, log_val,
                             log_n)
     m = np.zeros((a, a))
-    for I in range(g):  # local hop inside the intermediate group
+    for I in range(g):  # noqa: E741 (local hop inside the intermediate group I)
         m[:, :] = 0.0
         for gs in range(g):
             if gs == I or gout[gs] == 0.0:
@@ -202,7 +202,7 @@ def valiant_tables(near, far, a, g):
                 cf[g2, far[g1, g2, 0] - g2 * a] += 1
     mid = np.zeros((g, g), np.int64)
     for gs in range(g):
-        for I in range(g):
+        for I in range(g):  # noqa: E741 (group I, as in the docstring)
             if I != gs:
                 x = far[gs, I, 0]
                 for gd in range(g):

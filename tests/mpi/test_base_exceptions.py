@@ -14,7 +14,6 @@ Run under real MPI by tests/test_mpi_suite.py (MPICH and Open MPI, ``-n 4`` and 
 import importlib
 import os
 
-import numpy as np
 import pytest
 
 import libtopomap as ltm

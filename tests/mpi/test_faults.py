@@ -109,7 +109,8 @@ def test_bad_argument_on_one_rank(where):
     if RANK == bad:
         d = d + [P + 3]
     _check(_outcome(_reorder(destinations=d, sources=s)), bad,
-           f"checking the arguments of Create_dist_graph_adjacent failed on rank {bad} of {P}", f"destinations[2] = {P + 3}")
+           f"checking the arguments of Create_dist_graph_adjacent failed on rank {bad} of {P}",
+           f"destinations[2] = {P + 3}")
 
 
 @at_ranks
