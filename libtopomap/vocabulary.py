@@ -21,7 +21,7 @@ except ValueError:  # pragma: no cover - scotchpy already in sys.modules without
 
 #: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where scotchpy is installed).
 STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
-#: Strategies for a 2D process torus on RT(a)/RTT(a) only (seed 004): not in :data:`STRATEGIES`, which
+#: Strategies for a 2D process torus on RT(a)/RTT(a) only (Camarero et al.): not in :data:`STRATEGIES`, which
 #: every topology accepts.  ``identity`` with a ``concentration`` is the paper's ``id`` after it.
 TWISTED_STRATEGIES = ("diagonal-shift",)
 #: Refinements of a mapping: two-opt swaps and threshold accepting.
@@ -30,7 +30,7 @@ REFINEMENTS = ("two-opt", "ta", "hb-swap")
 OBJECTIVES = ("congestion", "dilation", "hopbytes")
 #: Collectives with a built-in schedule (:mod:`libtopomap.collectives.schedules`).
 COLLECTIVES = ("bcast", "allreduce", "alltoall", "allgather")
-#: Broadcast schedules on a dragonfly (seed 002, :mod:`libtopomap.collectives.dorier`).
+#: Broadcast schedules on a dragonfly (Dorier et al., :mod:`libtopomap.collectives.dorier`).
 BCAST_ALGORITHMS = ("tree", "llf", "glf", "forest")
 #: What a collective rank placement minimises (:mod:`libtopomap.collectives.objectives`).
 COLLECTIVE_OBJECTIVES = ("hops", "contention", "step")

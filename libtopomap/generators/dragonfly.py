@@ -1,9 +1,9 @@
-"""Dragonfly networks (Kim et al. 2008) as described in seed 002 (Dorier et al.), section II-A, and their queries.
+"""Dragonfly networks (Kim et al. 2008) as described by Dorier et al. (section II-A), and their queries.
 
 Terminals come first: terminal ``t`` of router ``r`` of group ``G`` is vertex ``(G*a + r)*p + t``, named
 ``n<i>``; router ``r`` of group ``G`` follows as ``sw-g<G>-r<r>`` (vertex ``g*a*p + G*a + r``).
 
-The topology-aware broadcasts of seed 002 need three queries (section III-A.2): the router of a
+The topology-aware broadcasts of Dorier et al. need three queries (section III-A.2): the router of a
 terminal, the group of a router, and, for two groups ``A`` and ``B``, the *gate* routers: the router
 of ``A`` holding the global link to ``B`` (and its far end in ``B``).  With them a message between two
 terminals follows the *minimal* route of section II-A.2: terminal link, at most one local hop to the
@@ -67,7 +67,7 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     ``j = r*h + k`` (router ``r``, its port ``k``).  With ``m = (a*h) // (g - 1)`` links per pair of
     groups, port ``j < m*(g-1)`` of group ``G`` leads to group ``G + (j mod (g-1)) + 1 (mod g)``,
     arriving on port ``c*(g-1) + (g - 2 - (j mod (g-1)))`` with ``c = j // (g-1)``.  When
-    ``g = a*h + 1`` every pair of groups shares exactly one global link, the architecture of seed 002
+    ``g = a*h + 1`` every pair of groups shares exactly one global link, the architecture of Dorier et al.
     (``h = (g-1)/a``); ports beyond ``m*(g-1)`` stay unused.  Minimal routes between routers take at
     most local-global-local hops, so routers are at most 3 hops apart (terminals at most 5).
 
@@ -75,7 +75,7 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     ----------
     J. Kim, W. J. Dally, S. Scott, D. Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology",
     ISCA 2008.  M. Dorier et al., "Evaluation of Topology-Aware Broadcast Algorithms for Dragonfly
-    Networks", CLUSTER 2016, section II-A (seed 002).
+    Networks", CLUSTER 2016, section II-A.
 
     Examples
     --------
@@ -159,7 +159,7 @@ class Dragonfly:
     router_vertices : numpy.ndarray of int64
         Topology vertex of router ``G*a + r`` (router ``r`` of group ``G``).
     links_per_pair : int
-        ``m``, the global links between two groups (1 in seed 002's ``g = a*h + 1``).
+        ``m``, the global links between two groups (1 in Dorier et al.'s ``g = a*h + 1``).
     router_ids : numpy.ndarray of int64
         Router ``G*a + r`` of each topology vertex (a terminal: its router's).
     gate_router, landing_router : numpy.ndarray of int64, shape (g, g, max(m, 1))

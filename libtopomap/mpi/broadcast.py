@@ -1,10 +1,10 @@
-"""A topology-aware broadcast for mpi4py: seed 002's schedules run with point-to-point messages.
+"""A topology-aware broadcast for mpi4py: Dorier et al.'s schedules run with point-to-point messages.
 
 :func:`bcast` locates the ranks on a dragonfly (hostnames, fake names or an explicit placement, as
 :func:`~libtopomap.mpi.locate`), builds the schedule of
 :func:`~libtopomap.collectives.dragonfly_bcast` (TREE, LLF, GLF or FOREST, the same on every rank)
 and runs it on a duplicate of the communicator: every rank but the root receives once from its
-parent, then sends to its children in schedule order (seed 002's "sends serially in tree order").
+parent, then sends to its children in schedule order (Dorier et al.'s "sends serially in tree order").
 
 The duplicate and the plans (each rank's parent and children) are cached on the communicator as an
 MPI attribute (:func:`_state`): a repeated broadcast costs one small ``allgather`` (the ranks agree on
@@ -252,7 +252,7 @@ def _planned(comm, state, root, name, mode, key, hit, every_hit, topology, fake_
 
 def bcast(comm, obj_or_buffer, root=0, *, algorithm="forest", topology=None, fake_names=None, placement=None,
           schedule=None):
-    """Broadcast ``obj_or_buffer`` from ``root`` along one of seed 002's dragonfly schedules.
+    """Broadcast ``obj_or_buffer`` from ``root`` along one of Dorier et al.'s dragonfly schedules.
 
     Collective: every rank of ``comm`` calls it with the same ``root``, ``algorithm`` and topology.
 
@@ -305,7 +305,7 @@ def bcast(comm, obj_or_buffer, root=0, *, algorithm="forest", topology=None, fak
     References
     ----------
     M. Dorier et al., "Evaluation of Topology-Aware Broadcast Algorithms for Dragonfly Networks",
-    IEEE Cluster 2016, section III (seed 002).
+    IEEE Cluster 2016, section III.
 
     Examples
     --------

@@ -184,7 +184,7 @@ def pair_hops(rctx, s, t):
 
     The terminal links of leaf hosts (one each), then between routers ``rs`` and ``rd``: none on one
     router, one local link in one group; across groups ``minimal`` takes ``[rs != gate] + 1 + [gate'
-    != rd]`` over the global link that minimises it (seed 002, section II-A.2; :func:`gate`), and
+    != rd]`` over the global link that minimises it (Dorier et al., section II-A.2; :func:`gate`), and
     ``valiant`` the expected links over the ``g - 2`` intermediate groups, summed as integers and
     divided by ``g - 2`` (from the counts of :func:`valiant_tables` with one global link per pair of
     groups, else ``O(g m)`` gate choices).  Shortest-path models are not handled here: their hops are
