@@ -11,7 +11,7 @@ Switches are keyed by their port-0 GUID (``S-<guid>``), CAs by the port GUID (``
 report has no node GUID, so the ports of one HCA are grouped through the hostname).  Unconnected
 ports are skipped; ``DR path`` progress lines (``-s``) too.  The model is that of
 :mod:`libtopomap.adapters._fabric`; ``shared/notes/ibnetdiscover_format.md`` section 8 has the grammar.
-"""
+"""  # noqa: E501 (a verbatim report line above)
 
 from __future__ import annotations
 

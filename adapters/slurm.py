@@ -305,8 +305,8 @@ def build_switches(diag, fab, switch_lines, edges, *, name, path, fmt):
                 fab.node(other, "ca", None, desc=other, line=ln, define=False).host = other
             elif other in node_of and node_of[other][0] != sw:
                 first_sw, first_ln = node_of[other]
-                diag.warn(ln, f"node {other!r} is listed by switch {sw!r} and by switch {first_sw!r} (line {first_ln}): "
-                              "a duplicate hostname? it hangs off both")
+                diag.warn(ln, f"node {other!r} is listed by switch {sw!r} and by switch {first_sw!r} "
+                              f"(line {first_ln}): a duplicate hostname? it hangs off both")
             node_of.setdefault(other, (sw, ln))
         pair = (sw, other) if sw <= other else (other, sw)
         if pair in seen:

@@ -1,38 +1,9 @@
 """Slurm ``topology.yaml`` (Slurm 25.05+; read in place of ``topology.conf`` when present).
 
-::
-
-    - topology: topo1
-      cluster_default: true
-      tree:
-        switches:
-        - switch: s0
-          nodes: tux[0-3]
-        - switch: s1
-          nodes: tux[4-7]
-        - switch: root
-          children: s[0-1]
-    - topology: topo2
-      block:
-        block_sizes: [4, 16]
-        blocks:
-        - block: b1
-          nodes: tux[0-3]
-
-The file is a list of topologies, each a ``topology`` name, an optional ``cluster_default``, and
-one of ``tree`` (a list of ``switches``: ``switch`` name, ``children`` switches, ``nodes``), ``block``
-(``block_sizes`` and a list of ``blocks``: ``block`` name, ``nodes``) or ``flat: true``.  Names are
-hostlist expressions with the limits of :func:`~libtopomap.adapters.slurm.expand_hostlist`.
-
-A tree is read exactly like ``topology.conf``'s ``SwitchName`` lines.  A block topology has one
-switch per block linked to its nodes; the blocks are joined as Slurm aggregates them: for every
-higher block size ``s`` of ``block_sizes``, consecutive groups of ``s / block_sizes[0]`` blocks hang
-off one switch (named ``<first block>..<last block>``), and one more switch (``<topology>-root``)
-joins whatever is left, so the network is connected.  Every link has capacity 1.
-
-PyYAML is not a dependency: the reader parses the subset of YAML that Slurm's documentation and
-its ``scontrol`` write (block mappings and sequences, plain or quoted scalars, ``[a, b]`` lists,
-``#`` comments), strictly: anything else is a :class:`~libtopomap.FormatError` naming the line.
+A list of topologies, each a ``tree`` (read like ``topology.conf``), a ``block`` topology (one switch
+per block, joined as Slurm aggregates them) or ``flat``.  PyYAML is not a dependency: the reader parses
+strictly the YAML subset that Slurm writes.  The format and the block aggregation: docs/internals.rst,
+"Reading Slurm's topology.yaml".
 """
 
 from __future__ import annotations
@@ -161,7 +132,8 @@ def _mapping(lines, i, indent, path):
         i += 1
         if value is None or not value.strip():
             nxt = lines[i] if i < len(lines) else None
-            if nxt is not None and (nxt[0] > indent or (nxt[0] == indent and (nxt[2] == "-" or nxt[2].startswith("- ")))):
+            if nxt is not None and (nxt[0] > indent
+                                    or (nxt[0] == indent and (nxt[2] == "-" or nxt[2].startswith("- ")))):
                 value, i = _block(lines, i, nxt[0], path)
             else:
                 value = ""

@@ -80,13 +80,14 @@ def fat_tree_ibnetdiscover(pods=8, leaves_per_pod=32, hosts_per_leaf=32, cores=1
     # GUIDs: core 0x1..., aggregation 0x2..., leaf 0x3..., CA 0x4...
     def core_g(c): return 0x0002c90300100000 + c
     def agg_g(p, a): return 0x0002c90300200000 + p * leaves_per_pod + a
-    def leaf_g(p, l): return 0x0002c90300300000 + p * leaves_per_pod + l
+    def leaf_g(p, leaf): return 0x0002c90300300000 + p * leaves_per_pod + leaf
     def ca_g(h): return 0x0002c90300400000 + 2 * h
 
     lid = {}
     next_lid = 1
     for key in ([("c", c) for c in range(cores)] + [("a", p, a) for p in range(pods) for a in range(leaves_per_pod)]
-                + [("l", p, l) for p in range(pods) for l in range(leaves_per_pod)] + [("h", h) for h in range(n_ca)]):
+                + [("l", p, leaf) for p in range(pods) for leaf in range(leaves_per_pod)]
+                + [("h", h) for h in range(n_ca)]):
         lid[key] = next_lid
         next_lid += 1
 
@@ -96,12 +97,12 @@ def fat_tree_ibnetdiscover(pods=8, leaves_per_pod=32, hosts_per_leaf=32, cores=1
       f"# Initiated from node {ca_g(0):016x} port {ca_g(0) + 1:016x}\n")
     core_desc = [f"MF0;core{c}:MQM8700/U1" for c in range(cores)]
     agg_desc = {(p, a): f"MF0;agg{p}-{a}:MQM8700/U1" for p in range(pods) for a in range(leaves_per_pod)}
-    leaf_desc = {(p, l): f"MF0;leaf{p}-{l}:MQM8700/U1" for p in range(pods) for l in range(leaves_per_pod)}
+    leaf_desc = {(p, leaf): f"MF0;leaf{p}-{leaf}:MQM8700/U1" for p in range(pods) for leaf in range(leaves_per_pod)}
     radix = max(leaves_per_pod + group * core_cables, hosts_per_leaf + leaves_per_pod, pods * core_cables)
 
-    def switch_head(g, desc, l):
+    def switch_head(g, desc, switch_lid):
         w(f"\nvendid=0x2c9\ndevid=0xd2f0\nsysimgguid=0x{g:x}\nswitchguid=0x{g:x}({g:x})\n"
-          f'Switch\t{radix} "S-{g:016x}"\t\t# "{desc}" enhanced port 0 lid {l} lmc 0\n')
+          f'Switch\t{radix} "S-{g:016x}"\t\t# "{desc}" enhanced port 0 lid {switch_lid} lmc 0\n')
 
     for c in range(cores):  # core c <- aggregation a = c // group of every pod
         switch_head(core_g(c), core_desc[c], lid[("c", c)])
@@ -115,33 +116,33 @@ def fat_tree_ibnetdiscover(pods=8, leaves_per_pod=32, hosts_per_leaf=32, cores=1
     for p in range(pods):
         for a in range(leaves_per_pod):
             switch_head(agg_g(p, a), agg_desc[p, a], lid[("a", p, a)])
-            for l in range(leaves_per_pod):
-                w(f'[{l + 1}]\t"S-{leaf_g(p, l):016x}"[{hosts_per_leaf + 1 + a}]\t\t# "{leaf_desc[p, l]}" '
-                  f'lid {lid[("l", p, l)]} {speed}\n')
+            for leaf in range(leaves_per_pod):
+                w(f'[{leaf + 1}]\t"S-{leaf_g(p, leaf):016x}"[{hosts_per_leaf + 1 + a}]\t\t# "{leaf_desc[p, leaf]}" '
+                  f'lid {lid[("l", p, leaf)]} {speed}\n')
             for j in range(group):
                 c = a * group + j
                 for k in range(core_cables):
                     w(f'[{leaves_per_pod + 1 + j * core_cables + k}]\t"S-{core_g(c):016x}"[{p * core_cables + k + 1}]'
                       f'\t\t# "{core_desc[c]}" lid {lid[("c", c)]} {speed}\n')
     for p in range(pods):
-        for l in range(leaves_per_pod):
-            switch_head(leaf_g(p, l), leaf_desc[p, l], lid[("l", p, l)])
-            base = (p * leaves_per_pod + l) * hosts_per_leaf
+        for leaf in range(leaves_per_pod):
+            switch_head(leaf_g(p, leaf), leaf_desc[p, leaf], lid[("l", p, leaf)])
+            base = (p * leaves_per_pod + leaf) * hosts_per_leaf
             for i in range(hosts_per_leaf):
                 h = base + i
                 w(f'[{i + 1}]\t"H-{ca_g(h):016x}"[1]({ca_g(h) + 1:x}) \t\t# "node{h:05d} mlx5_0" '
                   f'lid {lid[("h", h)]} {speed}\n')
             for a in range(leaves_per_pod):
-                w(f'[{hosts_per_leaf + 1 + a}]\t"S-{agg_g(p, a):016x}"[{l + 1}]\t\t# "{agg_desc[p, a]}" '
+                w(f'[{hosts_per_leaf + 1 + a}]\t"S-{agg_g(p, a):016x}"[{leaf + 1}]\t\t# "{agg_desc[p, a]}" '
                   f'lid {lid[("a", p, a)]} {speed}\n')
     for h in range(n_ca):
         p, rest = divmod(h, leaves_per_pod * hosts_per_leaf)
-        l, i = divmod(rest, hosts_per_leaf)
+        leaf, i = divmod(rest, hosts_per_leaf)
         g = ca_g(h)
         w(f"\nvendid=0x2c9\ndevid=0x101b\nsysimgguid=0x{g:x}\ncaguid=0x{g:x}\n"
           f'Ca\t1 "H-{g:016x}"\t\t# "node{h:05d} mlx5_0"\n'
-          f'[1]({g + 1:x}) \t"S-{leaf_g(p, l):016x}"[{i + 1}]\t\t# lid {lid[("h", h)]} lmc 0 "{leaf_desc[p, l]}" '
-          f'lid {lid[("l", p, l)]} {speed}\n')
+          f'[1]({g + 1:x}) \t"S-{leaf_g(p, leaf):016x}"[{i + 1}]\t\t# lid {lid[("h", h)]} lmc 0 "{leaf_desc[p, leaf]}" '
+          f'lid {lid[("l", p, leaf)]} {speed}\n')
     cables = n_ca + n_leaf * leaves_per_pod + n_agg * group * core_cables
     links = n_ca + n_leaf * leaves_per_pod + n_agg * group
     counts = FatTreeCounts(cores + n_agg + n_leaf, n_ca, cables, links)

@@ -51,7 +51,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rows = []
-    print("| instance | method | max congestion | hop-bytes | avg dilation | seconds | cong / scotch | hop-bytes / scotch |")
+    print("| instance | method | max congestion | hop-bytes | avg dilation | seconds | cong / scotch "
+          "| hop-bytes / scotch |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for key, label, t, g in instances(True):
         if args.only and key not in args.only:

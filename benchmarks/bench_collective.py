@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from libtopomap.collectives import allocate, collective_placement, schedule, total_hops
+from libtopomap.collectives import allocate, collective_placement
 from libtopomap.generators.circulant import circulant
 from libtopomap.generators.shortcut import random_shortcut_ring
 
@@ -128,8 +128,8 @@ def summarise(runs, keys):
         a, as_ = _ms([r["after"] for r in rs])
         t, ts = _ms([r["seconds"] for r in rs])
         row = dict(zip(keys, key))
-        row.update(before=b, before_std=bs, after=a, after_std=as_, seconds=t, seconds_max=max(r["seconds"] for r in rs),
-                   reduction=1 - a / b if b else 0.0, n=len(rs))
+        row.update(before=b, before_std=bs, after=a, after_std=as_, seconds=t,
+                   seconds_max=max(r["seconds"] for r in rs), reduction=1 - a / b if b else 0.0, n=len(rs))
         if "table_4_1" in rs[0]:
             row["table_4_1"] = rs[0]["table_4_1"]
         out.append(row)
@@ -148,8 +148,8 @@ def markdown(short, circ, iterations, anneal_iterations, nseeds, cont=()):
         thesis = f"{th[0]:,} -> {th[1]:,}" if r["optimizer"] == "two-opt" else (f"{th[0]:,}" if r["optimizer"] == "none"
                                                                                 else "")
         lines.append(f"| {r['collective']} | {r['placement']} | {r['optimizer']} | {r['before']:,.0f} ± "
-                     f"{r['before_std']:.0f} | {r['after']:,.0f} ± {r['after_std']:.0f} | {100 * r['reduction']:.1f}% | "
-                     f"{r['seconds']:.3f} | {thesis} |")
+                     f"{r['before_std']:.0f} | {r['after']:,.0f} ± {r['after_std']:.0f} | "
+                     f"{100 * r['reduction']:.1f}% | {r['seconds']:.3f} | {thesis} |")
     lines += ["", "### Anneal vs two-opt (same seeds)", "",
               "| collective | placement | two-opt hops | anneal hops | anneal fewer hops | two-opt s | anneal s |",
               "|---|---|---:|---:|---:|---:|---:|"]
@@ -214,8 +214,9 @@ def main(argv=None):
 
     md = markdown(short_sum, circ_sum, args.iterations, args.anneal_iterations, len(seeds), cont)
     md += (f"\n\nTwo-opt, Allreduce, 512 processes, {args.iterations:,} iterations: at most "
-           f"{checks['two_opt_allreduce_200k_seconds_max']:.3f} s.  Anneal has {100 * checks['anneal_fewer_hops_min']:.1f}"
-           f"% to {100 * max(gains.values()):.1f}% fewer hops than two-opt.  numba warm-up {compile_s:.1f} s.\n")
+           f"{checks['two_opt_allreduce_200k_seconds_max']:.3f} s.  Anneal has "
+           f"{100 * checks['anneal_fewer_hops_min']:.1f}% to {100 * max(gains.values()):.1f}% fewer hops than "
+           f"two-opt.  numba warm-up {compile_s:.1f} s.\n")
     print(md)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     result = {"benchmark": "collective", "seeds": seeds, "iterations": args.iterations,

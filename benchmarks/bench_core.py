@@ -84,7 +84,8 @@ def main(argv=None):
     side = args.side
     rss0 = maxrss_mib()
     topo, t_build, _ = timed(torus, (side, side, side))
-    rows.append((f"build {side}^3 torus (Topology)", f"{t_build:.2f} s", f"{topo.n_vertices} vertices, {topo.n_links} links"))
+    rows.append((f"build {side}^3 torus (Topology)", f"{t_build:.2f} s",
+                 f"{topo.n_vertices} vertices, {topo.n_links} links"))
     g = stencil_7pt(side)
     vert = np.random.default_rng(0).permutation(g.n)
     res["distances"] = {"torus": f"{side}x{side}x{side}", "hosts": int(topo.hosts.size), "build_topology_s": t_build}

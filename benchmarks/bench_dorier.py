@@ -366,8 +366,9 @@ def mpi_markdown(res, topo_label):
     out = ["# ltm.bcast (Dorier et al.'s schedules) against comm.Bcast under mpiexec", "",
            f"{res['ranks']} ranks on {res['host']} ({res['mpi']}), placed on random terminals of {topo_label} "
            f"(`placement=`), root 0; {res['iterations']} calls per row after one warm-up; microseconds per call "
-           "(the slowest rank's, median; mean [min-max]); in parentheses the ratio of the medians to `comm.Bcast`'s. Every call's buffer "
-           "was checked on every rank. All ranks share one machine, so this is the cost of the schedules' "
+           "(the slowest rank's, median; mean [min-max]); in parentheses the ratio of the medians to "
+           "`comm.Bcast`'s. Every call's buffer was checked on every rank. All ranks share one machine, so this is "
+           "the cost of the schedules' "
            "point-to-point messages, not of the network's topology; the machine was shared with other work "
            f"(load {res['load'][0]:.1f}-{res['load'][1]:.1f}).", "",
            "| variant | " + " | ".join(labels.get(b, f"{b} B") for b in sizes) + " |",
@@ -377,7 +378,8 @@ def mpi_markdown(res, topo_label):
         for b in sizes:
             r, ref = get[b, v], get[b, "MPI_Bcast"]
             cells.append(f"{r['median'] * 1e6:.1f}; {r['seconds'] * 1e6:.1f} [{r['min'] * 1e6:.1f}-"
-                         f"{r['max'] * 1e6:.1f}]" + ("" if v == "MPI_Bcast" else f" ({r['median'] / ref['median']:.2f})"))
+                         f"{r['max'] * 1e6:.1f}]"
+                         + ("" if v == "MPI_Bcast" else f" ({r['median'] / ref['median']:.2f})"))
         out.append(f"| {v} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 

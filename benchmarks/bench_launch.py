@@ -6,7 +6,8 @@ Usage::
     python benchmarks/bench_launch.py --skip-large       # only the 8-rank run under mpiexec
     python benchmarks/bench_launch.py --overhead-only --reference old_trace.py --out benchmarks/results/trace_overhead
                                                          # only the tracing overhead per call; old_trace.py (e.g.
-                                                         # `git show REV:libtopomap/mpi/trace.py`) timed in the same run
+                                                         # `git show REV:libtopomap/mpi/tracing.py`) timed in the
+                                                         # same run
 
 Placements of the example's periodic 2-D grid (``MPI.Compute_dims(P, 2)``, one halo message per face
 neighbour and sweep):
@@ -43,7 +44,7 @@ ranks exchange with the other (real peers), for 512 B and 1 MiB, buffer and pick
 (``Neighbor_alltoall``, ``neighbor_alltoall``); and serially on ``COMM_SELF`` (a message to itself, the
 cheapest MPI call, so the largest relative overhead; short loops, many rounds: the minimum is the cost
 without scheduling noise).  Untraced and traced rounds alternate; ``--reference`` adds another version of
-``libtopomap/mpi/trace.py`` as a third variant in the same rounds, for a before/after comparison under the
+``libtopomap/mpi/tracing.py`` as a third variant in the same rounds, for a before/after comparison under the
 same conditions.
 """
 
@@ -215,7 +216,7 @@ def worker(args):
 
     import libtopomap as ltm
     from libtopomap.mpi import last_report
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -330,7 +331,7 @@ def _stats(per_round):
 
 def _tracers(path):
     """``{label: trace function}``: this tree's ``ltm.trace``, and, given ``path`` (another version of
-    ``libtopomap/mpi/trace.py``, e.g. ``git show REV:libtopomap/mpi/trace.py > old.py``), that one too, loaded
+    ``libtopomap/mpi/tracing.py``, e.g. ``git show REV:libtopomap/mpi/tracing.py > old.py``), that one too, loaded
     inside the package so that both run in the same process, rounds alternated."""
     import libtopomap as ltm
 
@@ -487,7 +488,7 @@ def overhead_markdown(rows, title="Tracing overhead per call"):
 # ----------------------------------------------------------------------------------- driver
 def small(args):
     """Part 2: emit the rank order for 8 ranks, then run the worker under mpiexec."""
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     bad = read_fake_names(NAMES8, n_ranks=args.ranks)
     hosts = [bad[r] for r in range(args.ranks)]  # launch order: rank r on the r-th listed host
@@ -519,11 +520,13 @@ def markdown(res):
     out = [f"# {title}", ""]
     if res.get("large"):
         out += ["## Mapping metrics, 32,768 processes (model, no run)", "",
-                "| placement | machine | grid | max congestion | avg congestion | avg dilation | hop-bytes | mapping s |",
+                "| placement | machine | grid | max congestion | avg congestion | avg dilation | hop-bytes "
+                "| mapping s |",
                 "|---|---|---|---:|---:|---:|---:|---:|"]
         for r in res["large"]:
             out.append(f"| {r['placement']} | {r['machine']} | {r['grid']} | {r['max_congestion']:.3g} | "
-                       f"{r['avg_congestion']:.3g} | {r['avg_dilation']:.3f} | {r['hop_bytes']:.6g} | {r['seconds']:.1f} |")
+                       f"{r['avg_congestion']:.3g} | {r['avg_dilation']:.3f} | {r['hop_bytes']:.6g} | "
+                       f"{r['seconds']:.1f} |")
         out += [""] + [f"- {r['placement']}: {r['how']}" for r in res["large"]] + [""]
     s = res.get("small")
     if s:
@@ -535,7 +538,8 @@ def markdown(res):
             out.append(f"| {r['placement']} | {r['max_congestion']:.3g} | {r['avg_dilation']:.3f} | "
                        f"{r['hop_bytes']:.6g} | {r['us_per_sweep']:.0f} | {r['us_per_sweep_min']:.0f} | "
                        f"{r['reorder_s']:.2f} | {'yes' if r['checksum_same_as_a'] else 'NO'} |")
-        out += ["", "### Tracing overhead (same run, untraced and traced alternated; slowest rank per call, median)", "",
+        out += ["", "### Tracing overhead (same run, untraced and traced alternated; slowest rank per call, median)",
+                "",
                 "| traced call | untraced us | traced us | overhead | samples |", "|---|---:|---:|---:|---:|"]
         for k, v in s["overhead"].items():
             out.append(f"| {k} ({s['ranks']} ranks) | {v['plain_us']:.1f} | {v['traced_us']:.1f} | "
@@ -578,8 +582,8 @@ def main():
                     help="only the tracing overhead per call (mpiexec -n 2 pair and COMM_SELF)")
     ap.add_argument("--pair-calls", type=int, default=200, help="calls per round of 512 B (1 MiB: 1/50 of it)")
     ap.add_argument("--pair-rounds", type=int, default=40, help="alternated untraced/traced rounds per call kind")
-    ap.add_argument("--reference", help="another version of libtopomap/mpi/trace.py to time in the same run, "
-                                        "rounds alternated (e.g. git show REV:libtopomap/mpi/trace.py > old.py)")
+    ap.add_argument("--reference", help="another version of libtopomap/mpi/tracing.py to time in the same run, "
+                                        "rounds alternated (e.g. git show REV:libtopomap/mpi/tracing.py > old.py)")
     ap.add_argument("--reference-label", default="", help="a word for the --reference version")
     ap.add_argument("--pair-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -599,7 +603,8 @@ def main():
         res["small"] = small(args)
     print("tracing overhead: mpiexec -n 2, then COMM_SELF", flush=True)
     res["overhead"] = pair_overhead(args) + self_overhead(reference=args.reference)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
     res["conditions"] = (f"{os.cpu_count()} CPUs, load {load0:.2f} at start, {_load():.2f} at end (a loaded machine: "
                          f"other jobs were running; times are noisy); Python {platform.python_version()}, "
                          f"numpy {np.__version__}; libtopomap {ltm.__version__} ({commit}); "

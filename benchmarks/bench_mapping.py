@@ -115,8 +115,9 @@ def run_instance(name, topo, g, ta_budget, seed=0, kind="", log=print):
                                    time_budget=ta_budget)
     sec = time.perf_counter() - t0
     q = ltm.evaluate(topo, g, r)
-    rows.append({"instance": name, "kind": kind, "strategy": f"{best['strategy']}+ta", "congestion": q["max_congestion"],
-                 "dilation": q["avg_dilation"], "hopbytes": q["hop_bytes"], "seconds": sec})
+    rows.append({"instance": name, "kind": kind, "strategy": f"{best['strategy']}+ta",
+                 "congestion": q["max_congestion"], "dilation": q["avg_dilation"], "hopbytes": q["hop_bytes"],
+                 "seconds": sec})
     log(f"  {name:<26} {rows[-1]['strategy']:<10} cong {q['max_congestion']:8.3f}  dil {q['avg_dilation']:6.3f}  "
         f"{sec:7.3f}s")
     return rows
@@ -268,7 +269,8 @@ def main(argv=None):
     pathlib.Path(args.markdown).write_text(md + "\n")
     pathlib.Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "w") as f:
-        json.dump({"rows": rows, "checks": [{"check": c, "value": v, "target": t, "pass": ok if isinstance(ok, str) else bool(ok)}
+        json.dump({"rows": rows, "checks": [{"check": c, "value": v, "target": t,
+                                             "pass": ok if isinstance(ok, str) else bool(ok)}
                                             for c, v, t, ok in res], "quick": args.quick}, f, indent=1)
     return 0
 

@@ -445,10 +445,12 @@ def targets(inst):
                 f"{ratio:.3f}x" + (f", bound {bound:.4g}" if bound > 0 else "")))
     ratio = pc["hop_bytes"] / best_h["hop_bytes"]
     out.append(("congestion pick: hop-bytes <= 1.05x best peer", ratio <= 1.05 + 1e-12,
-                f"{pc['hop_bytes']:,.0f} ({pc['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): {ratio:.3f}x"))
+                f"{pc['hop_bytes']:,.0f} ({pc['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): "
+                f"{ratio:.3f}x"))
     ratio = ph["hop_bytes"] / best_h["hop_bytes"]
     out.append(("hop-bytes pick: hop-bytes <= best peer", ratio <= 1 + 1e-12,
-                f"{ph['hop_bytes']:,.0f} ({ph['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): {ratio:.3f}x"))
+                f"{ph['hop_bytes']:,.0f} ({ph['pick']}) vs {best_h['hop_bytes']:,.0f} ({best_h['method']}): "
+                f"{ratio:.3f}x"))
     tree = [r for r in peers if r["method"].startswith(("KaHIP", "SharedMap"))]
     if tree:
         bt = min(tree, key=lambda r: r["hop_bytes"])
@@ -480,7 +482,8 @@ def markdown(results):
                 lines.append(f"| {name} | error: {r['error'][:60]} | | | | {r['seconds']:.2f} | |")
                 continue
             lines.append(f"| {name} | {r['max_congestion']:.4g} | {r['avg_congestion']:.4g} | "
-                         f"{r['avg_dilation']:.4f} | {r['hop_bytes']:,.0f} | {r['seconds']:.2f} | {r['peak_mib']:.1f} |")
+                         f"{r['avg_dilation']:.4f} | {r['hop_bytes']:,.0f} | {r['seconds']:.2f} | "
+                         f"{r['peak_mib']:.1f} |")
         picks = [r for r in inst["rows"] if "pick" in r]
         for r in picks:
             gap = "" if r["relative_gap"] is None else f" (relative gap {r['relative_gap']:.3g})"

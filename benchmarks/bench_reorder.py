@@ -54,7 +54,8 @@ def main():
         print(f"| ranks | mapping ranks | torus | call | {' | '.join(PHASES)} | winner | congestion |")
         print("|---|---|---|---|" + "---:|" * len(PHASES) + "---|---|")
         for r in records:
-            print(f"| {r['ranks']} | {r['mapping_ranks']} | {r['torus']} | {r['call']} | " + " | ".join(f"{r[k]:.3f}" for k in PHASES)
+            print(f"| {r['ranks']} | {r['mapping_ranks']} | {r['torus']} | {r['call']} | "
+                  + " | ".join(f"{r[k]:.3f}" for k in PHASES)
                   + f" | {r['strategy']} (rank {r['winner_rank']}) | {r['congestion_before']:.3g} -> "
                   f"{r['congestion_after']:.3g} |")
         if args.json:

@@ -176,7 +176,8 @@ def hop_engine(df, hosts, args):
     print(f"hop-bytes swap search (hb-swap), {args.hb_budget:g} s each, random start (seed {args.seed}), "
           f"{args.ta_graph} ({g.n} processes) on the dragonfly; results evaluated under each model "
           f"(load {os.getloadavg()[0]:.1f})")
-    print("| search under | moves | s | hop-bytes (ecmp) | hop-bytes (minimal) | hop-bytes (valiant) | engine's value |")
+    print("| search under | moves | s | hop-bytes (ecmp) | hop-bytes (minimal) | hop-bytes (valiant) "
+          "| engine's value |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("| (start) | | | " + " | ".join(f"{before[r]:.6g}" for r in HOP_MODELS) + " | |")
     for e in out:

@@ -596,7 +596,8 @@ def targets(rows, sizes, strategies):
 
 
 def _best(rows, inst, key="max_congestion"):
-    ours = [r for r in rows if r["instance"] == inst and _ok(r) and r["strategy"] not in ("identity", "random", "scotch")]
+    ours = [r for r in rows
+            if r["instance"] == inst and _ok(r) and r["strategy"] not in ("identity", "random", "scotch")]
     if not ours:
         return None
     return min(ours, key=lambda r: (r[key], r["max_congestion"] if key != "max_congestion" else r["avg_dilation"]))
@@ -651,7 +652,8 @@ def main(argv=None):
     if args.render:
         old = json.loads(pathlib.Path(args.render).read_text())
         o = old["options"]
-        args.json, args.timeout, args.mem_cap, args.ta_budget = args.render, o["timeout_s"], o["mem_cap_gib"], o["ta_budget_s"]
+        args.json, args.timeout = args.render, o["timeout_s"]
+        args.mem_cap, args.ta_budget = o["mem_cap_gib"], o["ta_budget_s"]
         meta = {k: v for k, v in old.items() if k not in ("rows", "final", "targets")}
         text, res = write(args, meta, old["rows"], o["sizes"], o["strategies"], final=old["final"])
         print(text)

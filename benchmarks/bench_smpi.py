@@ -334,7 +334,8 @@ def markdown(rows, pool, meta):
          f"simulated, links 100 Gbps / 100 ns.  Machine: {meta['machine']}; load average at start "
          f"{meta['load_start']}, at end {meta['load_end']}; total wall {meta['wall_s']:.0f} s.", "",
          "Simulated time per placement in microseconds (P = the platform's routing: dimension-order on the torus, "
-         f"minimal on the dragonfly, {'dmodk' if HAVE_DMODK else 'table'} on the trees, table on the fabric).  `best/L`: launcher time / best libtopomap placement's; "
+         f"minimal on the dragonfly, {'dmodk' if HAVE_DMODK else 'table'} on the trees, table on the fabric).  "
+         "`best/L`: launcher time / best libtopomap placement's; "
          "`gap`: share of the random -> fastest gap recovered by the best libtopomap placement "
          "(and by `ltm cong/P`).", "",
          "| network | size | alloc | app | ranks | " + " | ".join(cols) + " | best/L | gap best (cong/P) |",

@@ -155,7 +155,7 @@ def race_worker(argv):
 
     from libtopomap.cli import _map
     from libtopomap.mpi.driver import race
-    from libtopomap.mpi.race import collective_call
+    from libtopomap.mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     p = ap.ArgumentParser()

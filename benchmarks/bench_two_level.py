@@ -256,7 +256,8 @@ def mpi_main(args):
             med = {which: [float(np.median([run[k][which]["avg_us"] for run in runs])) for k in range(len(sizes))]
                    for which in ("original", "reordered")}
             r = {"pattern": pname, "mapping": label, "winner": rep.strategy,
-                 "congestion_before": rep.before.get("max_congestion"), "congestion_after": rep.after.get("max_congestion"),
+                 "congestion_before": rep.before.get("max_congestion"),
+                 "congestion_after": rep.after.get("max_congestion"),
                  "sizes": sizes, "launch_us": med["original"], "mapped_us": med["reordered"]}
             rows.append(r)
             if rank == 0:

@@ -14,7 +14,7 @@ Each input goes to one family, in turn:
   monitoring ``.prof`` files, written to a file and read by :func:`libtopomap.load_graph` and by
   the reader of their kind;
 * ``hosts``: mutated hostfiles and Slurm hostlists (:func:`libtopomap.rankfiles.read_allocation`)
-  and fake-names files (:func:`libtopomap.mpi.locate.read_fake_names`);
+  and fake-names files (:func:`libtopomap.mpi.location.read_fake_names`);
 * ``misc``: the other readers, each on a mutated sample: GUID -> hostname maps
   (:func:`~libtopomap.adapters.read_hostmap`), saved mappings (:func:`libtopomap.mapping.read_saved_mapping`),
   ``--mapping`` files (:func:`libtopomap.cli._simulate.read_mapping_file`), hwloc XML
@@ -81,7 +81,8 @@ HOSTILE = ["", "-1", "0", "1", "1G", "1e308", "nan", "inf", "-inf", "99999999999
            "3x-3", "65536x65536x65536", "\u00e9\u00e9", "@FIFO", "@NODIR", "@JSON", "@MAPPING", "2147483648",
            "local-global:8x8:0.5:10000000000", "uniform:100:100000000000", "random:1000000:1999999"]
 MISC = {
-    "hostmap": "# GUID map\nH-0002c90300a1b2c3 node01\n0x0002c90300a1b2c4 node02\n0x0002c90300a1b2c5 \"node03 HCA-1\"\n",
+    "hostmap": ("# GUID map\nH-0002c90300a1b2c3 node01\n0x0002c90300a1b2c4 node02\n"
+                "0x0002c90300a1b2c5 \"node03 HCA-1\"\n"),
     "mapping-lines": "0 n0\n1 n1\n2 n3\n3 n2\n",
     "mapping-json": '["n0", "n1", 3, 2]\n',
     "scontrol": "SwitchName=s1 Level=0 LinkSpeed=1 Nodes=tux[0-3]\nSwitchName=s2 Level=0 LinkSpeed=1 Nodes=tux[4-7]\n"
@@ -160,7 +161,8 @@ def mutate_lines(rng, lines, window=60):
             digits = [k for k, ch in enumerate(s) if ch.isdigit()]
             if digits:  # a number grows huge, negative or fractional
                 k = digits[int(rng.integers(len(digits)))]
-                lines[i] = s[:k] + ["99999999999999999999", "-", "0.5", "2147483648", "e9"][int(rng.integers(5))] + s[k:]
+                junk = ["99999999999999999999", "-", "0.5", "2147483648", "e9"][int(rng.integers(5))]
+                lines[i] = s[:k] + junk + s[k:]
         else:
             lines[i] = lines[i].replace("\t", " ") if rng.random() < 0.5 else lines[i].replace(" ", "\t")
     return "".join(lines)
@@ -233,7 +235,7 @@ def fam_graph(rng, docs, tmp):
 
 
 def fam_hosts(rng, docs, tmp):
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
     from libtopomap.rankfiles import read_allocation
 
     LAST["input"] = text = mutate_text(rng, HOSTS[int(rng.integers(len(HOSTS)))])
@@ -434,7 +436,8 @@ def warm_up(tmp):
         for argv in (["info", str(tmp / "t.ltm")],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"), "--seed", "1"],
                      ["map", "--topology", str(tmp / "t.ltm"), "--graph", "stencil:2x2", "--iterations", "10"],
-                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce", "--iterations", "10"],
+                     ["collective", "--topology", str(tmp / "t.ltm"), "--collective", "allreduce",
+                      "--iterations", "10"],
                      ["plot", "adjacency", "--topology", str(tmp / "t.ltm"), "--graph", str(tmp / "g.txt"),
                       "-o", str(tmp / "plot")]):
             try:
@@ -555,7 +558,8 @@ def report(args, totals, slowest, failures, wall, finished, *, quiet):
                "jobs": args.jobs, "memory_limit_gib": args.memory, "hang_limit_s": args.hang, "wall_s": round(wall, 1),
                "slowest_input_s": round(slowest[0], 3), "slowest_family": slowest[1],
                "families": {f: dict(totals[f]) for f in FAMILIES},
-               "first_failures": [{"family": f, "kind": k, "input": i, "traceback": tb} for f, k, i, tb in failures[:5]],
+               "first_failures": [{"family": f, "kind": k, "input": i, "traceback": tb}
+                                  for f, k, i, tb in failures[:5]],
                "machine": f"{platform.node()} {os.cpu_count()} cores, python {platform.python_version()}"}
         pathlib.Path(args.out + ".json").write_text(json.dumps(doc, indent=1) + "\n")
         pathlib.Path(args.out + ".md").write_text(

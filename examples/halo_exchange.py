@@ -18,7 +18,6 @@ program changes, and the checksum printed at the end is the same with and withou
 
 import argparse
 import pathlib
-import time
 
 import numpy as np
 from mpi4py import MPI

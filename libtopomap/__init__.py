@@ -13,7 +13,7 @@ MPI layer (:mod:`libtopomap.mpi`: ``Create_dist_graph_adjacent``, ``Create_dist_
 import importlib
 import importlib.util
 
-from ._version import __version__
+from ._version import __version__ as __version__  # re-exported
 
 # Public name -> "submodule" (same name there) or "submodule:name there".  To add a public name, add
 # one line here; __all__ and dir() follow, and tests/test_package.py resolves every entry.

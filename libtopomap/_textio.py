@@ -12,7 +12,7 @@ import os
 
 from .errors import FormatError
 
-__all__ = ["read_text"]
+__all__ = ["read_text", "open_text"]
 
 
 def read_text(path, *, limit=None, hint=""):
@@ -59,3 +59,22 @@ def read_text(path, *, limit=None, hint=""):
     except UnicodeDecodeError as e:  # the line counts LF (so CRLF) line ends, as JSON's messages do
         raise FormatError(f"not UTF-8 text (byte {raw[e.start]:#04x}){hint}", path=path,
                           line=raw.count(b"\n", 0, e.start) + 1) from None
+
+
+def open_text(path):
+    """``path`` opened as UTF-8 text for streaming (undecodable bytes replaced), a regular file only.
+
+    For files too large to hold as one string (topology files); :func:`read_text` otherwise.
+
+    Raises
+    ------
+    FormatError
+        ``file:`` "not a regular file" (a device never ends, a FIFO blocks until a writer comes), or
+        "cannot open: reason".
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise FormatError("not a regular file", path=path)
+    try:
+        return open(path, encoding="utf-8", errors="replace", newline=None)
+    except OSError as e:
+        raise FormatError(f"cannot open: {e.strerror}", path=path) from None

@@ -193,7 +193,10 @@ def cart_graph(dims, periods=None, weights=None):
             dst.append(ranks[ok] + (x[ok] - c[ok]) * stride)
             wt.append(np.full(int(ok.sum()), w[i], dtype=np.float64))
         stride *= d[i]
-    cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
+
+    def cat(parts, dt):
+        return np.concatenate(parts) if parts else np.zeros(0, dt)
+
     return CommGraph(n, cat(src, np.int64), cat(dst, np.int64), cat(wt, np.float64))
 
 

@@ -72,7 +72,8 @@ class CommGraph:
         badw = np.flatnonzero(~np.isfinite(w) | (w < 0))
         if badw.size:
             k = badw[0]
-            raise CommGraphError(f"edge {k} ({src[k]} -> {dst[k]}) has weight {w[k]!r}; weights must be finite and >= 0")
+            raise CommGraphError(f"edge {k} ({src[k]} -> {dst[k]}) has weight {w[k]!r}; "
+                                 "weights must be finite and >= 0")
         keep = w > 0
         m = sp.csr_matrix((w[keep], (src[keep], dst[keep])), shape=(n, n))
         m.sum_duplicates()

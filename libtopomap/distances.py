@@ -93,7 +93,8 @@ class DistanceOracle:
         self._indices = t.indices
         self.n = n
         deg = np.diff(t.indptr)
-        first = t.indices[t.indptr[:-1].clip(max=max(t.indices.size - 1, 0))] if t.indices.size else np.zeros(n, np.int32)
+        first = (t.indices[t.indptr[:-1].clip(max=max(t.indices.size - 1, 0))] if t.indices.size
+                 else np.zeros(n, np.int32))
         leaf = (deg == 1)
         leaf &= deg[first] > 1 if n else leaf
         att = np.arange(n, dtype=np.int32)
@@ -520,7 +521,7 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     if usable.size < 2:
         return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
     key = (int(k), n, topology.n_arcs, hash(usable.tobytes()))
-    cached = getattr(topology, "_near_slots_cache", None)
+    cached = topology.cache.get("near_slots")
     if cached is not None and cached[0] == key and np.array_equal(cached[1], usable):
         return cached[2]
     ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
@@ -531,8 +532,8 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     # rows are contiguous and in the order of `usable`, which is the vertex order: sort within rows
     row = np.repeat(np.arange(usable.size), np.diff(ptr_u))
     idx = idx[np.lexsort((idx, row))]
-    if getattr(topology, "_near_slots_depth", 0) > 0:
-        topology._near_slots_cache = (key, usable, (ptr, idx))
+    if topology.cache.get("near_slots_depth", 0) > 0:
+        topology.cache["near_slots"] = (key, usable, (ptr, idx))
     return ptr, idx
 
 
@@ -554,17 +555,16 @@ def near_slot_cache(topology):
     ...     a = near_slot_vertices(t, t.slots)
     ...     near_slot_vertices(t, t.slots)[1] is a[1]
     True
-    >>> hasattr(t, "_near_slots_cache")
+    >>> "near_slots" in t.cache
     False
     """
-    depth = getattr(topology, "_near_slots_depth", 0)
-    topology._near_slots_depth = depth + 1
+    depth = topology.cache.get("near_slots_depth", 0)
+    topology.cache["near_slots_depth"] = depth + 1
     try:
         yield topology
     finally:
         if depth == 0:
-            del topology._near_slots_depth
-            if hasattr(topology, "_near_slots_cache"):
-                del topology._near_slots_cache
+            del topology.cache["near_slots_depth"]
+            topology.cache.pop("near_slots", None)
         else:
-            topology._near_slots_depth = depth
+            topology.cache["near_slots_depth"] = depth

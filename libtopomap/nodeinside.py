@@ -166,7 +166,8 @@ def _hwloc_cpuset(text):
     value = 0
     for word in text.split(","):
         word = word.strip()
-        if not word.lower().startswith("0x") or not all(c in "0123456789abcdefABCDEF" for c in word[2:]) or len(word) < 3:
+        if (not word.lower().startswith("0x") or not all(c in "0123456789abcdefABCDEF" for c in word[2:])
+                or len(word) < 3):
             return None
         value = (value << 32) | int(word, 16)
     return frozenset(i for i in range(value.bit_length()) if value >> i & 1)

@@ -7,9 +7,9 @@
 * ``torus-scrambled:8x8:SEED`` -- the same pattern with process labels shuffled (the mapping has to
   find the torus again);
 * ``random:P:DEGREE:SEED`` -- a random graph with ``P`` processes and about ``DEGREE`` neighbours each;
-* the traffic patterns of seed 001 (section 3.5.4): ``k-shift:N:K``, ``ring:N``, ``bit-transpose:N``,
+* the traffic patterns of Mehta 2005 (section 3.5.4): ``k-shift:N:K``, ``ring:N``, ``bit-transpose:N``,
   ``bit-reversal:N``, ``bit-complement:N`` and ``uniform:N[:MESSAGES[:SEED]]``, and the local/global
-  traffic of seed 004 (section 5.1), ``local-global:DIMS:ALPHA[:MESSAGES[:SEED]]`` (one round of
+  traffic of Camarero et al. (section 5.1), ``local-global:DIMS:ALPHA[:MESSAGES[:SEED]]`` (one round of
   messages each; see :func:`local_global_traffic`);
 * a path to an edge-list file (``src dst [weight]`` per line, 0-based, ``#`` comments);
 * a path to a Matrix Market file (``.mtx``): the nonzero pattern of a sparse matrix as the
@@ -180,9 +180,9 @@ def random_graph(P, degree, seed=None):
     return CommGraph(P, np.concatenate([src, dst]), np.concatenate([dst, src]))
 
 
-# ----------------------------------------------------------------- synthetic traffic (seeds 001, 004)
+# ----------------------------------------------------------------- synthetic traffic (Mehta 2005; Camarero et al.)
 # Each function returns the messages one round of the pattern sends: unit weight per message.  The
-# permutations of seed 001 section 3.5.4 are deterministic; the random patterns are sampled with
+# permutations of Mehta 2005, section 3.5.4 are deterministic; the random patterns are sampled with
 # ``seed`` (``messages`` draws per process) rather than given as expected weights, because the
 # expected graph of a uniform pattern is complete: P**2 edges, 6.9e10 for 262,144 processes.
 
@@ -201,7 +201,7 @@ def _permutation_graph(n, dst):
 
 
 def shift_traffic(n, k=1):
-    """The *k-shift* pattern: process ``i`` sends one message to ``(i + k) mod n`` (seed 001, section 3.5.4).
+    """The *k-shift* pattern: process ``i`` sends one message to ``(i + k) mod n`` (Mehta 2005, section 3.5.4).
 
     Parameters
     ----------
@@ -228,7 +228,7 @@ def shift_traffic(n, k=1):
 
 
 def ring_traffic(n):
-    """The *ring* pattern of seed 001 section 3.5.4: the 1-shift, ``i -> (i + 1) mod n``."""
+    """The *ring* pattern of Mehta 2005, section 3.5.4: the 1-shift, ``i -> (i + 1) mod n``."""
     return shift_traffic(n, 1)
 
 
@@ -236,7 +236,7 @@ def bit_transpose_traffic(n):
     """The *bit transpose* pattern: the destination's address is the source's with its two halves swapped.
 
     With ``b = log2(n)`` address bits, destination bit ``i`` is source bit ``(i + b/2) mod b``.
-    Seed 001 (section 3.5.4) prints ``mod N``; rotating bit indices only makes sense ``mod b``,
+    Mehta 2005 (section 3.5.4) prints ``mod N``; rotating bit indices only makes sense ``mod b``,
     which is what is implemented.  ``b`` must be even (the thesis does not say what an odd ``b``
     means); addresses whose halves are equal send to themselves and are left out.
 
@@ -267,7 +267,7 @@ def bit_transpose_traffic(n):
 def bit_reversal_traffic(n):
     """The *bit reversal* pattern: destination bit ``i`` is source bit ``b - i - 1`` (``b = log2(n)``).
 
-    Palindromic addresses send to themselves and are left out (seed 001, section 3.5.4).
+    Palindromic addresses send to themselves and are left out (Mehta 2005, section 3.5.4).
 
     Examples
     --------
@@ -285,14 +285,14 @@ def bit_reversal_traffic(n):
 
 def bit_complement_traffic(n):
     """The *bit complement* pattern: process ``i`` sends to ``~i`` on ``log2(n)`` bits, i.e. ``n - 1 - i``
-    (seed 001, section 3.5.4)."""
+    (Mehta 2005, section 3.5.4)."""
     n, _ = _power_of_two(n, "bit complement")
     return _permutation_graph(n, (n - 1) - np.arange(n, dtype=np.int64))
 
 
 def uniform_traffic(n, messages=1, *, seed=None):
     """*Uniform distribution* traffic: every process sends ``messages`` messages, each to a uniformly
-    random *other* process (seed 001, section 3.5.4), sampled with ``seed``.
+    random *other* process (Mehta 2005, section 3.5.4), sampled with ``seed``.
 
     Parameters
     ----------
@@ -319,7 +319,7 @@ def uniform_traffic(n, messages=1, *, seed=None):
 
 
 def local_global_traffic(dims, alpha, messages=1, *, seed=None):
-    """Local/global synthetic traffic of seed 004 (section 5.1), sampled with ``seed``.
+    """Local/global synthetic traffic of Camarero et al. (section 5.1), sampled with ``seed``.
 
     Every process of the periodic process grid ``dims`` sends ``messages`` messages.  Each is
     *local* with probability ``alpha``, to one of its grid neighbours (``2 * len(dims)`` directions

@@ -12,8 +12,9 @@ SimGrid creates its engine once per process, so every simulation runs in its own
 
 SimGrid routes every pair over one shortest path (``routing="minimal"``: a dragonfly's minimal
 route), whereas the congestion model of :mod:`libtopomap.metrics` splits traffic evenly over all
-shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side (``max_link_load`` from SimGrid's routes and
-``max_congestion`` from ECMP), in the same unit: messages of the simulated size per unit of capacity.
+shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side
+(``max_link_load`` from SimGrid's routes and ``max_congestion`` from ECMP), in the same unit: messages of
+the simulated size per unit of capacity.
 
 Installing SimGrid: PyPI has no wheel.  On Debian 12 ``apt-get install python3-simgrid`` (3.32) and link
 only its extension module into the virtual environment (see :data:`INSTALL_HINT`), or ``pip install
@@ -58,7 +59,7 @@ INSTALL_HINT = (
 
 # ROUTINGS: ``"dijkstra"`` (SimGrid's DijkstraCache zone), ``"floyd"`` (Floyd zone, cubic set-up),
 # ``"explicit"`` (a Full zone with one BFS shortest path per communicating pair, computed here),
-# ``"minimal"`` (a Full zone along the dragonfly's minimal routes, seed 002 section II-A.2) and
+# ``"minimal"`` (a Full zone along the dragonfly's minimal routes, Dorier et al., section II-A.2) and
 # ``"auto"`` (the fastest measured, see :func:`build_platform`).
 _ZONE = {"dijkstra": "DijkstraCache", "floyd": "Floyd", "explicit": "Full", "minimal": "Full"}
 
@@ -321,7 +322,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
         Latency of every link (seconds or e.g. ``"100ns"``).
     routing : {"auto", "dijkstra", "floyd", "explicit", "minimal"}
         ``"auto"`` picks ``"explicit"`` routes (as fast as DijkstraCache, faster than Floyd; see Notes).
-        ``"minimal"``: explicit routes along a dragonfly's minimal routes (one global link, seed 002
+        ``"minimal"``: explicit routes along a dragonfly's minimal routes (one global link, Dorier et al.
         section II-A.2; :meth:`~libtopomap.collectives.dragonfly.Dragonfly.route`) instead of BFS
         shortest paths, which on a dragonfly may take two global links.
     model : str

@@ -51,6 +51,12 @@ class Topology:
     attrs : dict, optional
         Free-form JSON-serialisable metadata (generator parameters, source file...).
 
+    Attributes
+    ----------
+    cache : dict
+        Structures derived from the topology by other modules (dragonfly queries, nearest slot
+        vertices), each under its module's key; not part of equality, not saved.
+
     Raises
     ------
     TopologyError
@@ -106,7 +112,8 @@ class Topology:
             if badc.size:
                 k = badc[0]
                 u, v = links[k]
-                raise TopologyError(f"link {names[u]!r}-{names[v]!r} has capacity {cap[k]!r}; capacities must be positive")
+                raise TopologyError(f"link {names[u]!r}-{names[v]!r} has capacity {cap[k]!r}; "
+                                    "capacities must be positive")
 
         if kinds is not None:
             kinds = [str(k) for k in kinds]
@@ -156,6 +163,8 @@ class Topology:
             a.setflags(write=False)
         self.name = name
         self.attrs = dict(attrs or {})
+        # derived structures other modules build once per topology (it is immutable), by their own keys
+        self.cache = {}
         self._build_csr()
         self._check_connected()
 

@@ -31,7 +31,7 @@ REGISTRY = {
         "recursive": "recursive bisection of graph and topology with METIS (Hoefler & Snir 2011, Algorithm 2)",
         "multisection": "hierarchical multisection down the machine's tree (SharedMap: Schulz & Woydt 2025)",
         "scotch": "Scotch's dual recursive bipartitioning (scotchpy64; the 'scotch' extra)",
-        "diagonal-shift": "2-D process torus onto a twisted torus RT(a)/RTT(a) only (Camarero et al., seed 004)",
+        "diagonal-shift": "2-D process torus onto a twisted torus RT(a)/RTT(a) only (Camarero et al.)",
     },
     "refinement": {
         "two-opt": "swaps kept only when they lower the objective (Cui 2024, section 3.3.2)",
@@ -110,7 +110,7 @@ _WHAT = {"strategy": "strategy", "refinement": "refinement", "objective": "objec
 
 #: Mapping strategies every topology accepts (``"scotch"`` where scotchpy is installed); ``all`` races them.
 STRATEGIES = tuple(s for s in REGISTRY["strategy"] if s != "diagonal-shift" and (s != "scotch" or HAVE_SCOTCH))
-#: Strategies for a 2D process torus on RT(a)/RTT(a) only (seed 004): not in :data:`STRATEGIES`.
+#: Strategies for a 2D process torus on RT(a)/RTT(a) only (Camarero et al.): not in :data:`STRATEGIES`.
 #: ``identity`` with a ``concentration`` is the paper's ``id`` after it.
 TWISTED_STRATEGIES = ("diagonal-shift",)
 REFINEMENTS = tuple(REGISTRY["refinement"])

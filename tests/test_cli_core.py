@@ -110,7 +110,9 @@ def test_bad_input_exits_1_with_one_line(tmp_path, capsys, argv, match):
 
 
 def test_console_entry_point_help_and_exit_codes(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "libtopomap", *a], capture_output=True, text=True)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "libtopomap", *a], capture_output=True, text=True)
+
     r = run("generate", "--help")
     assert r.returncode == 0 and "dragonfly" in r.stdout
     r = run("generate", "torus", "--dims", "2x2", "-o", str(tmp_path / "t.ltm"))

@@ -20,7 +20,7 @@ SHAPES = [(3, 2, 2, 1), (9, 4, 2, 2), (5, 4, 2, 2), (7, 2, 1, 3), (5, 2, 0, 2)]
 
 def _kind(q, u, v):
     """'terminal', 'local' or 'global' for a link between topology vertices u and v."""
-    ru, rv = q._rid[u], q._rid[v]
+    ru, rv = q.router_ids[u], q.router_ids[v]
     is_router = np.zeros(q.topology.n_vertices, bool)
     is_router[q.router_vertices] = True
     if not (is_router[u] and is_router[v]):

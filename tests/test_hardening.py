@@ -107,7 +107,7 @@ def test_item6_the_generator_limit_can_be_raised_or_lowered(monkeypatch):
 
 
 def test_item7_fake_names_not_utf8_or_not_a_file(tmp_path):
-    from libtopomap.mpi.locate import read_fake_names
+    from libtopomap.mpi.location import read_fake_names
 
     (tmp_path / "names").write_bytes(b"0 n0\n1 n\xe91\n")
     with pytest.raises(ltm.FormatError, match=r"names:2: not UTF-8 text \(byte 0xe9\)"):
@@ -290,8 +290,9 @@ def test_item6_graph_specs_and_concentration_hit_the_limit():
         ltm.load_graph("random:1000000000:3:1")
     with pytest.raises(ltm.CommGraphError, match="needs 0 <= degree <= 2P"):
         ltm.load_graph("random:10:1000000000:1")
-    with pytest.raises(ltm.CommGraphError, match=r"uniform traffic\(1000\) with 1000000000 messages per process has "
-                                                 r"1000000000000 messages, above the limit of 268435456 \(.*--max-edges"):
+    with pytest.raises(ltm.CommGraphError, match=r"uniform traffic\(1000\) with 1000000000 messages per process "
+                                                 r"has 1000000000000 messages, above the limit of 268435456 "
+                                                 r"\(.*--max-edges"):
         ltm.load_graph("uniform:1000:1000000000")
     with pytest.raises(ltm.TopologyError, match=r"concentrate\(torus-4x4, 1000000\) has 16000016 vertices"):
         ltm.concentrate(ltm.torus("4x4"), 1000000)
@@ -500,7 +501,8 @@ def test_item16_plot_into_a_missing_folder_is_an_error_not_a_mkdir(tmp_path, cap
 
     line = _one_line_error(capsys, ["plot", "adjacency", "--graph", "stencil:2x2", "-o", str(tmp_path / "no/p")],
                            code=2)
-    assert line == f"libtopomap plot: error: -o {tmp_path}/no/p: folder '{tmp_path}/no' does not exist (create it first)"
+    assert line == (f"libtopomap plot: error: -o {tmp_path}/no/p: folder '{tmp_path}/no' does not exist "
+                    "(create it first)")
     fig = plot_times([1024], {"original": [1.0], "mapped": [0.5]})
     with pytest.raises(ltm.ArgumentError, match="folder '.*/no' does not exist"):
         save(fig, tmp_path / "no" / "p")

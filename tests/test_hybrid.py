@@ -169,7 +169,8 @@ def _defined_path(t, nxg, a, b):
 
 
 @pytest.mark.parametrize("kwargs", [dict(nodes=32, component_size=8, arity=2),
-                                    dict(nodes=64, component_size=4, arity=4), dict(nodes=48, component_size=16, arity=3),
+                                    dict(nodes=64, component_size=4, arity=4),
+                                    dict(nodes=48, component_size=16, arity=3),
                                     dict(nodes=64, component_size=16, component="ldr", seed=1, trials=3)])
 def test_hybrid_routing_loads_are_the_defined_paths(kwargs):
     from libtopomap.routing import native_routing, route_hops, route_traffic

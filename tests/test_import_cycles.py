@@ -87,3 +87,78 @@ def test_the_graph_sees_function_level_imports(tmp_path, monkeypatch):
     monkeypatch.setitem(SOURCES, "libtopomap", pkg)
     monkeypatch.delitem(SOURCES, "libtopomap.adapters")
     assert import_cycles() == [["libtopomap.a", "libtopomap.b"]]
+
+
+def _is_private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_name_uses():
+    """Return ``module:line: target._name`` for each use of another module's private name.
+
+    Flagged: ``from X import _name`` where ``X._name`` is not a module, and ``alias._name`` where ``alias``
+    is bound by an import to a module of the library (``alias.sub._name`` follows submodules).  Importing a
+    private *module* (``from .. import _kernels``) is package-internal and allowed, as are dunder names.
+    """
+    modules = _modules()
+    found = []
+    for name, path in sorted(modules.items()):
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        bound = {}  # local name -> module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        head = alias.name.partition(".")[0]
+                        bound[head] = head
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    origin = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    origin = node.module or ""
+                for alias in node.names:
+                    sub = f"{origin}.{alias.name}"
+                    if sub in modules:
+                        bound[alias.asname or alias.name] = sub
+                    elif origin in modules and origin != name and _is_private(alias.name):
+                        found.append(f"{name}:{node.lineno}: from {origin} import {alias.name}")
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not _is_private(node.attr):
+                continue
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.insert(0, value.attr)
+                value = value.value
+            if not isinstance(value, ast.Name) or value.id not in bound:
+                continue
+            target = bound[value.id]
+            for part in chain:
+                if f"{target}.{part}" in modules:
+                    target = f"{target}.{part}"
+                    continue
+                if target in modules and target != name and _is_private(part):
+                    found.append(f"{name}:{node.lineno}: {target}.{part}")
+                break
+    return found
+
+
+def test_no_module_uses_another_modules_private_name():
+    uses = private_name_uses()
+    assert not uses, f"{len(uses)} private names used across modules:\n" + "\n".join(uses)
+
+
+def test_the_private_name_check_sees_imports_and_attributes(tmp_path, monkeypatch):
+    pkg = tmp_path / "libtopomap"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_k.py").write_text("def _g():\n    pass\n\ndef h():\n    _g()\n")
+    (pkg / "a.py").write_text("from ._k import _g, h\nfrom . import _k\n\n"
+                              "def f():\n    return _k._g, _k.h, _k.__name__\n")
+    monkeypatch.setitem(SOURCES, "libtopomap", pkg)
+    monkeypatch.delitem(SOURCES, "libtopomap.adapters")
+    assert private_name_uses() == ["libtopomap.a:1: from libtopomap._k import _g", "libtopomap.a:5: libtopomap._k._g"]

@@ -10,8 +10,9 @@ import pytest
 import libtopomap as ltm
 from libtopomap import TopologyError, hypercube, ldr, properties
 from libtopomap.cli import main
-ldr_mod = importlib.import_module("libtopomap.generators.ldr")
 from libtopomap.generators.ldr import ldr_graph_edges, moore_bound
+
+ldr_mod = importlib.import_module("libtopomap.generators.ldr")
 
 
 @pytest.mark.parametrize("nodes, degree, diameter", [(10, 3, 2), (50, 7, 2), (3250, 57, 2)])

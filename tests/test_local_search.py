@@ -194,18 +194,18 @@ def test_the_nearest_slot_list_lives_only_as_long_as_its_race(monkeypatch):
     g = scrambled_torus("6x6", 1)
     # outside a race nothing is kept on the topology
     near_slot_vertices(topo, topo.slots)
-    assert not hasattr(topo, "_near_slots_cache") and len(calls) == 1
+    assert "near_slots" not in topo.cache and len(calls) == 1
     # one refinement: its states (walk, warm-up, clean-up) share one list, dropped at its end
     calls.clear()
     refine_threshold_accepting(topo, g, np.arange(36), seed=0, iterations=300)
-    assert len(calls) == 1 and not hasattr(topo, "_near_slots_cache")
+    assert len(calls) == 1 and "near_slots" not in topo.cache
     # a race with two refinements: one list for the whole race, dropped when it ends
     calls.clear()
     problem = MappingProblem(topo, g, iterations=300)
     cands = make_candidates(["rcm", "random", "identity"], seed=0, refine="ta")
     result = run_portfolio(problem, cands)
     assert sum(o.candidate.refine is not None and "+ta" in o.label for o in result.outcomes) >= 1
-    assert len(calls) == 1 and not hasattr(topo, "_near_slots_cache")
+    assert len(calls) == 1 and "near_slots" not in topo.cache
     # nested blocks share the list; it goes with the outermost one
     calls.clear()
     with near_slot_cache(topo):
@@ -213,4 +213,4 @@ def test_the_nearest_slot_list_lives_only_as_long_as_its_race(monkeypatch):
             a = near_slot_vertices(topo, topo.slots)
         b = near_slot_vertices(topo, topo.slots)
         assert a[1] is b[1] and len(calls) == 1
-    assert not hasattr(topo, "_near_slots_cache") and not hasattr(topo, "_near_slots_depth")
+    assert "near_slots" not in topo.cache and "near_slots_depth" not in topo.cache

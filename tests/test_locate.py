@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap.mpi.locate import host_of, read_fake_names, resolve_vertices
+from libtopomap.mpi.location import host_of, read_fake_names, resolve_vertices
 
 
 def test_import_does_not_initialise_mpi(tmp_path):
     """The MPI-free part loads (and works) without mpi4py; ``locate`` stays the function."""
     p = _write(tmp_path, "0 n1\n1 n0\n")
     code = ("import sys, libtopomap, libtopomap.mpi\n"
-            "from libtopomap.mpi.locate import read_fake_names, resolve_vertices\n"
+            "from libtopomap.mpi.location import read_fake_names, resolve_vertices\n"
             f"names = read_fake_names({str(p)!r}, n_ranks=2)\n"
             "assert resolve_vertices(libtopomap.torus('2'), [names[0], names[1]]).tolist() == [1, 0]\n"
             "assert callable(libtopomap.mpi.locate) and libtopomap.mpi.locate.__name__ == 'locate'\n"

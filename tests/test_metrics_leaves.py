@@ -8,7 +8,7 @@ import test_metrics_fattree
 import pytest
 
 import libtopomap as ltm
-from libtopomap import Topology, _kernels
+from libtopomap import Topology
 from libtopomap.distances import DistanceOracle
 from libtopomap.routing import ecmp_vertex_traffic
 

@@ -370,7 +370,8 @@ def test_dragonfly_parts_go_to_the_routers_with_their_global_links():
     assert ltm.evaluate(t, g, map_multisection(t, g, seed=0))["hop_bytes"] <= 9800
 
 
-@pytest.mark.parametrize("dims,graph", [("2x4", lambda: scrambled_torus("2x4", 0)), ("2x4", lambda: scrambled_torus("8", 1)),
+@pytest.mark.parametrize("dims,graph", [("2x4", lambda: scrambled_torus("2x4", 0)),
+                                        ("2x4", lambda: scrambled_torus("8", 1)),
                                         ("2x2x2", lambda: scrambled_torus("2x4", 2)),
                                         ("2x4", lambda: random_graph(8, 3, 0))])
 def test_grid_multisection_is_optimal_on_eight_hosts(dims, graph):

@@ -141,6 +141,17 @@ def test_mpi_names_load_lazily():
     assert callable(libtopomap.reorder_for_collective)
 
 
+def test_mpi_public_names_stay_functions_after_every_submodule_loads():
+    # no submodule of libtopomap.mpi is named like a public name: loading it would rebind the name
+    _run("import importlib, pkgutil, types, libtopomap.mpi as m\n"
+         "subs = [i.name for i in pkgutil.iter_modules(m.__path__)]\n"
+         "assert not set(subs) & set(m.__all__), set(subs) & set(m.__all__)\n"
+         "names = {n: getattr(m, n) for n in m.__all__ if n != 'TopomapDistgraphcomm'}\n"
+         "for s in subs:\n"
+         "    importlib.import_module('libtopomap.mpi.' + s)\n"
+         "assert all(getattr(m, n) is v and not isinstance(v, types.ModuleType) for n, v in names.items())\n")
+
+
 def test_unknown_attribute_raises():
     try:
         libtopomap.no_such_name

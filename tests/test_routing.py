@@ -1,7 +1,6 @@
 """Routing models (issue 14 item 1): loads against brute-force path enumeration, hop counts against
 their definitions, RT/RTT routing records against breadth-first search."""
 
-import itertools
 import json
 
 import networkx as nx
@@ -184,7 +183,8 @@ def test_dimension_order_tie_goes_up_and_hypercube_is_ecube():
     assert [(ring.arc_source[k], ring.indices[k]) for k in np.flatnonzero(tr)] == [(0, 1), (1, 2)]
     cube = ltm.hypercube(3)
     tr = route_traffic(cube, [0], [7], routing="dimension-order")  # e-cube: bit 0, then 1, then 2
-    assert sorted((int(cube.arc_source[k]), int(cube.indices[k])) for k in np.flatnonzero(tr)) == [(0, 1), (1, 3), (3, 7)]
+    used = sorted((int(cube.arc_source[k]), int(cube.indices[k])) for k in np.flatnonzero(tr))
+    assert used == [(0, 1), (1, 3), (3, 7)]
     s, t, w = demands(cube, 30, 2)
     paths = [dimension_order_path((2, 2, 2), [False] * 3, [2, 1, 0], int(a), int(b)) for a, b in zip(s, t)]
     np.testing.assert_allclose(route_traffic(cube, s, t, w, routing="dimension-order"),
@@ -469,7 +469,8 @@ def test_valiant_sums_equal_the_walk_of_every_intermediate_group(topo):
     s2, t2, w2 = strip_leaves(topo, s, t, w, walk)
     sums = walk.copy()
     hw, hs = np.zeros(s2.size), np.zeros(s2.size)
-    args = (topo.indptr, topo.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups)
+    args = (topo.indptr, topo.indices, q.router_ids, q.router_vertices, q.gate_router, q.landing_router, q.routers,
+            q.groups)
     dragonfly_walk(*args, True, s2, t2, w2, walk, hw)  # g - 2 routes per demand
     np.testing.assert_allclose(route_traffic(topo, s, t, w, routing="valiant"), walk, rtol=1e-12,
                                atol=1e-12 * walk.max())

@@ -48,7 +48,7 @@ def test_minimal_hops_follow_the_closed_form():
     s, d = s.ravel(), d.ravel()
     rs, rd = q.router_index(s), q.router_index(d)
     gs, gd = rs // q.routers, rd // q.routers
-    gate, land = q._near[gs, gd, 0], q._far[gs, gd, 0]
+    gate, land = q.gate_router[gs, gd, 0], q.landing_router[gs, gd, 0]
     want = np.where(s == d, 0, 2 + np.where(gs == gd, (rs != rd).astype(int),
                                             (rs != gate).astype(int) + 1 + (land != rd)))
     np.testing.assert_array_equal(pair_hops_batch(ctx, s, d, np.zeros(s.size)), want)
@@ -68,8 +68,8 @@ def test_valiant_hops_are_the_mean_over_intermediate_groups():
 
         def gate(G, H, rs, rd):
             best = None
-            for k in range(q._near.shape[2]):
-                u, v = int(q._near[G, H, k]), int(q._far[G, H, k])
+            for k in range(q.gate_router.shape[2]):
+                u, v = int(q.gate_router[G, H, k]), int(q.landing_router[G, H, k])
                 if u < 0:
                     break
                 c = int(u != rs) + int(rd >= 0 and v != rd)
@@ -82,7 +82,7 @@ def test_valiant_hops_are_the_mean_over_intermediate_groups():
                 if rs // a == rd // a:
                     continue
                 total = 0
-                for I in range(g):
+                for I in range(g):  # noqa: E741 (intermediate group I)
                     if I in (rs // a, rd // a):
                         continue
                     u, v = gate(rs // a, I, rs, -1)

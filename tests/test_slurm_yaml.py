@@ -39,8 +39,8 @@ def test_block_topology():
     assert t.name == "topo2" and t.total_slots == 10
     sw = [(a, b) for a, b in _links(t) if not a.startswith("node") and not b.startswith("node")]
     # base blocks of 2 nodes; 4-node blocks join pairs of consecutive blocks; a root joins what is left
-    assert sw == sorted(tuple(sorted(pair)) for pair in [("b1", "b1..b2"), ("b2", "b1..b2"), ("b3", "b3..b4"), ("b4", "b3..b4"),
-                         ("b5", "b5..4"), ("b1..b2", "topo2-root"), ("b3..b4", "topo2-root"),
+    assert sw == sorted(tuple(sorted(pair)) for pair in [("b1", "b1..b2"), ("b2", "b1..b2"), ("b3", "b3..b4"),
+                         ("b4", "b3..b4"), ("b5", "b5..4"), ("b1..b2", "topo2-root"), ("b3..b4", "topo2-root"),
                          ("b5..4", "topo2-root")])
     assert ("b5", "node10") in _links(t) and ("b1", "node02") in _links(t)
     d = t.distances.pairs
@@ -89,7 +89,8 @@ def test_yaml_subset():
     ("- topology: t\n  tree: &a\n", 2, "YAML feature outside what Slurm writes"),
     ("- topology: t\n  tree:\n    switches:\n    - switch: 's\n", 4, "unterminated quoted string"),
     ("- topology: t\n  cluster_default: True\n", 1, "must have exactly one of tree, block, flat (has none)"),
-    ("- topology: t\n  tree:\n    switches: []\n  flat: true\n", 1, "exactly one of tree, block, flat (has tree, flat)"),
+    ("- topology: t\n  tree:\n    switches: []\n  flat: true\n", 1,
+     "exactly one of tree, block, flat (has tree, flat)"),
     ("- cluster_default: true\n  topology: t\n", 1, "a topology starts with 'topology: NAME'"),
     ("- topology: t\n  tree:\n    switches:\n      - switch: s\n     nodes: n1\n", 5, "unexpected indentation"),
     ("- topology: t\n  tree:\n    switches: []\n", 3, "expected a non-empty list 'switches:'"),

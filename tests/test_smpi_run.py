@@ -17,7 +17,8 @@ import pytest
 import libtopomap as ltm
 
 pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
-                                reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
+                                reason="SimGrid's SMPI (smpicc, smpirun) is not installed: "
+                                       "apt-get install libsimgrid-dev")
 
 HALO_1D = ["1", "65536", "10", "0"]  # 1-D halo, 64 KiB, 10 iterations, no Allreduce
 HALO_2D = ["2", "65536", "10", "1"]  # 2-D halo + one-double Allreduce per iteration

@@ -27,7 +27,8 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None or not os.path.exists
                                reason="the platform library needs g++ and SimGrid's headers (apt-get install g++ "
                                       "libsimgrid-dev)")
 needs_smpi = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
-                                reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
+                                reason="SimGrid's SMPI (smpicc, smpirun) is not installed: "
+                                       "apt-get install libsimgrid-dev")
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +92,8 @@ def test_auto_format_picks_cluster_table_or_full(tmp_path, monkeypatch):
     for kw in (dict(format="auto", zone="table"), dict(format="so")):
         with pytest.raises(NotDestinationBased) as e:
             write_platform(ltm.fattree(4, 2), tmp_path / "d.so", routing="table", **kw)
-        assert "\n" not in str(e.value) and "not destination-based" in str(e.value) and "explicit routes" in str(e.value)
+        msg = str(e.value)
+        assert "\n" not in msg and "not destination-based" in msg and "explicit routes" in msg
     assert not os.path.exists(tmp_path / "d.so") and not os.path.exists(tmp_path / "d.so.table")
 
 

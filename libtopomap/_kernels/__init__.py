@@ -27,5 +27,6 @@ __all__ = ["ecmp_traffic", "ecmp_traffic_parallel", "alg3_traffic", "ecmp_pair_f
            "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls", "multi_source_levels", "multi_source_owners",
            "KIND_SEARCH", "KIND_GRID", "KIND_CUBE", "KIND_TABLE", "leafless_csr",
            "grid_arc_table", "grid_demand_costs", "grid_ecmp_traffic",
-           "fattree_up_arcs", "fattree_ecmp_traffic"]
+           "fattree_up_arcs", "fattree_ecmp_traffic",
+           "bfs_scratch", "bfs_start", "bfs_targets", "bfs_visit", "sigma_reset", "sigma_search"]
 

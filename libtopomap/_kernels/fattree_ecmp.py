@@ -97,7 +97,7 @@ def _fattree_spread(leaf, d, w_up, w_down, k, n, up, arc_reverse, traffic):
     S = k ** (n - 1)
     if w_up != 0.0:
         span = 1
-        for l in range(n - 2, d - 1, -1):
+        for l in range(n - 2, d - 1, -1):  # noqa: E741 (level l, as in the docstring)
             f = w_up / (span * k)
             base = (leaf // span) * span
             row0 = (l + 1) * S
@@ -110,7 +110,7 @@ def _fattree_spread(leaf, d, w_up, w_down, k, n, up, arc_reverse, traffic):
         span = S
         for _ in range(d):
             span //= k
-        for l in range(d, n - 1):
+        for l in range(d, n - 1):  # noqa: E741 (level l, as in the docstring)
             f = w_down / span
             place = span // k  # of digit l
             tl = (leaf // place) % k

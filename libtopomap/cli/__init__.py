@@ -38,7 +38,8 @@ COMMAND_HELP = {
     "demo": "reorder a badly placed halo exchange on a bundled torus (run under mpiexec -n 4 or 8)",
     "simulate": "SimGrid-simulated time of the original and the mapped placement",
     "plot": "draw adjacency matrices, link loads, hop histograms or simulated times",
-    "smpi": "SimGrid SMPI: export a platform that routes as a routing model, build the proxy codes, measure-map-rerun an MPI program",
+    "smpi": ("SimGrid SMPI: export a platform that routes as a routing model, build the proxy codes, "
+             "measure-map-rerun an MPI program"),
 }
 COMMANDS = list(COMMAND_HELP)
 #: Commands that read topologies or graphs: they get ``--max-vertices`` and ``--max-edges``

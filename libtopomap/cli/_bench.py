@@ -64,7 +64,7 @@ def _run(args):
 
     from ..loading import load as read
     from ..mpi.bench import format_table, parse_size, run_benchmark
-    from ..mpi.race import collective_call
+    from ..mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     # The same on every rank, so every rank raises the same ArgumentError (usage error, exit 2).

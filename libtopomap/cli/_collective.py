@@ -86,7 +86,7 @@ def run(args):
 
 
 def _run_algorithm(args, topo):
-    """``--algorithm``: one of seed 002's broadcasts on the allocation, in allocation order (rank i on node i)."""
+    """``--algorithm``: one of Dorier et al.'s broadcasts on the allocation, in allocation order (rank i on node i)."""
     from ..collectives import allocate
     from ..collectives.dorier import evaluate_bcast
 
@@ -94,7 +94,7 @@ def _run_algorithm(args, topo):
         raise ArgumentError(f"--algorithm {args.algorithm} is a broadcast: it needs --collective bcast, "
                             f"not {args.collective}")
     if getattr(args, "routing", "ecmp") not in ("ecmp", "native", "minimal"):
-        raise ArgumentError(f"--algorithm counts links under dragonfly minimal routing (seed 002); "
+        raise ArgumentError(f"--algorithm counts links under dragonfly minimal routing (Dorier et al.); "
                             f"--routing {args.routing} does not apply")
     nodes = allocate(topo, args.procs, args.allocation, seed=args.seed)
     res = evaluate_bcast(topo, nodes, args.algorithm, root=args.root)
@@ -106,6 +106,6 @@ def _run_algorithm(args, topo):
     print(f"bcast ({args.algorithm}) from rank {args.root} on {args.procs} of {topo.hosts.size} nodes of "
           f"{topo.name or args.topology}, {args.allocation} allocation (seed {args.seed}), {res['groups']} groups")
     print(f"  links      terminal {links['terminal']}  local {links['local']}  global {links['global']}")
-    print(f"  makespan   {res['makespan']} (link units, seed 002 section IV-B)")
+    print(f"  makespan   {res['makespan']} (link units, Dorier et al., section IV-B)")
     print(f"  messages   {res['messages']} in {res['steps']} steps")
     return 0

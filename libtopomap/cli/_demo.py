@@ -68,7 +68,7 @@ def _demo(args, stack):
     from ..loading import load as read
     from ..mpi import Create_dist_graph_adjacent, report as ltm_report
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
-    from ..mpi.race import collective_call
+    from ..mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -119,7 +119,8 @@ def _demo(args, stack):
               f"({topo.hosts.size} hosts, {topo.n_links} links)")
         where = shown or fake or ("explicit placement" if placement else "MPI processor names")
         print(f"placement before ({where}): " + " ".join(f"{r}:{names[v]}" for r, v in enumerate(rep.vertices_before)))
-        print("placement after (new rank:host): " + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
+        print("placement after (new rank:host): "
+              + " ".join(f"{k}:{names[v]}" for k, v in enumerate(rep.vertices_after)))
         print()
         if routing != "ecmp":
             from ..routing import get_routing
@@ -139,7 +140,8 @@ def _demo(args, stack):
         print("candidates (rank: strategy objective seconds): " + ", ".join(
             f"{c['rank']}: {c['strategy']} {c['value']:.3g} {c['seconds']:.2f}s" for c in rep.candidates))
         print("reordering time, max over ranks (s): " + ", ".join(
-            f"{k} {timings[k]:.3f}" for k in ("locate", "gather", "kernels", "strategies", "selection", "build", "total")))
+            f"{k} {timings[k]:.3f}"
+            for k in ("locate", "gather", "kernels", "strategies", "selection", "build", "total")))
         print()
         print(f"Neighbor_alltoall ({args.iterations} iterations per size; results checked identical; "
               "all ranks share this machine, so latency does not see the modelled network):")

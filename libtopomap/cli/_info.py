@@ -106,7 +106,7 @@ def _routed(topo, model):
 
 def _properties(topo):
     """The topology's properties; for a regular graph of hosts only (LDR, hypercube, Petersen...) also the
-    most nodes its degree and diameter allow (seed 001, equation 4.1; equal to "vertices" for a Moore graph)."""
+    most nodes its degree and diameter allow (Mehta 2005, equation 4.1; equal to "vertices" for a Moore graph)."""
     from ..generators.ldr import moore_bound
     from ..metrics import properties  # numba: imported only when the command runs
 

@@ -9,7 +9,8 @@ import re
 import sys
 
 from ..errors import FormatError
-from ..formats import _open_text, read, sniff, write
+from .._textio import open_text
+from ..formats import read, sniff, write
 from ..vocabulary import FABRIC_FORMATS
 from ._options import positive_float, positive_int
 
@@ -41,7 +42,7 @@ def run(args):
 
     fmt = args.format
     if fmt is None:
-        with _open_text(args.file) as fh:  # refuses a device or a FIFO (no end, or no writer)
+        with open_text(args.file) as fh:  # refuses a device or a FIFO (no end, or no writer)
             fmt = sniff(fh.read(65536), args.file)
         if fmt not in FABRIC_FORMATS:
             raise FormatError(f"not a fabric description (looks like {fmt!r}); name the input format with --format",

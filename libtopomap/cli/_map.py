@@ -212,7 +212,8 @@ def _records(result, with_rank):
         m = o.metrics
         r = {"strategy": o.label, "congestion": m["max_congestion"], "avg_congestion": m["avg_congestion"],
              "dilation": m["avg_dilation"], "max_dilation": m["max_dilation"], "hopbytes": m["hop_bytes"],
-             "seconds": o.seconds, "objective": m["objective"], "chosen": o.candidate.index == result.winner.candidate.index,
+             "seconds": o.seconds, "objective": m["objective"],
+             "chosen": o.candidate.index == result.winner.candidate.index,
              "seed": o.candidate.seed, "note": o.note}
         if with_rank:
             r["rank"] = o.rank
@@ -286,7 +287,7 @@ def _run_mpi(args):
     from mpi4py import MPI
 
     from ..mpi.driver import race
-    from ..mpi.race import collective_call
+    from ..mpi.agreement import collective_call
 
     comm = MPI.COMM_WORLD
     with for_command(args, "map", objective=args.objective, rank=comm.Get_rank()) as progress:

@@ -45,7 +45,8 @@ def add_parser(sub):
     mapped.add_argument("--mapping", metavar="FILE", help="mapped placement from a file")
     mapped.add_argument("--strategy", metavar="S", help="mapped placement computed by this strategy")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of random placements and searches")
-    p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps of two-opt/anneal rank placement")
+    p.add_argument("--iterations", type=non_negative_int, default=200_000,
+                   help="swaps of two-opt/anneal rank placement")
     p.add_argument("--load", choices=("ecmp", "simgrid"), default="ecmp",
                    help="loads: the routing model's loads (default; ECMP unless --routing) or SimGrid's single "
                         "shortest paths (needs SimGrid)")

@@ -75,7 +75,8 @@ def add_workload_args(p, *, placements=True):
                              "rcm, recursive, scotch; '+two-opt' or '+ta' refines; default greedy); for a "
                              "collective a rank placement 'two-opt' (default) or 'anneal' over the allocated "
                              "nodes, or a mapping strategy on the schedule's graph")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of random placements and searches (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of random placements and searches (default 0)")
     p.add_argument("--iterations", type=non_negative_int, default=200_000,
                    help="swaps tried by two-opt/anneal rank placement (default 200000, as in Cui 2024)")
 

@@ -15,7 +15,8 @@ from ._smpi_run import add_build, add_run
 
 __all__ = ["register", "add_parser", "run"]
 
-HELP = "SimGrid SMPI: export a platform that routes as a routing model, build the proxy codes, measure-map-rerun an MPI program"
+HELP = ("SimGrid SMPI: export a platform that routes as a routing model, build the proxy codes, "
+        "measure-map-rerun an MPI program")
 
 
 def register(subparsers):
@@ -44,11 +45,12 @@ def _add_platform(actions):
     from ..smpi.platform import DEFAULT_MAX_ROUTES, FORMATS, SHARING_POLICIES, SINGLE_PATH_ROUTINGS, ZONES
 
     p = actions.add_parser(
-        "platform", help="write a SimGrid platform (XML, or a .so library + table) whose routes are those of a routing model",
+        "platform",
+        help="write a SimGrid platform (XML, or a .so library + table) whose routes are those of a routing model",
         description="Write a SimGrid 3.32 platform (DTD 4.1) of a topology: hosts named as the topology's, one core "
                     "per slot, links of bandwidth x capacity, and the routes of a single-path routing model (a "
-                    "SimGrid TORUS zone where it provably routes the same, explicit routes otherwise; with -o P.so a platform "
-                    "library that routes by a next-hop table, for destination-based routings).")
+                    "SimGrid TORUS zone where it provably routes the same, explicit routes otherwise; with -o P.so a "
+                    "platform library that routes by a next-hop table, for destination-based routings).")
     p.add_argument("--topology", required=True, metavar="FILE", help="topology file (any registered format)")
     p.add_argument("--routing", metavar="MODEL",
                    help=f"single-path routing model: {', '.join(SINGLE_PATH_ROUTINGS)}, or native (default: the "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ._options import add_size_limits, non_negative_int, positive_float, positive_int
 

@@ -1,42 +1,10 @@
-"""Topology-aware broadcasts on dragonfly networks (seed 002: Dorier et al., sections III and IV-B).
+"""Topology-aware broadcasts on dragonfly networks, after Dorier et al. (sections III and IV-B).
 
-Four broadcast schedules for any allocation and root, as the library's schedules (a list of steps,
-each an ``(m, 2)`` array of ``(sender rank, receiver rank)`` messages):
-
-``tree``
-    MPICH's binomial tree over the ranks (:func:`~libtopomap.collectives.binomial_bcast`), blind to
-    the topology (section II-B).
-``llf``
-    Local links first (section III-B): the root broadcasts to one process per router of its group,
-    those holders send serially to one process per remote group, then each group and each router
-    broadcasts inside.
-``glf``
-    Global links first (section III-C): a binomial tree over the groups, then inside each group over
-    its routers, then inside each router.
-``forest``
-    Section III-D: LLF whose serial sends to the remote groups become one binomial tree per holder.
-
-Choices where the paper is silent (tested in ``tests/test_dorier.py``):
-
-* a router is represented by its lowest rank, except the root's router (the root);
-* a group is entered through the *gate* router toward the sender's group (the router holding the
-  global link) when the job has a process there (its lowest rank), else through the group's lowest
-  rank;
-* LLF and FOREST: remote group ``B`` is served by the holder on the root group's gate router toward
-  ``B`` when there is one, else by the least-loaded holder (fewest groups so far; ties to the lower
-  rank), groups taken in ascending id;
-* binomial trees are over an ordered list whose first item is the tree's root: routers of a group by
-  their representative's rank, groups by id (the root group first), the ranks of a router by rank;
-* each process sends serially in tree order: its messages of the global phase, then of its group,
-  then of its router (LLF and FOREST: the root group's own broadcast comes first), and inside a
-  binomial tree the farthest subtree first (MPICH's order).
-
-The step of a message is its round when every process sends as soon as it holds the data and its
-previous send is done (one message per sender per step), so a schedule replays in order on MPI.
-
-:func:`bcast_makespan` is the model of section IV-B (a send lasts as many time units as the links it
-crosses; a sender waits for delivery before its next send; the makespan is the last arrival), and
-:func:`dragonfly_link_use` the analysis of section III-E.
+Dorier et al., "Evaluation of Topology-Aware Broadcast Algorithms for Dragonfly Networks".  Four
+broadcast schedules for any allocation and root: ``tree`` (MPICH's binomial tree), ``llf`` (local links
+first), ``glf`` (global links first) and ``forest``; :func:`bcast_makespan` is the paper's time model and
+:func:`dragonfly_link_use` its link analysis.  The choices where the paper is silent (tested in
+``tests/test_dorier.py``): docs/internals.rst, "Dragonfly broadcasts".
 """
 
 from __future__ import annotations
@@ -48,7 +16,7 @@ import numpy as np
 from ..errors import ArgumentError, CommGraphError, MappingError
 from ..vocabulary import BCAST_ALGORITHMS, check_choice
 from .dragonfly import dragonfly_queries
-from .schedules import _check_root, binomial_bcast
+from .schedules import check_root, binomial_bcast
 
 __all__ = ["BCAST_ALGORITHMS", "dragonfly_bcast", "bcast_links", "bcast_makespan", "evaluate_bcast",
            "dragonfly_link_use"]
@@ -107,7 +75,7 @@ class _Job:
         of ``B`` toward ``A`` when the job has one, else the lowest rank of ``B``."""
         B, A = np.asarray(B, np.int64), np.asarray(A, np.int64)
         out = np.full(B.shape, -1, dtype=np.int64)
-        near = self.q._near
+        near = self.q.gate_router
         for k in range(near.shape[2]):
             r = near[B, A, k]
             cand = np.where(r >= 0, self.rep[np.maximum(r, 0)], -1)
@@ -128,7 +96,7 @@ class _Job:
         A = self.root_group
         B = self.remote
         serve = np.full(B.size, -1, dtype=np.int64)
-        near = self.q._near
+        near = self.q.gate_router
         is_holder = np.zeros(self.n, dtype=bool)
         is_holder[holders] = True
         for k in range(near.shape[2]):
@@ -259,7 +227,7 @@ def _vertices(topology, vertices):
 
 
 def dragonfly_bcast(topology, vertices, algorithm="forest", *, root=0):
-    """A broadcast schedule of seed 002 for ranks placed on a dragonfly.
+    """A broadcast schedule of Dorier et al. for ranks placed on a dragonfly.
 
     Parameters
     ----------
@@ -294,7 +262,7 @@ def dragonfly_bcast(topology, vertices, algorithm="forest", *, root=0):
     ----------
     M. Dorier, M. Mubarak, R. Ross, J. K. Li, C. D. Carothers, K.-L. Ma, "Evaluation of
     Topology-Aware Broadcast Algorithms for Dragonfly Networks", IEEE Cluster 2016, sections III-B
-    (LLF), III-C (GLF), III-D (FOREST) (seed 002).
+    (LLF), III-C (GLF), III-D (FOREST) (Dorier et al.).
 
     Examples
     --------
@@ -307,7 +275,7 @@ def dragonfly_bcast(topology, vertices, algorithm="forest", *, root=0):
     name = str(algorithm).lower()
     check_choice("bcast-algorithm", name)
     v = _vertices(topology, vertices)
-    root = _check_root(root, v.size)
+    root = check_root(root, v.size)
     if name == "tree":
         return binomial_bcast(v.size, root)
     job = _Job(dragonfly_queries(topology), v, root)
@@ -342,7 +310,7 @@ def _has_repeats(x):
 
 
 def bcast_makespan(topology, steps, vertices, *, durations=None):
-    """Makespan of a broadcast schedule in the model of seed 002, section IV-B.
+    """Makespan of a broadcast schedule in the model of Dorier et al., section IV-B.
 
     A send lasts as many time units as the links its message crosses (minimal routing on a
     dragonfly; hop distance on any other topology); a sender sends its messages one after the
@@ -434,7 +402,7 @@ def evaluate_bcast(topology, vertices, algorithm="forest", *, root=0):
 def dragonfly_link_use(g, a, p, h, n):
     """Expected link traversals of TREE under a random allocation, and the bounds of LLF/GLF/FOREST.
 
-    Section III-E of seed 002, on a dragonfly where every pair of groups shares one global link
+    Section III-E of Dorier et al., on a dragonfly where every pair of groups shares one global link
     (``g = a*h + 1``) and minimal routing.  For two distinct random terminals:
 
     * ``P(global) = 1 - (ap - 1)/(gap - 1)``;

@@ -1,4 +1,4 @@
-"""Topology queries on a dragonfly network (seed 002, Dorier et al., sections II-A and III-A.2).
+"""Topology queries on a dragonfly network (Dorier et al., sections II-A and III-A.2).
 
 :class:`Dragonfly` (router, group, gate and minimal-route queries) and :func:`dragonfly_queries` are
 defined with the generator, in :mod:`libtopomap.generators.dragonfly`, and used from here by the

@@ -1,4 +1,4 @@
-"""Switch-based multicast trees on hypercubes, LDR graphs and hybrids (seed 001, Mehta 2005, chapter 6).
+"""Switch-based multicast trees on hypercubes, LDR graphs and hybrids (Mehta 2005, chapter 6).
 
 A multicast tree is built once in the network and every tree link carries the message once: its
 cost is counted in *links* (tree edges, the messages a switch-based multicast sends) and in

@@ -161,7 +161,7 @@ def _path_costs(msrc, mdst, mstep, sweight, n_steps, vert, oracle, scratch, indp
     return cont, stepsum
 
 
-def _dedupe_steps(steps):
+def dedupe_steps(steps):
     """Merge identical steps: (unique steps, multiplicity of each)."""
     keys, uniq, weight = {}, [], []
     for s in steps:
@@ -175,7 +175,8 @@ def _dedupe_steps(steps):
     return uniq, np.array(weight, dtype=np.int64)
 
 
-def _flatten(steps):
+def flatten_steps(steps):
+    """The messages of all ``steps`` as arrays ``(source, destination, step index)``."""
     if not steps:
         z = np.zeros(0, np.int64)
         return z, z, z
@@ -204,7 +205,7 @@ def total_hops(topology, steps, vertices, *, routing="ecmp"):
     r = get_routing(routing, topology)
     r.check(topology)
     v = _placement(topology, vertices)
-    src, dst, _ = _flatten(steps)
+    src, dst, _ = flatten_steps(steps)
     if src.size == 0:
         return 0
     _check_ranks(src, dst, v.size)
@@ -215,8 +216,8 @@ def total_hops(topology, steps, vertices, *, routing="ecmp"):
 
 
 def _path_eval(topology, steps, v):
-    usteps, sw = _dedupe_steps(steps)
-    src, dst, stepid = _flatten(usteps)
+    usteps, sw = dedupe_steps(steps)
+    src, dst, stepid = flatten_steps(usteps)
     if src.size == 0:
         return 0, 0
     _check_ranks(src, dst, v.size)

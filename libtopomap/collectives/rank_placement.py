@@ -33,7 +33,7 @@ from ..distances import hop_distance
 from ..mappers.local_search import SwapState, local_search
 from ..vocabulary import OPTIMIZERS
 from .multicast import cco_order
-from .objectives import _dedupe_steps, _flatten
+from .objectives import dedupe_steps, flatten_steps
 from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["OPTIMIZERS", "RankSearch", "ascending_order", "optimize_ranks", "two_opt", "anneal"]
@@ -156,7 +156,7 @@ class _Problem:
         P = nodes.size
         self.P = P
         self.nodes = nodes
-        src, dst, _ = _flatten(steps)
+        src, dst, _ = flatten_steps(steps)
         if src.size and max(int(src.max()), int(dst.max())) >= P:
             raise MappingError(f"the schedule names rank {max(int(src.max()), int(dst.max()))} but only {P} nodes "
                                "are allocated")
@@ -194,8 +194,8 @@ class _Problem:
         self.central = int(np.argmin(sums[inv]))  # the node with the least hops to all others
         self.paths = None
         if objective != "hops":
-            usteps, sw = _dedupe_steps(steps)
-            msrc, mdst, mstep = _flatten(usteps)
+            usteps, sw = dedupe_steps(steps)
+            msrc, mdst, mstep = flatten_steps(usteps)
             m = np.arange(msrc.size, dtype=np.int64)
             minc_ptr, (minc,) = _csr(P, np.concatenate([msrc, mdst]), [np.concatenate([m, m])])
             S = len(usteps)

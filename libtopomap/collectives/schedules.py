@@ -16,7 +16,7 @@ from ..errors import CommGraphError
 from ..vocabulary import COLLECTIVES, check_choice
 
 __all__ = ["COLLECTIVES", "schedule", "binomial_bcast", "recursive_doubling_allreduce", "bruck_alltoall",
-           "ring_allgather", "check_schedule", "schedule_graph", "n_messages"]
+           "ring_allgather", "check_schedule", "check_root", "schedule_graph", "n_messages"]
 
 
 def _steps(pairs_per_step):
@@ -36,7 +36,7 @@ def binomial_bcast(nprocs, root=0):
     [[[0, 4]], [[0, 2], [4, 6]], [[0, 1], [2, 3], [4, 5], [6, 7]]]
     """
     p = _check_nprocs(nprocs)
-    root = _check_root(root, p)
+    root = check_root(root, p)
     steps = []
     mask = 1
     while mask < p:
@@ -246,7 +246,8 @@ def _check_nprocs(nprocs):
     return p
 
 
-def _check_root(root, p):
+def check_root(root, p):
+    """``root`` as an ``int`` rank of ``0..p-1``, or :class:`~libtopomap.CommGraphError` naming it."""
     try:
         r = int(root)
     except (TypeError, ValueError):

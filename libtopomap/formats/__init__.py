@@ -31,6 +31,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 
+from .._textio import open_text
 from ..errors import FormatError
 
 __all__ = ["register_format", "read", "read_buffer", "write", "write_buffer", "formats", "sniff",
@@ -210,16 +211,6 @@ def sniff(head, path=None):
     raise FormatError("cannot tell the format of this file; name it with format=", path=path, line=1)
 
 
-def _open_text(path):
-    # a device never ends (/dev/zero) and a FIFO blocks until a writer comes: only regular files
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise FormatError("not a regular file", path=path)
-    try:
-        return open(path, encoding="utf-8", errors="replace", newline=None)
-    except OSError as e:
-        raise FormatError(f"cannot open: {e.strerror}", path=path) from None
-
-
 def read(path, format=None, **options):
     """Read a topology file.
 
@@ -242,7 +233,7 @@ def read(path, format=None, **options):
         ``path:line: message`` for unreadable or malformed input.
     """
     path = os.fspath(path)
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         if format is None:
             head = fh.read(65536)
             format = sniff(head, path)

@@ -116,7 +116,8 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
         parts = s.split()
         u = _parse_id(parts[0], n, path, lineno)
         if seen_adj[u] is not None:
-            raise FormatError(f"adjacency of vertex {u} given twice (first on line {seen_adj[u]})", path=path, line=lineno)
+            raise FormatError(f"adjacency of vertex {u} given twice (first on line {seen_adj[u]})", path=path,
+                              line=lineno)
         seen_adj[u] = lineno
         for tok in parts[1:]:
             em = _ENTRY.match(tok)

@@ -1,9 +1,9 @@
-"""Dragonfly networks (Kim et al. 2008) as described in seed 002 (Dorier et al.), section II-A, and their queries.
+"""Dragonfly networks (Kim et al. 2008) as described by Dorier et al. (section II-A), and their queries.
 
 Terminals come first: terminal ``t`` of router ``r`` of group ``G`` is vertex ``(G*a + r)*p + t``, named
 ``n<i>``; router ``r`` of group ``G`` follows as ``sw-g<G>-r<r>`` (vertex ``g*a*p + G*a + r``).
 
-The topology-aware broadcasts of seed 002 need three queries (section III-A.2): the router of a
+The topology-aware broadcasts of Dorier et al. need three queries (section III-A.2): the router of a
 terminal, the group of a router, and, for two groups ``A`` and ``B``, the *gate* routers: the router
 of ``A`` holding the global link to ``B`` (and its far end in ``B``).  With them a message between two
 terminals follows the *minimal* route of section II-A.2: terminal link, at most one local hop to the
@@ -67,7 +67,7 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     ``j = r*h + k`` (router ``r``, its port ``k``).  With ``m = (a*h) // (g - 1)`` links per pair of
     groups, port ``j < m*(g-1)`` of group ``G`` leads to group ``G + (j mod (g-1)) + 1 (mod g)``,
     arriving on port ``c*(g-1) + (g - 2 - (j mod (g-1)))`` with ``c = j // (g-1)``.  When
-    ``g = a*h + 1`` every pair of groups shares exactly one global link, the architecture of seed 002
+    ``g = a*h + 1`` every pair of groups shares exactly one global link, the architecture of Dorier et al.
     (``h = (g-1)/a``); ports beyond ``m*(g-1)`` stay unused.  Minimal routes between routers take at
     most local-global-local hops, so routers are at most 3 hops apart (terminals at most 5).
 
@@ -75,7 +75,7 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     ----------
     J. Kim, W. J. Dally, S. Scott, D. Abts, "Technology-Driven, Highly-Scalable Dragonfly Topology",
     ISCA 2008.  M. Dorier et al., "Evaluation of Topology-Aware Broadcast Algorithms for Dragonfly
-    Networks", CLUSTER 2016, section II-A (seed 002).
+    Networks", CLUSTER 2016, section II-A.
 
     Examples
     --------
@@ -83,7 +83,8 @@ def dragonfly(groups, routers, terminals, global_links, *, local_capacity=1.0, g
     >>> t.hosts.size, t.n_vertices
     (72, 108)
     """
-    check_vertex_count(lambda: int(groups) * int(routers) * (int(terminals) + 1), f"dragonfly({groups}, {routers}, {terminals})")
+    check_vertex_count(lambda: int(groups) * int(routers) * (int(terminals) + 1),
+                       f"dragonfly({groups}, {routers}, {terminals})")
     g, a, p, h = int(groups), int(routers), int(terminals), int(global_links)
     if g < 1 or a < 1 or p < 0 or h < 0:
         raise TopologyError(f"dragonfly needs groups >= 1, routers >= 1, terminals >= 0, global >= 0; "
@@ -158,7 +159,12 @@ class Dragonfly:
     router_vertices : numpy.ndarray of int64
         Topology vertex of router ``G*a + r`` (router ``r`` of group ``G``).
     links_per_pair : int
-        ``m``, the global links between two groups (1 in seed 002's ``g = a*h + 1``).
+        ``m``, the global links between two groups (1 in Dorier et al.'s ``g = a*h + 1``).
+    router_ids : numpy.ndarray of int64
+        Router ``G*a + r`` of each topology vertex (a terminal: its router's).
+    gate_router, landing_router : numpy.ndarray of int64, shape (g, g, max(m, 1))
+        Router ``G*a + r`` of group ``G`` on the ``k``-th global link between groups ``G`` and ``H``, and
+        that link's end in ``H`` (``-1`` pads pairs with fewer than ``m`` links).
 
     Raises
     ------
@@ -213,8 +219,8 @@ class Dragonfly:
             if hosts.size != g * a * p or np.any(per_router != p):
                 raise TopologyError(f"topology{label}: routers must have {p} terminals each "
                                     f"(found {per_router.min()} to {per_router.max()})")
-        self._rid = rid
-        self._rid.setflags(write=False)
+        self.router_ids = rid
+        self.router_ids.setflags(write=False)
         # Router-router links: local (same group) and global (different groups).
         u, v = rid[t.link_u], rid[t.link_v]
         rr = is_router[t.link_u] & is_router[t.link_v]
@@ -239,15 +245,14 @@ class Dragonfly:
                                 f"dragonfly with minimal routing")
         m = int(counts.max()) if g > 1 else 0
         self.links_per_pair = m
-        # _near[G, H, k] = router of G on the k-th G-H global link, _far[G, H, k] its end in H (-1 pads)
-        self._near = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
-        self._far = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
+        self.gate_router = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
+        self.landing_router = np.full((g, g, max(m, 1)), -1, dtype=np.int64)
         if su.size:
             start = np.r_[0, np.cumsum(np.bincount(pair, minlength=g * g))[:-1]]
             k = np.arange(su.size) - start[pair]
-            self._near[su // a, sv // a, k] = su
-            self._far[su // a, sv // a, k] = sv
-        for arr in (self._near, self._far):
+            self.gate_router[su // a, sv // a, k] = su
+            self.landing_router[su // a, sv // a, k] = sv
+        for arr in (self.gate_router, self.landing_router):
             arr.setflags(write=False)
 
     @staticmethod
@@ -282,7 +287,7 @@ class Dragonfly:
 
     def router_index(self, vertices):
         """Router id ``G*a + r`` of each terminal or router vertex."""
-        return self._rid[self._vertices(vertices)]
+        return self.router_ids[self._vertices(vertices)]
 
     def router_of(self, vertices):
         """The router vertex each terminal hangs off (a router is its own router)."""
@@ -302,7 +307,7 @@ class Dragonfly:
     def gates(self, A, B):
         """Router vertices of group ``A`` that hold a global link to group ``B`` (empty when ``A == B``)."""
         A, B = self._check_groups(A, B)
-        r = self._near[A, B]
+        r = self.gate_router[A, B]
         return self.router_vertices[np.unique(r[r >= 0])]
 
     def gate(self, A, B):
@@ -321,8 +326,8 @@ class Dragonfly:
         best = np.full(rs.shape, 3, dtype=np.int64)
         near = np.full(rs.shape, -1, dtype=np.int64)
         far = np.full(rs.shape, -1, dtype=np.int64)
-        for k in range(self._near.shape[2]):
-            u, w = self._near[gs, gd, k], self._far[gs, gd, k]
+        for k in range(self.gate_router.shape[2]):
+            u, w = self.gate_router[gs, gd, k], self.landing_router[gs, gd, k]
             cost = np.where(u >= 0, (u != rs).astype(np.int64) + (w != rd), 3)
             take = cost < best
             best = np.where(take, cost, best)
@@ -349,7 +354,7 @@ class Dragonfly:
         s, d = np.broadcast_arrays(self._vertices(src), self._vertices(dst))
         shape = s.shape
         s, d = s.ravel(), d.ravel()
-        rs, rd = self._rid[s], self._rid[d]
+        rs, rd = self.router_ids[s], self.router_ids[d]
         a = self.routers
         moved = s != d
         term = np.where(moved, 2 if self.terminals > 0 else 0, 0).astype(np.int64)
@@ -385,7 +390,7 @@ class Dragonfly:
         s, d = int(self._vertices(src)), int(self._vertices(dst))
         if s == d:
             return [s]
-        rs, rd = int(self._rid[s]), int(self._rid[d])
+        rs, rd = int(self.router_ids[s]), int(self.router_ids[d])
         routers = [rs]
         if rs // self.routers != rd // self.routers:
             near, far, _ = self._choice(np.array([rs]), np.array([rd]))
@@ -405,8 +410,7 @@ def dragonfly_queries(topology):
     """The :class:`Dragonfly` of ``topology``, built once and cached on it (a Topology is immutable)."""
     if isinstance(topology, Dragonfly):
         return topology
-    cached = getattr(topology, "_dragonfly_queries", None)
+    cached = topology.cache.get("dragonfly_queries")
     if cached is None:
-        cached = Dragonfly(topology)
-        topology._dragonfly_queries = cached
+        cached = topology.cache["dragonfly_queries"] = Dragonfly(topology)
     return cached

@@ -1,4 +1,4 @@
-"""k-ary n-tree fat trees (Petrini & Vanneschi), the indirect network of seed 003 section 5.
+"""k-ary n-tree fat trees (Petrini & Vanneschi), the indirect network of Hoefler & Snir, ICS'11, section 5.
 
 Hosts come first (vertex ``i`` is host ``n<i>`` for ``i < k**n``), then the ``n * k**(n-1)`` switches
 level by level from the root (level 0) to the leaves (level ``n - 1``), named ``sw-l<level>-<index>``.

@@ -1,4 +1,4 @@
-"""Hybrid networks of direct components joined by fat trees (seed 001, Mehta 2005, chapter 5).
+"""Hybrid networks of direct components joined by fat trees (Mehta 2005, chapter 5).
 
 ``T`` nodes are split into ``P = T / D`` *components* of ``D`` consecutive nodes, each a hypercube or
 an LDR graph; for every position ``j < D`` one fat tree (a k-ary n-tree with ``P = k**n`` leaves)

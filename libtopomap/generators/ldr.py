@@ -1,4 +1,4 @@
-"""Low diameter regular (LDR) graphs (seed 001, Mehta 2005, section 4.3)."""
+"""Low diameter regular (LDR) graphs (Mehta 2005, section 4.3)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["ldr", "ldr_graph_edges", "moore_bound", "distance_total"]
 def moore_bound(degree, diameter):
     """Moore bound: the most nodes a graph of maximum degree ``degree`` and diameter ``diameter`` can have.
 
-    ``N <= (d (d-1)^k - 2) / (d - 2)`` for ``d > 2`` (equation 4.1 of seed 001), i.e. ``1 + d + d(d-1)
+    ``N <= (d (d-1)^k - 2) / (d - 2)`` for ``d > 2`` (equation 4.1 of Mehta 2005), i.e. ``1 + d + d(d-1)
     + ... + d(d-1)^(k-1)``: the root, its ``d`` neighbours, and ``d - 1`` new nodes per node at every
     further level.  ``d = 2`` gives the polygon ``2k + 1``, ``d = 1`` a single link (2 nodes) and
     ``k = 0`` a single node.

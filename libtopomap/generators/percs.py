@@ -1,4 +1,4 @@
-"""PERCS-like two-level direct network (seed 003 section 5.3.2; Arimilli et al., HotI'10).
+"""PERCS-like two-level direct network (Hoefler & Snir, ICS'11, section 5.3.2; Arimilli et al., HotI'10).
 
 Vertex ``i`` is node ``n<i>`` of supernode ``i // 32``, drawer ``(i // 8) % 4``; every node is a host
 with one slot.

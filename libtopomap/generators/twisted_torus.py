@@ -1,4 +1,4 @@
-"""Rectangular torus RT(a) and rectangular twisted torus RTT(a) over R_{2a,a} (seed 004, Camarero et al.).
+"""Rectangular torus RT(a) and rectangular twisted torus RTT(a) over R_{2a,a} (Camarero et al.).
 
 Node ``(x, y)`` with ``0 <= x < 2a``, ``0 <= y < a`` is vertex ``y * 2a + x`` (``x`` fastest), named
 ``n<i>``; every node is a host with one slot.  ``attrs["coords"]`` is not stored; use
@@ -54,14 +54,14 @@ def rt(a, *, name=None):
 
     Notes
     -----
-    Diameter ``a + floor(a/2)`` (``3a/2`` for even ``a``, Table 1 of seed 004).  Average distance
+    Diameter ``a + floor(a/2)`` (``3a/2`` for even ``a``, Table 1 of Camarero et al.).  Average distance
     over all ordered pairs including a node and itself is exactly ``3a/4`` for even ``a`` (Table 1),
     ``a/2 + (a**2 - 1)/(4a)`` for odd ``a``.
 
     References
     ----------
     C. Camarero, C. Martinez, R. Beivide, "Task Mapping in Rectangular Twisted Tori", section 2 and
-    Table 1 (seed 004).
+    Table 1 (Camarero et al.).
     """
     check_vertex_count(lambda: 2 * int(a) * int(a), f"rt({a})")
     a = _check(a)
@@ -73,7 +73,7 @@ def rt(a, *, name=None):
 
 
 def rtt(a, *, name=None):
-    """Rectangular twisted torus RTT(a) (seed 004, Definition 2.1).
+    """Rectangular twisted torus RTT(a) (Camarero et al., Definition 2.1).
 
     Inner links form the 2a x a mesh; wraparound links join ``(x, 0)`` to ``(x + a, a - 1)`` for
     ``x < a`` and to ``(x - a, a - 1)`` for ``x >= a`` (twisted vertical wrap), and ``(0, y)`` to
@@ -99,7 +99,7 @@ def rtt(a, *, name=None):
     References
     ----------
     C. Camarero, C. Martinez, R. Beivide, "Task Mapping in Rectangular Twisted Tori", Definition 2.1,
-    Algorithm 2 and Table 1 (seed 004).
+    Algorithm 2 and Table 1 (Camarero et al.).
 
     Examples
     --------

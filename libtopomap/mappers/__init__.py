@@ -100,7 +100,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
     strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch", "diagonal-shift"}
-        ``"diagonal-shift"`` (seed 004) only on RT(a)/RTT(a) targets, for a 2D process torus
+        ``"diagonal-shift"`` (Camarero et al.) only on RT(a)/RTT(a) targets, for a 2D process torus
         (:mod:`libtopomap.mappers.twisted_mappings`).
     slots : array_like of int, optional
         Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
@@ -127,7 +127,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         its hops under dragonfly ``minimal``/``valiant``); default ``ecmp``.  The constructions
         work on hop distances and ignore it.
     concentration : str, optional
-        Seed 004's concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
+        Camarero et al.'s concentration functions for a 2D process torus on RT(a)/RTT(a), outermost
         first: ``"v"``, ``"h"``, ``"t"``, ``"t+h"``, ...
         (:func:`~libtopomap.mappers.twisted_mappings.parse_concentration`);
         only with ``strategy="identity"`` (the paper's ``id`` after the concentration) or

@@ -101,11 +101,11 @@ def nc_moves(state, procs, depth, cap=None):
         free_slot[state.slot_vertex[free]] = free
         deg = s.indptr[procs + 1] - s.indptr[procs]
         pa = np.repeat(procs, deg)
-        px = s.indices[_ragged(s.indptr[procs], deg)]
+        px = s.indices[ragged_arange(s.indptr[procs], deg)]
         vx = state.proc_vertex[px]
         nn = state.near_ptr[vx + 1] - state.near_ptr[vx]
         fa = np.repeat(pa, nn)
-        fw = state.near_idx[_ragged(state.near_ptr[vx], nn)]
+        fw = state.near_idx[ragged_arange(state.near_ptr[vx], nn)]
         fs = free_slot[fw]
         keep = fs >= 0
         # at most ``cap`` shifts per process, the nearest partners' first (sparse graphs list far
@@ -119,7 +119,7 @@ def nc_moves(state, procs, depth, cap=None):
     return a, b
 
 
-def _ragged(starts, counts):
+def ragged_arange(starts, counts):
     """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` without the loop."""
     total = int(counts.sum())
     if total == 0:
@@ -323,7 +323,7 @@ def _reversed_csr(sym):
     deg = np.diff(sym.indptr)[::-1]
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(deg, out=ptr[1:])
-    idx = (n - 1) - sym.indices[_ragged(sym.indptr[:-1][::-1].copy(), deg)]
+    idx = (n - 1) - sym.indices[ragged_arange(sym.indptr[:-1][::-1].copy(), deg)]
     return ptr, idx.astype(np.int64)
 
 
@@ -339,7 +339,7 @@ def _all_moves(state, procs, depth, rev):
 def _neighbourhood(sym, procs):
     """``procs`` and their communication partners, sorted, each once."""
     deg = sym.indptr[procs + 1] - sym.indptr[procs]
-    return np.unique(np.concatenate([procs, sym.indices[_ragged(sym.indptr[procs], deg)]]))
+    return np.unique(np.concatenate([procs, sym.indices[ragged_arange(sym.indptr[procs], deg)]]))
 
 
 def _descend(state, dirty, depth, rev, rng, budget, lower, deadline=None):
@@ -395,8 +395,8 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
     """Iterated local search on hop-bytes: a descent over ``N_C^depth``, then kicks.
 
     The start is first brought to a local optimum of ``N_C^depth`` (first-improvement swaps and
-    shifts, :func:`_descend`; at most ``descent`` swaps).  Each kick then takes a random process and at most ``kick - 1``
-    processes within ``radius`` hops of it in the communication graph, permutes their slots at
+    shifts, :func:`_descend`; at most ``descent`` swaps).  Each kick then takes a random process and at
+    most ``kick - 1`` processes within ``radius`` hops of it in the communication graph, permutes their slots at
     random (a uniformly random permutation, as ``kick - 1`` swaps), and descends again from those
     processes and their partners only.  The result is kept when its hop-bytes are at most the best
     so far (equal ones too: the search drifts over plateaus), else the best state is restored.  The

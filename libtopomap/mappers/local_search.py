@@ -1,48 +1,10 @@
 """One swap/shift local-search engine behind every refinement and rank-placement optimizer.
 
-A state is a bijection from processes into the usable slots of a topology.  A *move* takes a random
-process ``a`` and a target slot: a slot on a vertex near one of ``a``'s communication partners (the
-``k`` nearest slot vertices of the partner's vertex, :func:`libtopomap._kernels.k_nearest`), or a
-uniformly random slot.  When the slot is occupied by ``b`` the two processes *swap*, otherwise ``a``
-*shifts* to the free slot.  Only the communication edges of ``a`` and ``b`` change, so the objective
-is updated by deltas:
-
-``hops`` (mode 0)
-    ``sum w * d``: hop-bytes, weighted dilation, or the collectives' total hops.  Distances come from
-    the topology's :class:`~libtopomap.distances.DistanceOracle` inside the kernel (closed forms on
-    generated tori/meshes/hypercubes, a bounded table, else a bidirectional search): no all-pairs
-    matrix is ever built.  The current distance of every edge is cached, so a move computes only the
-    new distances of its edges (3-D grids written out inline, other oracles through
-    :func:`libtopomap._kernels.hop_distance`).  Under dragonfly ``minimal`` or ``valiant`` routing
-    (``routing=``), whose routes are not all shortest paths, the model's hops replace the distance
-    (:func:`libtopomap.routing.pair_hops`, closed forms), cached per direction.
-``ecmp`` (mode 1)
-    Maximum arc congestion under ECMP routing (Hoefler & Snir, ICS'11, section 2.5).  The ECMP
-    flows of the moved processes' edges are removed from and re-added to a per-arc traffic array by
-    single-pair breadth-first searches, pruned to the shortest-path vertices with oracle distances
-    when the oracle answers for every vertex (``covers_all``).  The maximum and the sum of squares of
-    the congestion are updated from the changed arcs only (a full rescan only when an arc at the
-    maximum dropped).  The walk minimises ``max c + sqrt(mean c^2)``: the smooth term breaks the
-    plateaus of the maximum; the best state by the maximum alone is kept as well.  Under another
-    routing model (``routing=``: table, oblivious, dimension-order, rt/rtt, dragonfly minimal or
-    Valiant, hybrid) the flows come from that model's per-pair kernel
-    (:func:`libtopomap.routing.pair_flows`) instead, each direction routed on its own.
-``paths`` (mode 2)
-    Per-step loads of deterministic single shortest routes (Cui 2024's contention, or our step
-    model), for collective rank placement (:mod:`libtopomap.collectives.rank_placement`).  The next
-    hop is found with oracle distances (lowest-index neighbour one hop closer), no route table.
-
-Acceptance is one rule, ``delta < level``: a constant threshold per level (threshold accepting,
-Hoefler & Snir section 3.5), zero (two-opt descent, Cui 2024 section 3.3.2), or a Metropolis draw
-``level = -T log u`` (simulated annealing).  All modes share one compiled walk (:func:`_walk`): the
-move, the acceptance, the best-state and stall bookkeeping are written once, and only the delta of
-a move (and its undo) branches on the mode; moves are random, or an explicit list (a schedule that
-enumerates a neighbourhood, :mod:`libtopomap.mappers.hopbytes_swap`).  The search runs in compiled chunks whose
-length follows the measured move rate, so a wall-clock budget (setup included; the final exact
-evaluation only when it still fits) is kept to a few tens of milliseconds; it stops early after
-``stall`` moves without improvement or when the objective reaches the lower bound of
-:func:`libtopomap.metrics.lower_bounds` (one slot per vertex: every edge at dilation 1; congestion
-at the largest per-process volume over the largest injection capacity).
+A state is a bijection from processes into the usable slots; a move swaps two processes or shifts one
+to a free slot, and the objective (``hops``, ``ecmp`` congestion or per-step ``paths`` loads) is
+updated by deltas over the moved processes' edges only.  Acceptance is ``delta < level``: threshold
+accepting (Hoefler & Snir, ICS'11, section 3.5), two-opt descent or simulated annealing.  The modes,
+the chunked wall-clock budget and the stopping rules: docs/internals.rst, "The local-search engine".
 """
 
 from __future__ import annotations

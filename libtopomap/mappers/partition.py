@@ -388,7 +388,8 @@ def _cut(ptr, idx, val, parts):
 
 def split(ptr, idx, val, targets, seed, tries, hosts=False):
     """Parts of exactly ``targets[i]`` vertices with a small cut: METIS recursive bisection with
-    target weights (``tries`` seeds, one above :data:`EFFORT_MAX` vertices), the exact-balance fix-up of :func:`~libtopomap.mappers.recursive.balance_parts`,
+    target weights (``tries`` seeds, one above :data:`EFFORT_MAX` vertices), the exact-balance fix-up of
+    :func:`~libtopomap.mappers.recursive.balance_parts`,
     then :func:`_swap_refine`; the smallest cut wins (ties: the first try).  A split onto ``hosts``
     into parts of two that leaves a pair without traffic inside (a host whose link carries all of
     both processes' traffic) is replaced by the exact pairing (:func:`_pair_parts`, up to

@@ -106,13 +106,13 @@ def near_partner_moves(state, procs, rng, per=3):
     slot vertices (``state.near_ptr / near_idx``), as ``(a, b)`` for the engine's walk (``b`` the
     occupant of the slot, or ``-slot - 1`` when it is free).  ``(per + 1) x degree`` moves per
     process at the most."""
-    from .hopbytes_swap import _ragged
+    from .hopbytes_swap import ragged_arange
 
     s = state.sym
     procs = np.asarray(procs, np.int64)
     deg = s.indptr[procs + 1] - s.indptr[procs]
     pa = np.repeat(procs, deg)
-    vx = state.proc_vertex[s.indices[_ragged(s.indptr[procs], deg)]]
+    vx = state.proc_vertex[s.indices[ragged_arange(s.indptr[procs], deg)]]
     nn = state.near_ptr[vx + 1] - state.near_ptr[vx]
     # `per` of the nearest slot vertices of each partner's vertex, at random (ties make the lists long)
     pick = state.near_ptr[vx].repeat(per) + (rng.random(vx.size * per) * nn.repeat(per)).astype(np.int64)

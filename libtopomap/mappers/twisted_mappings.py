@@ -1,4 +1,4 @@
-"""Task mapping in rectangular twisted tori (seed 004, Camarero, Vallejo, Martinez, Moreto, Beivide).
+"""Task mapping in rectangular twisted tori (Camarero, Vallejo, Martinez, Moreto, Beivide).
 
 A logical 2D torus of processes is placed on RT(a) or RTT(a) (``2a x a`` nodes, see
 :mod:`libtopomap.generators.twisted_torus`) by coordinate functions, section 3:
@@ -27,7 +27,7 @@ against the library's link loads.
 References
 ----------
 C. Camarero, E. Vallejo, C. Martinez, M. Moreto, R. Beivide, "Task Mapping in Rectangular Twisted
-Tori", sections 2-3 (seed 004, ``../shared/seeds/004_22326564c1210666.txt``).
+Tori", sections 2-3.
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def _place(topology, graph, slots, seed, shift, concentration, name):
 
 
 def map_twisted_identity(topology, graph, *, concentration=None, slots=None, seed=None):
-    """The identity mapping ``id`` after a concentration, on RT(a)/RTT(a) (seed 004, section 3).
+    """The identity mapping ``id`` after a concentration, on RT(a)/RTT(a) (Camarero et al., section 3).
 
     Parameters
     ----------
@@ -271,7 +271,7 @@ def map_twisted_identity(topology, graph, *, concentration=None, slots=None, see
 
 
 def map_diagonal_shift(topology, graph, *, concentration=None, slots=None, seed=None):
-    """The diagonal shift ``f^d`` (after an optional concentration) on RT(a)/RTT(a) (seed 004, section 3).
+    """The diagonal shift ``f^d`` (after an optional concentration) on RT(a)/RTT(a) (Camarero et al., section 3).
 
     ``f^d(x, y) = ((x + y) mod 2a, y)``: on RTT(a) a process torus of the network's size gets
     average dilation 3/2 and maximum 2 (the identity: ``3/2 - 1/a`` and ``a - 1``); after the
@@ -323,7 +323,7 @@ def arc_classes(topology):
 
 
 def table1(a, kind):
-    """Table 1 of seed 004: diameter ``k`` and average distances of RT(a) or RTT(a) (approximations).
+    """Table 1 of Camarero et al.: diameter ``k`` and average distances of RT(a) or RTT(a) (approximations).
 
     Returns
     -------

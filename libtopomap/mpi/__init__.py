@@ -10,12 +10,11 @@ and only when one of its names is used.
 """
 
 import importlib
-import sys
-import types
 
 # Public name -> submodule that defines it.  Importing this package imports none of them (PEP 562), so
-# the MPI-free parts (the fake-names and host checks of .locate) load without initialising MPI; the
-# first use of a name imports its submodule, and with it mpi4py.
+# the MPI-free parts (the fake-names and host checks of .location) load without initialising MPI; the
+# first use of a name imports its submodule, and with it mpi4py.  No submodule is named like a public
+# name: the import system binds each submodule it loads on this package, which would hide the name.
 _LAZY = {
     "Create_dist_graph_adjacent": ".distgraph",
     "Create_dist_graph": ".distgraph",
@@ -25,19 +24,19 @@ _LAZY = {
     "report": "._report",
     "last_report": "._report",
     "DEFAULT_STRATEGIES": ".pipeline",
-    "locate": ".locate",
-    "select_best": ".race",
-    "collective_call": ".race",
+    "locate": ".location",
+    "select_best": ".agreement",
+    "collective_call": ".agreement",
     "reorder_for_collective": ".collective",
     "CollectiveReport": ".collective",
     "TopomapIntracomm": ".collective",
     "race": ".driver",
     "Create_cart": ".cart",
     "apply_mapping": ".apply",
-    "bcast": ".bcast",
-    "trace": ".trace",
-    "reorder": ".trace",
-    "TracedComm": ".trace",
+    "bcast": ".broadcast",
+    "trace": ".tracing",
+    "reorder": ".tracing",
+    "TracedComm": ".tracing",
 }
 
 __all__ = list(_LAZY)
@@ -60,15 +59,3 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
-
-class _Package(types.ModuleType):
-    """This package as a module object that keeps ``locate`` and ``race`` the public functions: the
-    import system binds every submodule it loads on its package, and two submodules share their names."""
-
-    def __setattr__(self, name, value):
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

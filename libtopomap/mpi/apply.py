@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import MappingError
 from ..mapping import assign_new_ranks, read_saved_mapping
-from .locate import job_hosts
-from .race import collective_call
+from .location import job_hosts
+from .agreement import collective_call
 
 __all__ = ["apply_mapping"]
 
@@ -37,7 +37,7 @@ def apply_mapping(comm, path, *, fake_names=None, placement=None):
         A mapping written by ``libtopomap map ... -o FILE.json`` or :meth:`libtopomap.Mapping.save`
         (read by rank 0).
     fake_names, placement
-        Where the processes run, as for :func:`libtopomap.mpi.locate.locate` but by host name
+        Where the processes run, as for :func:`libtopomap.mpi.location.locate` but by host name
         (default: the processor names, or the file named by ``LIBTOPOMAP_FAKE_NAMES``).
 
     Returns

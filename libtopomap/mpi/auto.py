@@ -1,7 +1,7 @@
 """``topology="auto"`` under MPI: every rank contributes what it sees, one gather combines it.
 
 The host of every rank comes from the host-name gathering shared with :func:`~libtopomap.apply_mapping`
-(:func:`~libtopomap.mpi.locate.job_hosts`: processor names, or fake names); then one ``allgather`` of
+(:func:`~libtopomap.mpi.location.job_hosts`: processor names, or fake names); then one ``allgather`` of
 :class:`~libtopomap.autotopo.ProcessRecord` objects: every rank sends its binding, and the first rank of
 each host also its environment and its node's hierarchy (so the gathered data grows with the hosts, not
 with the ranks times the cores).
@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 
 from ..autotopo import build, host_records, probe, read_scontrol, warn_if_guessed
-from .locate import job_hosts
-from .race import collective_call
+from .location import job_hosts
+from .agreement import collective_call
 
 __all__ = ["discover", "resolve"]
 
@@ -26,7 +26,7 @@ def discover(comm, *, fake_names=None, placement=None, bandwidths=None):
     ----------
     comm : mpi4py.MPI.Intracomm
     fake_names, placement : optional
-        Host names of the ranks, as for :func:`libtopomap.mpi.locate.locate` (names only): a
+        Host names of the ranks, as for :func:`libtopomap.mpi.location.locate` (names only): a
         fake-names file, dict or list, or ``LIBTOPOMAP_FAKE_NAMES``; default the processor names.
     bandwidths : dict, optional
         Overrides of :data:`libtopomap.autotopo.DEFAULT_BANDWIDTHS`.

@@ -26,7 +26,7 @@ from ..errors import ArgumentError, CommError, CommGraphError
 from ..vocabulary import check_choice
 from ._report import report as ltm_report
 from .distgraph import Create_dist_graph_adjacent
-from .race import collective_call
+from .agreement import collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
            "compare", "run_benchmark", "format_table", "format_rows"]

@@ -21,19 +21,18 @@ import numpy as np
 from mpi4py import MPI
 
 from ..cartesian import cart_neighbors, check_cart_args
-from ..errors import ArgumentError, ArgumentTypeError, CommError
 from .auto import resolve as resolve_auto
 from ._report import attach_report
 from .pipeline import agree_options, check_agreement, reorder_ranks
-from .locate import locate
-from .race import agree_arguments, collective_call
+from .location import locate
+from .agreement import agree_arguments, collective_call
 
 __all__ = ["Create_cart"]
 
 
 def check_everywhere(comm, fn, *args, what):
     """Run the local argument check ``fn(*args)`` on every rank and agree on the outcome
-    (:func:`libtopomap.mpi.race.agree_arguments` without options)."""
+    (:func:`libtopomap.mpi.agreement.agree_arguments` without options)."""
     return agree_arguments(comm, fn, *args, what=what)
 
 

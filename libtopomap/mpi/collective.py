@@ -24,8 +24,8 @@ from ._report import attach_report
 from .pipeline import check_agreement, topology_fingerprint
 from .driver import race
 from .auto import resolve as resolve_auto
-from .locate import locate
-from .race import collective_call
+from .location import locate
+from .agreement import collective_call
 
 __all__ = ["reorder_for_collective", "DEFAULT_OPTIMIZERS", "CollectiveReport", "TopomapIntracomm"]
 
@@ -135,7 +135,7 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     root : int
         Bcast root (a rank of the *new* communicator).
     fake_names, placement
-        How processes find their vertex (see :func:`~libtopomap.mpi.locate.locate`).
+        How processes find their vertex (see :func:`~libtopomap.mpi.location.locate`).
     max_memory : int, optional
         Bytes per node for the searches running at once (see
         :func:`libtopomap.Create_dist_graph_adjacent`).

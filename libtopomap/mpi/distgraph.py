@@ -4,7 +4,7 @@ MPICH ignores ``reorder`` for distributed graphs, and Open MPI's treematch leave
 in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjacent` and
 :func:`Create_dist_graph` are drop-in replacements for mpi4py's methods that, given a topology,
 
-1. locate every process on the topology (:func:`~libtopomap.mpi.locate.locate`);
+1. locate every process on the topology (:func:`~libtopomap.mpi.location.locate`);
 2. gather the whole process graph on every rank with one ``Allgatherv`` of edge lists;
 3. run a *portfolio* of mapping candidates (:mod:`libtopomap.portfolio`, raced over the ranks by
    :func:`libtopomap.mpi.driver.race`): candidate ``k + 1`` runs strategy ``k mod S`` with its own
@@ -21,7 +21,7 @@ in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjace
 
 Errors on any rank during steps 1-4 raise :class:`~libtopomap.CommError` on all ranks, interruptions
 (``KeyboardInterrupt``, ``SystemExit``: any ``BaseException``) included: every local phase between two
-collectives runs inside :class:`~libtopomap.mpi.race.agreed`.
+collectives runs inside :class:`~libtopomap.mpi.agreement.agreed`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mpi4py import MPI
 from ..errors import ArgumentTypeError, MappingError
 from ._report import TopomapDistgraphcomm, TopomapReport, attach_report, last_report, report
 from .pipeline import DEFAULT_STRATEGIES, adjacent_lists, agree_options, general_lists, reorder_ranks
-from .race import agreed, collective_call
+from .agreement import agreed, collective_call
 
 __all__ = ["Create_dist_graph_adjacent", "Create_dist_graph", "topomap", "TopomapReport",
            "TopomapDistgraphcomm", "report", "last_report", "DEFAULT_STRATEGIES"]
@@ -100,7 +100,7 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
         process within [2,000, 20,000].  A candidate whose construction reaches the lower bounds of
         :func:`libtopomap.portfolio.lower_bounds` is not refined.
     fake_names, placement
-        Where the processes are (see :func:`libtopomap.mpi.locate.locate`); default: hostnames, or
+        Where the processes are (see :func:`libtopomap.mpi.location.locate`); default: hostnames, or
         the file named by ``LIBTOPOMAP_FAKE_NAMES``.
     max_memory : int, optional
         Bytes per node (ranks sharing memory, ``MPI.COMM_TYPE_SHARED``) for the strategies running

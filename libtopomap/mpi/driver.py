@@ -1,36 +1,9 @@
 """The portfolio race under MPI: :mod:`libtopomap.portfolio` plus communication, nothing else.
 
-Every rank calls :func:`race` with the same problem and candidate list; what differs between ranks
-is only who runs which candidate:
-
-1. the ranks of each node are found with ``comm.Split_type(MPI.COMM_TYPE_SHARED)``, with the CPUs
-   they may use (``os.sched_getaffinity``) and the node's default memory bound;
-2. every rank computes the same plan (:func:`libtopomap.portfolio.plan_ranks`): candidates whose
-   estimated footprint (:func:`~libtopomap.portfolio.estimate_memory`) exceeds ``max_memory`` are
-   skipped with a reason, and each node lets only as many ranks map as the bound allows; the other
-   ranks just wait (without spinning) for the selection;
-3. each mapping rank runs its candidates with its share of the node's cores as numba threads; for
-   mapping problems in two phases as :func:`~libtopomap.portfolio.run_portfolio` does: every
-   construction, one ``allgather`` of their scores, then the refinements that
-   :func:`~libtopomap.portfolio.refinement_choice` picks (none when a construction is at the lower
-   bound), each on the rank that built it.  The problem's ``total_budget`` (agreed between the
-   ranks) holds on each mapping rank, its clock starting with its first construction: a
-   construction estimated beyond what is left of the constructions' share is skipped by the serial
-   driver's rule (:func:`~libtopomap.portfolio.budget_skip`, the reason in the report), and the
-   refinements of a rank share what is left of it, as serially.  On a node with more mapping ranks
-   than cores, the first mapping rank first runs the current placement and the first raced
-   candidate alone (:func:`probe_plan`): when one of them reaches the lower bound the race ends
-   there and no other rank constructs anything;
-4. the winner is the lexicographic minimum of :func:`~libtopomap.portfolio.selection_key` over all
-   ranks (one ``Allreduce(MIN)`` per key component), and its rank polishes it where the problem
-   does (:meth:`~libtopomap.portfolio.MappingProblem.polish`, as the serial driver) and broadcasts
-   the result.
-
-Any failure on any rank, in a strategy or in the selection, becomes the same
-:class:`~libtopomap.CommError` on every rank, an interruption (``KeyboardInterrupt``, ``SystemExit``:
-any ``BaseException``) too, the interrupted rank included (its ``__cause__`` is the interruption):
-every local step between two collectives runs inside :class:`~libtopomap.mpi.race.agreed` (or
-:func:`~libtopomap.mpi.race.collective_call`).
+Every rank calls :func:`race` with the same problem and candidates; the ranks of each node share its
+cores and memory bound, run the candidates of one plan, and agree on the winner by
+:func:`~libtopomap.portfolio.selection_key`; any failure on any rank becomes the same
+:class:`~libtopomap.CommError` everywhere.  The steps: docs/internals.rst, "The race under MPI".
 """
 
 from __future__ import annotations
@@ -44,7 +17,7 @@ from mpi4py import MPI
 from ..portfolio import (Outcome, PortfolioResult, Skipped, assign_candidates, bound_skip, budget_skip, check_memory,
                          default_max_memory, format_bytes, not_refined, numba_thread_limit, numba_threads, plan_ranks,
                          race_caches, refinement_choice)
-from .race import agree_arguments, agreed, bcast_array, collective_call, lexmin
+from .agreement import agree_arguments, agreed, bcast_array, collective_call, lexmin
 
 __all__ = ["race", "node_layout", "probe_plan", "REPORT_LIMIT"]
 

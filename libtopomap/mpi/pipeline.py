@@ -1,5 +1,5 @@
 """The reorder pipeline shared by the dist-graph calls, :func:`~libtopomap.Create_cart`,
-:func:`~libtopomap.mpi.trace.reorder` and :func:`~libtopomap.reorder_for_collective`.
+:func:`~libtopomap.mpi.tracing.reorder` and :func:`~libtopomap.reorder_for_collective`.
 
 The checks of the arguments and options and their agreement between ranks, the gathered process
 graph, and :func:`reorder_ranks`: steps 1-4 of :mod:`libtopomap.mpi.distgraph` (locate, gather,
@@ -22,8 +22,8 @@ from ..mapping import assign_new_ranks
 from ._report import TopomapReport
 from .auto import resolve as resolve_auto
 from .driver import race
-from .locate import locate
-from .race import agree_arguments, agreed, collective_call
+from .location import locate
+from .agreement import agree_arguments, agreed, collective_call
 
 __all__ = ["DEFAULT_STRATEGIES", "INT_MAX", "adjacent_lists", "general_lists", "check_options", "options_to_agree",
            "agree_options", "check_agreement", "topology_fingerprint", "reorder_ranks"]
@@ -176,7 +176,7 @@ def options_to_agree(reorder, topology, **options):
 def agree_options(comm, check, *, what, reorder, topology, **options):
     """Entry of every reordering call: check the portfolio ``options`` (:func:`check_options`) and this
     rank's own arguments (``check()``, which returns them normalized), and agree in one ``allgather``
-    (:func:`~libtopomap.mpi.race.agree_arguments`) on the outcome and on ``reorder``, whether a topology
+    (:func:`~libtopomap.mpi.agreement.agree_arguments`) on the outcome and on ``reorder``, whether a topology
     was given, and every option (``total_budget`` included).
 
     Returns ``check()``'s result; raises the same error on every rank, or :class:`CommError` on every
@@ -375,7 +375,7 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
     timings["locate"] = time.perf_counter() - t
 
     # 2. The whole process graph on every rank (Allgatherv of edge lists), unless the caller already holds
-    # it on every rank (a CommGraph, agreed on: libtopomap.mpi.trace.reorder).
+    # it on every rank (a CommGraph, agreed on: libtopomap.mpi.tracing.reorder).
     t = time.perf_counter()
     if isinstance(lists, CommGraph):
         gathered, graph = None, lists

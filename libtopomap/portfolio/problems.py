@@ -349,10 +349,10 @@ class MappingProblem:
 
         Nothing is done at the lower bound, without communication, or when what is left of the race's
         budget is less than three search states; both searches also stop at the budget (which binds
-        only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping replaces the winner only when
-        it beats it on the whole score (:func:`selection_key`), so the tie rule is unchanged; it keeps
-        the winner's candidate (and so its place in the strategy order) and its note gives the
-        hop-bytes before and after.  Deterministic: the search's seed is the candidate's, and its
+        only on races that have nearly spent it: large jobs on a loaded machine).  The polished mapping
+        replaces the winner only when it beats it on the whole score (:func:`selection_key`), so the tie
+        rule is unchanged; it keeps the winner's candidate (and so its place in the strategy order) and
+        its note gives the hop-bytes before and after.  Deterministic: the search's seed is the candidate's, and its
         budget counts moves, not seconds.
 
         Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
@@ -382,8 +382,9 @@ class MappingProblem:
             else:
                 # the slots the refinement used (as refine: the spares behind the weakest host links)
                 used = self.slots if c.strategy == "identity" else spare_weakest_hosts(self.topology, self.slots, g.n)
-                v, stats = capped_hopbytes_descent(self.topology, g, winner.payload, used, rng=rng, passes=CAPPED_PASSES,
-                                                   moves=capped_moves(g.n), routing=self.routing, deadline=deadline)
+                v, stats = capped_hopbytes_descent(self.topology, g, winner.payload, used, rng=rng,
+                                                   passes=CAPPED_PASSES, moves=capped_moves(g.n),
+                                                   routing=self.routing, deadline=deadline)
                 before, after = stats["start_hopbytes"], stats["hopbytes"]
                 label, note = "capped", (f"capped hop-bytes descent {before:.6g} -> {after:.6g} ({stats['passes']} "
                                          f"passes, {stats['stopped']})")

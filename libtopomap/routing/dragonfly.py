@@ -165,7 +165,7 @@ def valiant_sums(indptr, indices, rid, rv, near, far, a, g, s, t, w, traffic, ho
                     _charge(indptr, indices, rv, near[g1, g2, 0], far[g1, g2, 0], f, traffic, log_arc, log_val,
                             log_n)
     m = np.zeros((a, a))
-    for I in range(g):  # local hop inside the intermediate group
+    for I in range(g):  # noqa: E741 (local hop inside the intermediate group I)
         m[:, :] = 0.0
         for gs in range(g):
             if gs == I or gout[gs] == 0.0:
@@ -202,7 +202,7 @@ def valiant_tables(near, far, a, g):
                 cf[g2, far[g1, g2, 0] - g2 * a] += 1
     mid = np.zeros((g, g), np.int64)
     for gs in range(g):
-        for I in range(g):
+        for I in range(g):  # noqa: E741 (group I, as in the docstring)
             if I != gs:
                 x = far[gs, I, 0]
                 for gd in range(g):
@@ -229,11 +229,11 @@ def _dragonfly_call(topology, q, valiant, s, t, w, traffic, hops):
     with one global link per pair of groups, else in parallel chunks of demands, one load array per
     thread."""
     if valiant and q.groups > 2 and q.links_per_pair == 1:
-        valiant_sums(topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers,
-                     q.groups, s, t, w, traffic, hops)
+        valiant_sums(topology.indptr, topology.indices, q.router_ids, q.router_vertices, q.gate_router,
+                     q.landing_router, q.routers, q.groups, s, t, w, traffic, hops)
         return
-    args = (topology.indptr, topology.indices, q._rid, q.router_vertices, q._near, q._far, q.routers, q.groups,
-            valiant, s, t, w)
+    args = (topology.indptr, topology.indices, q.router_ids, q.router_vertices, q.gate_router, q.landing_router,
+            q.routers, q.groups, valiant, s, t, w)
     nchunks = min(numba.get_num_threads(), s.size // 1024) if valiant and q.groups > 2 else 1
     if nchunks <= 1:
         dragonfly_walk(*args, traffic, hops)

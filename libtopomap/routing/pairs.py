@@ -184,7 +184,7 @@ def pair_hops(rctx, s, t):
 
     The terminal links of leaf hosts (one each), then between routers ``rs`` and ``rd``: none on one
     router, one local link in one group; across groups ``minimal`` takes ``[rs != gate] + 1 + [gate'
-    != rd]`` over the global link that minimises it (seed 002, section II-A.2; :func:`gate`), and
+    != rd]`` over the global link that minimises it (Dorier et al., section II-A.2; :func:`gate`), and
     ``valiant`` the expected links over the ``g - 2`` intermediate groups, summed as integers and
     divided by ``g - 2`` (from the counts of :func:`valiant_tables` with one global link per pair of
     groups, else ``O(g m)`` gate choices).  Shortest-path models are not handled here: their hops are
@@ -268,10 +268,10 @@ def pair_context(topology, routing=None):
     elif r.model in ("minimal", "valiant"):
         q = ctx
         ip[2], ip[3] = q.routers, q.groups
-        rid = np.array(q._rid, dtype=np.int64)
+        rid = np.array(q.router_ids, dtype=np.int64)
         rv = np.array(q.router_vertices, dtype=np.int64)
-        near = np.array(q._near, dtype=np.int64, order="C")
-        far = np.array(q._far, dtype=np.int64, order="C")
+        near = np.array(q.gate_router, dtype=np.int64, order="C")
+        far = np.array(q.landing_router, dtype=np.int64, order="C")
         if r.name == "valiant" and q.groups > 2:
             if q.links_per_pair == 1:
                 cn, cf, mid = valiant_tables(near, far, q.routers, q.groups)

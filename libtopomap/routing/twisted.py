@@ -20,7 +20,7 @@ __all__ = ["rt_routing_record", "rtt_routing_record", "twisted_route", "RT", "RT
 
 
 def rt_routing_record(dx, dy, a):
-    """Routing record of RT(a) (seed 004, Algorithm 1).
+    """Routing record of RT(a) (Camarero et al., Algorithm 1).
 
     Parameters
     ----------
@@ -53,7 +53,7 @@ def rt_routing_record(dx, dy, a):
 
 
 def rtt_routing_record(dx, dy, a):
-    """Routing record of RTT(a) (seed 004, Algorithm 2).
+    """Routing record of RTT(a) (Camarero et al., Algorithm 2).
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def _context(name, topology):
 
 @njit(cache=True)
 def twisted_route(indptr, indices, a, twisted, s, t, w, traffic, log_arc, log_val, log_n):
-    """One demand along its routing record (Alg. 1 or 2 of seed 004): x first, then y.  Its hops, or
+    """One demand along its routing record (Alg. 1 or 2 of Camarero et al.): x first, then y.  Its hops, or
     -1 when the topology lacks a link of the record."""
     W = 2 * a
     hh = a // 2

@@ -325,8 +325,8 @@ def _attr(text):
 
 # ---------------------------------------------------------------------------------------------- explicit routes
 def _walk(topology, nxt, srcs, t, flow):
-    """Paths of ``srcs`` to ``t`` along ``nxt`` (a ``sources x hops`` table padded with -1); None when a walk strands or loops, or
-    the walks do not add up to ``flow`` (then the model is not destination-based here)."""
+    """Paths of ``srcs`` to ``t`` along ``nxt`` (a ``sources x hops`` table padded with -1); None when a walk
+    strands or loops, or the walks do not add up to ``flow`` (then the model is not destination-based here)."""
     cur = srcs.copy()
     steps = []
     for _ in range(topology.n_vertices):

@@ -44,7 +44,8 @@ SMPI_CONFIG = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--cf
 _SIMTIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
 # SimGrid's log lines, smpirun's echo of the command and its "Execution failed" line
 _NOISE = re.compile(r"^(\[[^\]]*\] .*\[[\w./-]+/(INFO|WARNING|CRITICAL|ERROR|VERBOSE|DEBUG)\]"
-                    r"|\S+ --cfg=|Execution failed with code|The simulation took |[0-9.e+-]+ seconds were actual computation)")
+                    r"|\S+ --cfg=|Execution failed with code|The simulation took "
+                    r"|[0-9.e+-]+ seconds were actual computation)")
 
 
 @dataclass

@@ -14,7 +14,6 @@ Run under real MPI by tests/test_mpi_suite.py (MPICH and Open MPI, ``-n 4`` and 
 import importlib
 import os
 
-import numpy as np
 import pytest
 
 import libtopomap as ltm
@@ -23,7 +22,7 @@ import libtopomap.portfolio
 from _helpers import COMM, P, RANK, shared_dir
 from libtopomap.topology import Topology
 
-trace_module = importlib.import_module("libtopomap.mpi.trace")
+trace_module = importlib.import_module("libtopomap.mpi.tracing")
 
 WHERE = {"first": 0, "middle": P // 2, "last": P - 1}
 pytestmark = pytest.mark.timeout(120)  # a hang detector: each case ends in well under a second

@@ -104,7 +104,7 @@ def test_the_duplicate_and_plans_are_cached_and_freed_with_the_communicator():
     attribute's delete callback), and a later communicator starts afresh."""
     from mpi4py import MPI
 
-    mod = importlib.import_module("libtopomap.mpi.bcast")
+    mod = importlib.import_module("libtopomap.mpi.broadcast")
 
     comm = COMM.Dup()
     placement = list(range(0, 8 * P, 8))
@@ -146,7 +146,7 @@ def test_the_duplicate_and_plans_are_cached_and_freed_with_the_communicator():
 def test_the_cache_survives_errors_and_world_keeps_its_duplicate():
     """An error in a call does not spoil the cache; COMM_WORLD keeps its duplicate until MPI_Finalize (the
     suite's processes exit cleanly under MPICH and Open MPI, which exercises the callback there)."""
-    mod = importlib.import_module("libtopomap.mpi.bcast")
+    mod = importlib.import_module("libtopomap.mpi.broadcast")
 
     buf = np.arange(3.0) if RANK == 0 else np.zeros(3)
     ltm.bcast(COMM, buf, algorithm="tree")

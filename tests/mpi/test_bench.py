@@ -144,7 +144,10 @@ def test_run_benchmark_tiny():
                 assert 0 < t["min_us"] <= t["avg_us"] <= t["max_us"]
     # the halo exchange under a scrambled placement is improved
     nb = [r for r in res["results"] if r["collective"] == "neighbor_alltoall"][0]
-    key = lambda m: (m["max_congestion"], m["avg_dilation"])
+
+    def key(m):
+        return m["max_congestion"], m["avg_dilation"]
+
     assert key(nb["after"]) < key(nb["before"])
     assert COMM.allgather(json.dumps(res["results"][0]["before"])) == [json.dumps(res["results"][0]["before"])] * P
 

@@ -51,7 +51,10 @@ def _ring_lists(rank, weighted, zero=None):
         return sources, destinations, None, None
     if not nbrs:
         return sources, destinations, MPI.WEIGHTS_EMPTY, MPI.WEIGHTS_EMPTY
-    w = lambda a, b: 1 + 3 * min(a, b) + max(a, b)  # symmetric, distinct per edge
+
+    def w(a, b):  # symmetric, distinct per edge
+        return 1 + 3 * min(a, b) + max(a, b)
+
     return sources, destinations, [w(s, rank) for s in sources], [w(rank, d) for d in destinations]
 
 

@@ -25,7 +25,7 @@ import libtopomap.portfolio
 from libtopomap.mpi import collective_call
 from _helpers import COMM, P, RANK
 
-race = sys.modules["libtopomap.mpi.race"]
+race = sys.modules["libtopomap.mpi.agreement"]
 
 WHERE = {"first": 0, "middle": P // 2, "last": P - 1}
 # A hang detector, not a performance target: every fault below ends in a few seconds when nothing hangs.
@@ -78,7 +78,7 @@ def _outcome(fn):
 
 def _waiting_in(caller):
     """Whether the running ``time.sleep`` is ``wait_quietly``'s, called (through the agreement of
-    ``libtopomap.mpi.race.agreed``) from ``caller``."""
+    ``libtopomap.mpi.agreement.agreed``) from ``caller``."""
     f = sys._getframe(2)
     if f.f_code.co_name != "wait_quietly":
         return False
@@ -109,7 +109,8 @@ def test_bad_argument_on_one_rank(where):
     if RANK == bad:
         d = d + [P + 3]
     _check(_outcome(_reorder(destinations=d, sources=s)), bad,
-           f"checking the arguments of Create_dist_graph_adjacent failed on rank {bad} of {P}", f"destinations[2] = {P + 3}")
+           f"checking the arguments of Create_dist_graph_adjacent failed on rank {bad} of {P}",
+           f"destinations[2] = {P + 3}")
 
 
 @at_ranks

@@ -236,8 +236,9 @@ def test_offline_map_and_mpi_layer_pick_the_same(tmp_path_factory, refine):
         # a plain process: no MPI launcher in its environment, so the command runs serially
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("PMI_", "OMPI_", "PMIX_", "MPI_LOCAL", "HYDRA", "MPIR_"))}
-        cmd = [sys.executable, "-c", "import sys; from libtopomap.cli import main; sys.exit(main())", "map", "--topology", tfile, "--graph", gfile,
-               "--strategy", "all", "--seed", "7", "--json", "--output", mfile] + (["--refine", refine] if refine else [])
+        cmd = [sys.executable, "-c", "import sys; from libtopomap.cli import main; sys.exit(main())", "map",
+               "--topology", tfile, "--graph", gfile, "--strategy", "all", "--seed", "7", "--json", "--output", mfile]
+        cmd += ["--refine", refine] if refine else []
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=200)
         assert out.returncode == 0, out.stderr[-3000:]
         recs = json.loads(out.stdout)

@@ -23,13 +23,16 @@ def kary_ntree(k, n):
     in digit l (leaves: host k w + v), up port k + 1 + u to the parent that has u in digit l - 1.
     """
     per = k ** (n - 1)
-    name = lambda l, w: f"sw-l{l}-{w}"
+
+    def name(level, w):
+        return f"sw-l{level}-{w}"
+
     lines = []
     # the first port in the file is where the SM runs: put a host first
     hosts = k ** n
     for p in range(hosts):
         lines += [f'Hca\t1\t"n{p} HCA-1"', f'[1]\t"{name(n - 1, p // k)}"[{1 + p % k}]', ""]
-    for l in range(n):
+    for l in range(n):  # noqa: E741 (level l, as in the docstring)
         for w in range(per):
             lines.append(f'Switch\t{2 * k}\t"{name(l, w)}"')
             if l == n - 1:

@@ -178,7 +178,8 @@ def fake_host_names(comm, fake_names):
     comm : mpi4py.MPI.Intracomm
     fake_names : str, os.PathLike, dict, sequence of str, or None
         A fake-names file (read by rank 0; its lines are indexed by ``MPI_COMM_WORLD`` rank), a dict
-        ``{rank: hostname}`` or a list of host names (the first ``comm.Get_size()`` are used); None: the file named by ``LIBTOPOMAP_FAKE_NAMES``.
+        ``{rank: hostname}`` or a list of host names (the first ``comm.Get_size()`` are used); None: the file
+        named by ``LIBTOPOMAP_FAKE_NAMES``.
         Names are cut at their first ``'.'`` (:func:`host_of`).
 
     Returns
@@ -194,7 +195,7 @@ def fake_host_names(comm, fake_names):
         On every rank: a bad fake-names file (``file:line``), a rank missing from the dict, or fewer
         names than ranks.
     """
-    from .race import collective_call
+    from .agreement import collective_call
 
     size = comm.Get_size()
     if fake_names is None:
@@ -251,7 +252,7 @@ def job_hosts(comm, fake_names, placement):
     (:func:`libtopomap.mpi.auto.discover`)."""
     from mpi4py import MPI
 
-    from .race import collective_call
+    from .agreement import collective_call
 
     if placement is not None:
         size = comm.Get_size()
@@ -275,7 +276,8 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     Sources, first match wins:
 
     1. ``placement``: an explicit rank -> vertex list (indices or names), the same on all ranks;
-    2. ``fake_names``: a fake-names file path (lines indexed by ``MPI_COMM_WORLD`` rank), a dict ``{rank: hostname}`` or a list of hostnames;
+    2. ``fake_names``: a fake-names file path (lines indexed by ``MPI_COMM_WORLD`` rank), a dict
+       ``{rank: hostname}`` or a list of hostnames;
     3. the file named by the environment variable ``LIBTOPOMAP_FAKE_NAMES`` (read by rank 0);
     4. ``MPI.Get_processor_name()`` cut at the first ``'.'`` on every rank.
 
@@ -300,7 +302,7 @@ def locate(comm, topology, *, fake_names=None, placement=None):
     """
     from mpi4py import MPI
 
-    from .race import collective_call
+    from .agreement import collective_call
 
     size = comm.Get_size()
     if placement is not None:

@@ -1,10 +1,10 @@
-"""A topology-aware broadcast for mpi4py: seed 002's schedules run with point-to-point messages.
+"""A topology-aware broadcast for mpi4py: Dorier et al.'s schedules run with point-to-point messages.
 
 :func:`bcast` locates the ranks on a dragonfly (hostnames, fake names or an explicit placement, as
 :func:`~libtopomap.mpi.locate`), builds the schedule of
 :func:`~libtopomap.collectives.dragonfly_bcast` (TREE, LLF, GLF or FOREST, the same on every rank)
 and runs it on a duplicate of the communicator: every rank but the root receives once from its
-parent, then sends to its children in schedule order (seed 002's "sends serially in tree order").
+parent, then sends to its children in schedule order (Dorier et al.'s "sends serially in tree order").
 
 The duplicate and the plans (each rank's parent and children) are cached on the communicator as an
 MPI attribute (:func:`_state`): a repeated broadcast costs one small ``allgather`` (the ranks agree on
@@ -26,8 +26,8 @@ from mpi4py import MPI
 
 from ..errors import CommError
 from ..vocabulary import check_choice
-from .locate import FAKE_NAMES_ENV, locate
-from .race import _describe, collective_call, raise_failures
+from .location import FAKE_NAMES_ENV, locate
+from .agreement import collective_call, describe_exception, raise_failures
 
 __all__ = ["bcast"]
 
@@ -149,14 +149,14 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
     """(root, parent or None, children in order, buffer mode) of this rank; collective (one ``allgather``
     when every rank finds its plan in ``state``), CommError on all ranks."""
     from ..collectives import check_schedule
-    from ..collectives.schedules import _check_root
+    from ..collectives.schedules import check_root
 
     size, rank = comm.Get_size(), comm.Get_rank()
 
     def check_args():
         from ..errors import ArgumentError
 
-        r = _check_root(root, size)
+        r = check_root(root, size)
         name = str(algorithm).lower()
         if schedule is None:
             check_choice("bcast-algorithm", name)
@@ -185,7 +185,7 @@ def _plan(comm, state, obj_or_buffer, root, algorithm, topology, fake_names, pla
         root, name, mode, nbytes, key, hit = check_args()
         message = None
     except BaseException as e:  # noqa: BLE001 - every failure (even KeyboardInterrupt) must reach the others
-        local_exc, message = e, _describe(e)
+        local_exc, message = e, describe_exception(e)
         name = mode = nbytes = key = hit = None
     # what must be equal on every rank: a schedule's digest, or the placement, fake names and topology path
     same = None if key is None else key[2] if name == "schedule" else \
@@ -251,7 +251,7 @@ def _planned(comm, state, root, name, mode, key, hit, every_hit, topology, fake_
 
 def bcast(comm, obj_or_buffer, root=0, *, algorithm="forest", topology=None, fake_names=None, placement=None,
           schedule=None):
-    """Broadcast ``obj_or_buffer`` from ``root`` along one of seed 002's dragonfly schedules.
+    """Broadcast ``obj_or_buffer`` from ``root`` along one of Dorier et al.'s dragonfly schedules.
 
     Collective: every rank of ``comm`` calls it with the same ``root``, ``algorithm`` and topology.
 
@@ -304,7 +304,7 @@ def bcast(comm, obj_or_buffer, root=0, *, algorithm="forest", topology=None, fak
     References
     ----------
     M. Dorier et al., "Evaluation of Topology-Aware Broadcast Algorithms for Dragonfly Networks",
-    IEEE Cluster 2016, section III (seed 002).
+    IEEE Cluster 2016, section III.
 
     Examples
     --------

@@ -21,8 +21,8 @@ from mpi4py import MPI
 
 from ..errors import CommError, LibTopoMapError
 
-__all__ = ["agreed", "collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures", "wait_quietly",
-           "lexmin", "bcast_array"]
+__all__ = ["agreed", "collective_call", "agree_arguments", "select_best", "format_failures", "raise_failures",
+           "wait_quietly", "lexmin", "bcast_array"]
 
 # Seconds between two tests of a pending barrier while waiting without spinning.
 _POLL = 0.002
@@ -201,13 +201,13 @@ class agreed:
 def agree_failure(comm, what, local_exc, *, quiet=False):
     """The agreement of :class:`agreed`: ``local_exc`` is this rank's failure (None if none); every rank
     raises the same :class:`~libtopomap.CommError` when any rank failed, else returns None (collective)."""
-    message = None if local_exc is None else _describe(local_exc)
+    message = None if local_exc is None else describe_exception(local_exc)
     if quiet:
         try:
             wait_quietly(comm)
         except BaseException as e:  # noqa: BLE001 - an interruption while waiting is this rank's failure
             if local_exc is None:
-                local_exc, message = e, _describe(e)
+                local_exc, message = e, describe_exception(e)
     messages = comm.allgather(message)
     failures = [(r, m) for r, m in enumerate(messages) if m is not None]
     if failures:
@@ -317,7 +317,7 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
     except BaseException as e:  # noqa: BLE001 - every failure must reach the others before any collective
         err = e
         same = isinstance(e, LibTopoMapError) and isinstance(e, (ValueError, TypeError))
-        msg = (type(e).__name__, str(e) if same else _describe(e))
+        msg = (type(e).__name__, str(e) if same else describe_exception(e))
     every = comm.allgather((msg, crcs))
     msgs = [m for m, _ in every]
     if any(m is not None for m in msgs):
@@ -348,7 +348,7 @@ def _is_interrupt(exc):
     return exc is not None and not isinstance(exc, Exception)
 
 
-def _describe(exc):
+def describe_exception(exc):
     """``"Type: message"`` of ``exc`` (``"Type"`` without a message), cut to ``_MAX_MESSAGE``."""
     return (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)[:_MAX_MESSAGE]
 

@@ -1,43 +1,10 @@
 """Measure a program's communication graph while it runs, and reorder a communicator for it.
 
-Most MPI codes declare no topology: they just send.  mpi4py's communicator types cannot be patched
-(their methods and ``__class__`` are read-only), so :func:`trace` hands the code a communicator to
-run on instead: an instance of a subclass of ``comm``'s mpi4py type (``Intracomm``, ``Cartcomm``,
-``Graphcomm`` or ``Distgraphcomm``) built with ``Cls(comm)``, which shares ``comm``'s MPI handle (it
-does not own it: neither leaving the block nor garbage collection frees it; ``comm`` is freed as
-usual).  It passes wherever ``comm`` does, and counts, per destination rank, the bytes and messages
-that every point-to-point call made on it inside the block sends:
-
-* ``Send``, ``Ssend``, ``Bsend``, ``Rsend``, ``Isend``, ``Issend``, ``Ibsend``, ``Irsend``,
-  ``Sendrecv``, ``Sendrecv_replace``, ``Isendrecv``, ``Isendrecv_replace``: the bytes of the send
-  buffer spec, ``count * datatype.Get_size()`` (the count from the spec, or the buffer's length in
-  extents of the datatype), as MPI sends them;
-* ``send``, ``ssend``, ``bsend``, ``isend``, ``issend``, ``ibsend``, ``sendrecv``: the pickled bytes.
-  The object is pickled once (``MPI.pickle.dumps``, as mpi4py does) and the bytes sent with the
-  buffer call, which is what mpi4py itself sends: a plain ``recv`` receives the object;
-* the neighbour collectives of a topology communicator, blocking and non-blocking
-  (``Neighbor_allgather(v)``, ``Neighbor_alltoall(v/w)``, ``Ineighbor_...``, and the pickled
-  ``neighbor_allgather`` / ``neighbor_alltoall``, whose objects are pickled once and the bytes
-  handed to mpi4py's collective): one message per out-neighbour with its block's bytes.
-
-Receives are not counted (every byte is counted once, at its sender), nor are collectives other
-than the neighbour ones, persistent or partitioned requests (``*_init``), or communicators derived
-from the traced one (``Dup``, ``Split``, ``Create_cart``...: trace those themselves).  Counters are
-dictionaries of the peers actually reached, so memory follows the program's degree, not the
-number of processes.
-
-Cost: every counted point-to-point send is one Python function over mpi4py's, with mpi4py's own
-signature, that adds the message to one integer per peer; it reads the block's counters from a
-closure (:func:`_compile_counting_sends`: each ``trace`` block gets a class of its own), and
-predefined datatypes' sizes are looked up, not asked of MPI.  About 0.28 us per ndarray send
-(``benchmarks/bench_launch.py --overhead-only``), whatever its size: a few percent of a call that
-takes 10 us or more, some 15 % of a 512 B message between two processes of one node.  The neighbour collectives are wrapped by
-:func:`_traced_neighbor` and ``_NeighborCounting``.
-
-:meth:`TracedComm.graph` (collective) gathers the counts into the measured
-:class:`~libtopomap.CommGraph` (weights: bytes, or messages), and :func:`reorder` returns a
-communicator whose rank ``k`` plays vertex ``k`` of such a graph, placed by the portfolio of the
-distributed-graph calls (:func:`libtopomap.mpi.pipeline.reorder_ranks`).
+:func:`trace` runs the code on a communicator of a subclass of ``comm``'s mpi4py type that counts, per
+destination rank, the bytes and messages of every point-to-point send and neighbour collective;
+:meth:`TracedComm.graph` gathers them into a :class:`~libtopomap.CommGraph` and :func:`reorder` places
+the ranks for it.  What is counted, what is not, and the cost per call: docs/internals.rst, "Tracing a
+program's messages".
 """
 
 from __future__ import annotations
@@ -57,7 +24,7 @@ from ..errors import ArgumentError, ArgumentTypeError
 from .cart import check_everywhere
 from ._report import attach_report
 from .pipeline import check_agreement, check_options, options_to_agree, reorder_ranks
-from .race import agree_arguments
+from .agreement import agree_arguments
 
 __all__ = ["trace", "reorder", "TracedComm", "WEIGHTS"]
 
