@@ -25,7 +25,8 @@ def add_parser(sub):
     add_deprecated_alias(p, "--placement", allocation)
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="two-opt",
                    help=f"the rank order: {describe('collective-order')} (default two-opt)")
-    p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops", help=f"what to minimise: {describe('collective-objective')} (default hops)")
+    p.add_argument("--objective", choices=COLLECTIVE_OBJECTIVES, default="hops",
+                   help=f"what to minimise: {describe('collective-objective')} (default hops)")
     p.add_argument("--iterations", type=non_negative_int, default=200_000, help="swaps tried (default 200000)")
     p.add_argument("--root", type=non_negative_int, default=0, help="bcast root (default 0)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed for allocation and swaps (default 0)")

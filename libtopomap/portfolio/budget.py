@@ -296,8 +296,8 @@ CONSTRUCTION_SHARE = 0.5
 # (:meth:`MappingProblem._calibrate`).  Scotch ranges from 1.4e-5
 # (dragonfly) to 1.2e-4 (fat tree) and multisection has no idle measurement: both keep the rates of
 # the earlier fits (middle of the range), so they are skipped only when clearly out of the share.
-_SECONDS_PER_UNIT = {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6, "recursive": 1e-5,
-                     "multisection": 3e-5, "scotch": 4e-5}
+_SECONDS_PER_UNIT = {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6,
+                     "recursive": 1e-5, "multisection": 3e-5, "scotch": 4e-5}
 # Fixed cost of a construction (call, validation, scoring of a small job).
 _SECONDS_FIXED = 0.02
 
