@@ -88,7 +88,7 @@ def _smpi_backend(topology, exchanges, sizes, *, routing, deadline, workdir):
     # source hash, so that two versions of libtopomap never rebuild over each other's binaries
     exe = {name: smpi.build([name], helpers=False, outdir=os.path.join(smpi.default_outdir(),
                                                                          f"{name}-{smpi.source_digest(name)}"))[name]
-           for name in ("replay", "colls")}
+           for name in {"colls" if isinstance(e.communication, str) else "replay" for e in exchanges}}
     used = np.unique(np.concatenate([np.concatenate([e.before, e.after]) for e in exchanges]))
     info = smpi.write_platform(topology, os.path.join(workdir, "platform.xml"), format="xml",
                                routing=routing if routing in SINGLE_PATH_ROUTINGS else None,
