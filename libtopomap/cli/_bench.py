@@ -36,7 +36,9 @@ def add_parser(sub):
                        description="Run collectives on numpy buffers on the original and the reordered "
                                    "communicator (run under mpiexec -n N) and print per-size latency and the "
                                    "model's congestion and dilation before/after; results are checked to be "
-                                   "identical on both.")
+                                   "identical on both.  Then the simulated time of each mapped exchange on the "
+                                   "modelled network (SMPI, else SimGrid's s4u replay), launcher's placement vs "
+                                   "mapping.")
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
     fake_names = p.add_argument(
         "--fake-names", metavar="FILE",

@@ -39,7 +39,9 @@ def add_parser(sub):
                                     "mpiexec -n 4 or 8)",
                        description="Reorder a halo exchange whose ranks a fake-names layout spreads badly over a "
                                    "bundled 4x2 torus; print congestion and dilation before/after, the winning "
-                                   "strategy and rank, and a short benchmark.  Run: mpiexec -n 8 libtopomap demo")
+                                   "strategy and rank, a short benchmark, and the simulated time of the same "
+                                   "exchange on the modelled network (SMPI, else SimGrid's s4u replay) with the "
+                                   "launcher's placement and with the mapping.  Run: mpiexec -n 8 libtopomap demo")
     p.add_argument("--topology", help=f"topology file (default: the bundled {DEMO_TOPOLOGY})")
     fake_names = p.add_argument(
         "--fake-names", metavar="FILE",
