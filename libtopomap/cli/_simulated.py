@@ -1,11 +1,12 @@
 """The "simulated" lines of ``libtopomap demo`` and ``bench``: the same exchange on the modelled network.
 
-All ranks of those commands share one machine, where the reordered communicator can look slower.
-:func:`simulate_exchanges` therefore also times each exchange on a simulated copy of the topology,
-with the launcher's placement and with libtopomap's mapping: with SMPI where ``smpicc``/``smpirun``
-are installed (:mod:`libtopomap.smpi`: the ``replay`` proxy for a neighbour exchange, the ``colls``
-proxy with the algorithms of the explicit schedules for a collective; proxies built once into the
-user's cache), else with the s4u replay of :mod:`libtopomap.simulate`.  Rank 0 simulates while the
+All ranks of those commands share one machine, where the reordered communicator can look slower, so
+:func:`simulate_exchanges` also times each exchange on a simulated copy of the topology with the
+launcher's placement and with libtopomap's mapping.  A neighbour exchange runs under SMPI where
+``smpicc``/``smpirun`` are installed (:mod:`libtopomap.smpi`, the ``replay`` proxy, built once into the
+user's cache per source hash), a collective as the s4u replay of the very schedule that was mapped
+(:mod:`libtopomap.simulate`); either falls back on the other simulator when only that one is installed
+(collectives under SMPI: the ``colls`` proxy with the same algorithms).  Rank 0 simulates while the
 other ranks sleep in :func:`wait_for_root`; a simulation that is unavailable, fails or runs past its
 budget becomes one line saying why, never an error of the command.
 """
@@ -221,8 +222,8 @@ def format_simulated(sim):
 
     if sim["error"]:
         return [f"simulated on the modelled network: not available ({sim['error']})"]
-    out = [f"simulated on the modelled network ({sim['backend']}; simulated time, not measured here; "
-           f"{sim['wall_s']:.1f} s to simulate), microseconds per call:",
+    out = [(f"simulated on the modelled network ({sim['backend']}; simulated time, not measured here; "
+            f"{sim['wall_s']:.1f} s to simulate), microseconds per call:"),
            f"{'exchange':32}{'size':>8}{'launcher':>12}{'libtopomap':>12}{'speed-up':>10}"]
     for r in sim["results"]:
         for s, b, a, x in zip(r["sizes"], r["launcher_s"], r["libtopomap_s"], r["speedup"]):

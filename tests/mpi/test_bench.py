@@ -254,6 +254,7 @@ def test_cli_bench_prints_simulated_lines(tmp_path_factory, capsys):
         pytest.skip("no simulator: " + out.split("not available", 1)[1].splitlines()[0])
     assert out.index("# neighbor_alltoall") < out.index("simulated on the modelled network")   # after the real ones
     header, rows = _simulated_rows(out)
+    assert "simulated time, not measured here" in header
     assert sorted(rows) == [("Neighbor_alltoall", "4K"), ("Neighbor_alltoall", "8"),
                             ("allreduce (recursive doubling)", "4K"), ("allreduce (recursive doubling)", "8")]
     assert all(rows["Neighbor_alltoall", s][1] < rows["Neighbor_alltoall", s][0] for s in ("8", "4K"))
