@@ -4,7 +4,10 @@ OSU-style latency table (average / min / max over ranks, microseconds) of Bcast,
 and Neighbor_alltoall on the original and the reordered communicator, with the explicit
 point-to-point schedules (binomial Bcast, recursive-doubling Allreduce, Bruck Alltoall) whose hops
 the mapping optimizes, plus the model's congestion and dilation before and after (under ``--routing``,
-which the mapping also optimises).  Only rank 0 prints.
+which the mapping also optimises).  Then, since all ranks here may share one machine, the simulated time
+of each mapped exchange on the modelled network with the launcher's placement and with the mapping
+(:mod:`libtopomap.cli._simulated`: SMPI where installed, else the s4u replay; in ``--json`` the key
+``simulated``).  Only rank 0 prints.
 """
 
 import argparse
@@ -33,7 +36,9 @@ def add_parser(sub):
                        description="Run collectives on numpy buffers on the original and the reordered "
                                    "communicator (run under mpiexec -n N) and print per-size latency and the "
                                    "model's congestion and dilation before/after; results are checked to be "
-                                   "identical on both.")
+                                   "identical on both.  Then the simulated time of each mapped exchange on the "
+                                   "modelled network (SMPI, else SimGrid's s4u replay), launcher's placement vs "
+                                   "mapping.")
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
     fake_names = p.add_argument(
         "--fake-names", metavar="FILE",
@@ -65,6 +70,7 @@ def _run(args):
     from ..loading import load as read
     from ..mpi.bench import format_table, parse_size, run_benchmark
     from ..mpi.agreement import collective_call
+    from ._simulated import format_simulated, wait_for_root
 
     comm = MPI.COMM_WORLD
     # The same on every rank, so every rank raises the same ArgumentError (usage error, exit 2).
@@ -77,12 +83,33 @@ def _run(args):
     result = run_benchmark(comm, topo, graph=args.graph, collectives=collectives, sizes=sizes,
                            iterations=args.iterations, fake_names=args.fake_names, seed=args.seed,
                            strategies=strategies, routing=args.routing)
-    if comm.Get_rank() == 0:
-        if args.json:
-            print(json.dumps(result))
-        else:
-            print(f"libtopomap bench: {result['n_processes']} ranks, topology {topo.name or args.topology}, "
-                  f"{result['iterations']} iterations per size, {result['routing']} routing; latency per call in "
-                  "microseconds")
-            print(format_table(result), end="")
+    with wait_for_root(comm):   # the other ranks sleep while rank 0 simulates
+        if comm.Get_rank() == 0:
+            if not args.json:
+                print(f"libtopomap bench: {result['n_processes']} ranks, topology {topo.name or args.topology}, "
+                      f"{result['iterations']} iterations per size, {result['routing']} routing; latency per call "
+                      "in microseconds")
+                print(format_table(result), flush=True)
+            result["simulated"] = _simulate(topo, result, args, sizes)
+            if args.json:
+                print(json.dumps(result))
+            else:
+                print("\n".join(format_simulated(result["simulated"])))
     return 0
+
+
+def _simulate(topo, result, args, sizes):
+    """Simulate each benchmarked collective (its explicit schedule) or application graph, once per mapping."""
+    from ..mpi.bench import application_graph
+    from ._simulated import Exchange, simulate_exchanges
+
+    exchanges, seen = [], set()
+    for res in result["results"]:
+        coll = res["collective"]
+        if coll in seen:   # the variants of a collective share its mapping
+            continue
+        seen.add(coll)
+        what = (application_graph(args.graph, result["n_processes"]) if coll == "neighbor_alltoall" else coll)
+        exchanges.append(Exchange("Neighbor_alltoall" if coll == "neighbor_alltoall" else coll, what,
+                                  res["vertices_before"], res["vertices_after"]))
+    return simulate_exchanges(topo, exchanges, sizes, routing=args.routing)

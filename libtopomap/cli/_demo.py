@@ -5,7 +5,9 @@ With no arguments it uses the bundled 4x2 torus ``demo_torus_4x2.topo``, the fak
 ``libtopomap/data/`` and read through :mod:`importlib.resources`), and the periodic 2-D halo
 exchange of the job's ranks.  It reorders with :func:`libtopomap.Create_dist_graph_adjacent`, prints
 congestion and dilation before and after, which strategy won on which rank, and a short
-Neighbor_alltoall benchmark on the original and the reordered communicator.  Only rank 0 prints.
+Neighbor_alltoall benchmark on the original and the reordered communicator, then the simulated time
+of the same exchange on the modelled network with both placements (:mod:`libtopomap.cli._simulated`:
+SMPI where installed, else the s4u replay), since all ranks here share one machine.  Only rank 0 prints.
 ``--routing MODEL`` is the routing model of the reordering's objective and of the printed congestion
 and dilation (``routing=`` of :func:`libtopomap.Create_dist_graph_adjacent`; default ``ecmp``).
 """
@@ -37,7 +39,9 @@ def add_parser(sub):
                                     "mpiexec -n 4 or 8)",
                        description="Reorder a halo exchange whose ranks a fake-names layout spreads badly over a "
                                    "bundled 4x2 torus; print congestion and dilation before/after, the winning "
-                                   "strategy and rank, and a short benchmark.  Run: mpiexec -n 8 libtopomap demo")
+                                   "strategy and rank, a short benchmark, and the simulated time of the same "
+                                   "exchange on the modelled network (SMPI, else SimGrid's s4u replay) with the "
+                                   "launcher's placement and with the mapping.  Run: mpiexec -n 8 libtopomap demo")
     p.add_argument("--topology", help=f"topology file (default: the bundled {DEMO_TOPOLOGY})")
     fake_names = p.add_argument(
         "--fake-names", metavar="FILE",
@@ -69,6 +73,7 @@ def _demo(args, stack):
     from ..mpi import Create_dist_graph_adjacent, report as ltm_report
     from ..mpi.bench import compare, format_rows, graph_lists, grid_dims, halo_graph, parse_size
     from ..mpi.agreement import collective_call
+    from ._simulated import Exchange, format_simulated, simulate_exchanges, wait_for_root
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -146,4 +151,10 @@ def _demo(args, stack):
         print(f"Neighbor_alltoall ({args.iterations} iterations per size; results checked identical; "
               "all ranks share this machine, so latency does not see the modelled network):")
         print("\n".join(format_rows(rows)))
+        print(flush=True)
+    with wait_for_root(comm):   # the other ranks sleep while rank 0 simulates
+        if rank == 0:
+            sim = simulate_exchanges(topo, [Exchange("Neighbor_alltoall", graph, rep.vertices_before,
+                                                     rep.vertices_after)], sizes, routing=routing)
+            print("\n".join(format_simulated(sim)))
     return 0

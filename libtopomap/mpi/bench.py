@@ -29,7 +29,7 @@ from .distgraph import Create_dist_graph_adjacent
 from .agreement import collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
-           "compare", "run_benchmark", "format_table", "format_rows"]
+           "application_graph", "compare", "run_benchmark", "format_table", "format_rows"]
 
 COLLECTIVES = ("bcast", "allreduce", "alltoall", "neighbor_alltoall")
 # (variant label, explicit schedule?) per collective
@@ -105,6 +105,28 @@ def halo_graph(p):
     from ..patterns import stencil
 
     return stencil(grid_dims(p))
+
+
+def application_graph(graph, p):
+    """The graph of ``neighbor_alltoall`` in :func:`run_benchmark`: ``graph`` (a spec or file string read by
+    :func:`libtopomap.patterns.load_graph`, or anything :func:`~libtopomap.as_commgraph` takes), by default the
+    periodic halo exchange of ``p`` processes.
+
+    Raises
+    ------
+    CommGraphError
+        When the graph does not have ``p`` processes.
+    """
+    if graph is None:
+        graph = halo_graph(p)
+    elif isinstance(graph, str):
+        from ..patterns import load_graph
+
+        graph = load_graph(graph)
+    graph = as_commgraph(graph)
+    if graph.n != p:
+        raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
+    return graph
 
 
 def graph_lists(graph, rank):
@@ -363,7 +385,9 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     dict
         ``n_processes, iterations, routing, results``; each result has ``collective, variant, explicit,
         strategy, winner_rank, before, after`` (model metrics of the mapped graph), ``reorder_s`` and
-        ``rows`` with ``size, original, reordered`` (``avg_us, min_us, max_us``) and ``identical``.
+        ``rows`` with ``size, original, reordered`` (``avg_us, min_us, max_us``) and ``identical``, and
+        ``vertices_before, vertices_after``: the topology vertex of each rank in the launcher's placement and
+        in the mapping (what ``libtopomap bench`` simulates).
 
     Raises
     ------
@@ -375,15 +399,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     rank = comm.Get_rank()
     for c in collectives:
         check_choice("collective", c, choices=COLLECTIVES)
-    if graph is None:
-        graph = halo_graph(p)
-    elif isinstance(graph, str):
-        from ..patterns import load_graph
-
-        graph = load_graph(graph)
-    graph = as_commgraph(graph)
-    if graph.n != p:
-        raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
+    graph = application_graph(graph, p)
     sizes = [int(s) for s in sizes]
     _check_buffers(sizes, collectives, p, graph, comm=comm)
     results = []
@@ -404,7 +420,9 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
                                iterations=iterations, warmup=warmup, label=label)
                 results.append({"collective": coll, "variant": label, "explicit": explicit,
                                 "strategy": rep.strategy, "winner_rank": rep.winner_rank,
-                                "before": rep.before, "after": rep.after, "reorder_s": reorder_s, "rows": rows})
+                                "before": rep.before, "after": rep.after, "reorder_s": reorder_s, "rows": rows,
+                                "vertices_before": rep.vertices_before.tolist(),
+                                "vertices_after": rep.vertices_after.tolist()})
         finally:
             original.Free()
             reordered.Free()

@@ -20,7 +20,7 @@ from importlib import resources
 from ..errors import ArgumentError, SmpiError, SmpiUnavailable
 
 __all__ = ["PROXIES", "SmpiUnavailable", "SmpiError", "INSTALL_HINT", "build", "proxy_source", "require_tool", "tail",
-           "default_outdir", "parse_result"]
+           "default_outdir", "parse_result", "source_digest"]
 
 #: The proxy codes, in ``proxies/NAME.c``.
 PROXIES = ("halo", "cg", "fft", "colls", "replay")
@@ -53,7 +53,8 @@ def default_outdir():
     return os.path.join(cache, "libtopomap", "smpi")
 
 
-def _digest(name):
+def source_digest(name):
+    """16 hex digits of the SHA-256 of proxy ``name``'s source and ``edges.h``: the key of a built binary."""
     h = hashlib.sha256()
     src = proxy_source(name)
     for path in (src, os.path.join(os.path.dirname(src), "edges.h")):
@@ -108,17 +109,24 @@ def build(names=None, *, outdir=None, force=False, helpers=True):
     for name in names:
         exe = os.path.join(outdir, name)
         stamp = exe + ".sha"
-        digest = _digest(name)
+        digest = source_digest(name)
         if not force and os.path.exists(exe) and os.path.exists(stamp):
             with open(stamp) as f:
                 if f.read().strip() == digest:
                     out[name] = exe
                     continue
-        cmd = [smpicc, "-O2", "-o", exe, proxy_source(name)]
+        # compiled under a private name, then renamed: a concurrent build or run never sees half a binary
+        partial = f"{exe}.{os.getpid()}.tmp"
+        cmd = [smpicc, "-O2", "-o", partial, proxy_source(name)]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if res.returncode == 0:
+                os.replace(partial, exe)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise SmpiError(f"smpicc {name}.c: {e}") from None
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
         if res.returncode != 0:
             raise SmpiError(f"smpicc {name}.c failed (exit {res.returncode}): {tail(res.stderr or res.stdout)}")
         with open(stamp, "w") as f:

@@ -181,14 +181,39 @@ def test_cli_bench_json(tmp_path_factory, capsys):
     if RANK == 0:
         res = json.loads(out)
         assert [r["variant"] for r in res["results"]] == ["MPI_Bcast", "binomial", "MPI_Neighbor_alltoall"]
+        sim = res["simulated"]
+        if sim["error"] is None:
+            assert [r["exchange"] for r in sim["results"]] == ["bcast (binomial)", "Neighbor_alltoall"]
+            halo = sim["results"][1]
+            assert halo["sizes"] == [8] and halo["libtopomap_s"][0] < halo["launcher_s"][0]
+            assert halo["speedup"][0] == halo["launcher_s"][0] / halo["libtopomap_s"][0]
     else:
         assert out == ""
+
+
+def _simulated_rows(out):
+    """``{(exchange, size): (launcher us, libtopomap us)}`` of the simulated table (header, then rows)."""
+    lines = out.splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("simulated on the modelled network ("))
+    rows = {}
+    for ln in lines[k + 2:]:
+        if not ln.strip():
+            break
+        *name, size, before, after, speedup = ln.split()
+        rows[" ".join(name), size] = (float(before), float(after))
+        assert speedup.endswith("x") and float(speedup[:-1]) == pytest.approx(float(before) / float(after), rel=0.01)
+    return lines[k], rows
+
+
+# The demo's launcher placement (bundled demo_torus_4x2.names) simulated by SMPI (CM02, table routing): exact,
+# as in tests/test_cli_simulated.py, printed with 4 digits (us)
+SMPI_DEMO_LAUNCHER = {4: {"8": 0.6132, "16K": 5.559}, 8: {"8": 0.6132, "16K": 9.495}}
 
 
 def test_cli_demo(capsys):
     from libtopomap.cli import main
 
-    rc = main(["demo", "--sizes", "8", "--iterations", "2"])
+    rc = main(["demo", "--sizes", "8,16K", "--iterations", "2"])
     out = capsys.readouterr().out
     assert COMM.allgather(rc) == [0] * P
     if RANK == 0:
@@ -198,6 +223,42 @@ def test_cli_demo(capsys):
         before, after = map(float, lines["maxcongestion"])
         assert after < before
         assert "Neighbor_alltoall" in out and "orig avg" in out
+        if "simulated on the modelled network: not available" in out:
+            pytest.skip("no simulator: " + out.split("not available", 1)[1].splitlines()[0])
+        header, rows = _simulated_rows(out)
+        assert "simulated time, not measured here" in header
+        assert sorted(rows) == [("Neighbor_alltoall", "16K"), ("Neighbor_alltoall", "8")]
+        assert all(a < b for b, a in rows.values())     # libtopomap's mapping beats the launcher's placement
+        if "(SMPI, CM02 model, table routing;" in header:
+            assert {s: b for (_, s), (b, _) in rows.items()} == SMPI_DEMO_LAUNCHER[P]
     else:
         assert out == ""
+
+
+def test_cli_bench_prints_simulated_lines(tmp_path_factory, capsys):
+    from libtopomap.cli import main
+    from libtopomap.mpi import collective_call
+
+    def write():
+        if RANK == 0:
+            d = tmp_path_factory.mktemp("benchsim")
+            ltm.save(str(d / "t.topo"), ltm.torus(f"{P // 2}x2"))
+            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(_bad_placement())))
+            return str(d)
+    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    rc = main(["bench", "--topology", f"{d}/t.topo", "--fake-names", f"{d}/t.names", "--collectives",
+               "allreduce,neighbor_alltoall", "--sizes", "8,4K", "--iterations", "1"])
+    out = capsys.readouterr().out
+    assert COMM.allgather(rc) == [0] * P
+    if RANK != 0:
+        assert out == ""
+        return
+    if "simulated on the modelled network: not available" in out:
+        pytest.skip("no simulator: " + out.split("not available", 1)[1].splitlines()[0])
+    assert out.index("# neighbor_alltoall") < out.index("simulated on the modelled network")   # after the real ones
+    header, rows = _simulated_rows(out)
+    assert "simulated time, not measured here" in header
+    assert sorted(rows) == [("Neighbor_alltoall", "4K"), ("Neighbor_alltoall", "8"),
+                            ("allreduce (recursive doubling)", "4K"), ("allreduce (recursive doubling)", "8")]
+    assert all(rows["Neighbor_alltoall", s][1] < rows["Neighbor_alltoall", s][0] for s in ("8", "4K"))
 
