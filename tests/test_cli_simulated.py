@@ -113,7 +113,8 @@ def test_too_many_ranks_are_not_simulated():
 def test_labels():
     out = sim.simulate_exchanges(_topology(), _halo(8), [8, 1024])
     lines = sim.format_simulated(out)
-    assert lines[0].startswith("simulated on the modelled network (") and "simulated time, not measured here" in lines[0]
+    assert lines[0].startswith("simulated on the modelled network (")
+    assert "simulated time, not measured here" in lines[0]
     assert lines[1].split() == ["exchange", "size", "launcher", "libtopomap", "speed-up"]
     assert [ln.split()[:2] for ln in lines[2:]] == [["Neighbor_alltoall", "8"], ["Neighbor_alltoall", "1K"]]
 
