@@ -100,7 +100,9 @@ def nc_moves(state, procs, depth, cap=None):
         free = np.flatnonzero(state.occupant < 0)
         free_slot = np.full(state.slot_first.size, -1, np.int64)
         free_slot[state.slot_vertex[free]] = free
-        deg = s.indptr[procs + 1] - s.indptr[procs]
+        # only the first ``cap`` entries of a process count (below), and every partner's vertex has
+        # nearest slot vertices, so its first ``cap`` partners list them all: O(cap), not O(degree)
+        deg = np.minimum(s.indptr[procs + 1] - s.indptr[procs], cap)
         pa = np.repeat(procs, deg)
         px = s.indices[_ragged(s.indptr[procs], deg)]
         vx = state.proc_vertex[px]

@@ -192,7 +192,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     moves : int, optional
         Moves tried at the most, priced on hop-bytes and played on the congestion state together
         (checked before each batch of :data:`_CLEANUP_BATCH` processes, so a batch may finish past
-        it); a count, so the result does not depend on the clock.
+        it); a count, so the result does not depend on the clock.  Moves of
+        :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
+        (:func:`~libtopomap.mappers.local_search.work_moves`: fewer moves on a dense graph).
 
     Returns
     -------
@@ -224,6 +226,8 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         stats.update(start_max=np.nan, max=np.nan, seconds=time.perf_counter() - t0,
                      stopped="local optimum" if P < 2 or sym.indices.size == 0 else "bound" if at_bound else "budget")
         return start.copy(), stats
+    if moves is not None:
+        moves = work_moves(moves, sym)
     cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx), routing=routing)
     setup = time.perf_counter() - t0
     cap = cong.current_max()
