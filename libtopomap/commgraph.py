@@ -269,7 +269,7 @@ def sym_graph(graph):
     communication graph's arrays are read-only, so its symmetric view never goes stale).
 
     Every construction and search of a race needs this view; on a dense graph building it is the
-    sort of all edges (0.1-0.2 s CPU at 1,000 processes of mean degree 710), which the race paid
+    sort of all edges (0.1-0.2 s CPU at 1,000 processes of mean degree 355), which the race paid
     once per strategy and per search state.
 
     Examples

@@ -56,7 +56,7 @@ SWAP_DEPTH = 4
 #: construction, for 0.04-0.1 % of hop-bytes.  Like every search budget (:data:`KICK_MOVES` too)
 #: these are moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges: on a denser graph
 #: ``SWAP_MOVES x WORK_DEGREE`` edge evaluations (:func:`~libtopomap.mappers.local_search.work_moves`).
-#: Where the time went on ``random:1000:437:1`` (mean degree 710) onto ``dragonfly(17, 8, 8, 2)``:
+#: Where the time went on ``random:1000:437:1`` (mean degree 355) onto ``dragonfly(17, 8, 8, 2)``:
 #: before, 2^22 moves of ~1,400 edge evaluations each, 575 s (2,711 of 2,997 py-spy samples in
 #: this search); now the descents (METIS splits, 0.7 s CPU each) and their ECMP comparisons
 #: (0.2 s CPU each) take most of it; see :func:`_swap_search` for the search's share.
@@ -64,8 +64,8 @@ SWAP_MOVES = 1 << 22
 #: On a graph of mean degree above :data:`~libtopomap.mappers.local_search.WORK_DEGREE` the final
 #: search (descent and rounds) evaluates at most ``SWAP_DENSE_PASSES x entries x log2 P`` edges
 #: (``entries``: both directions of every edge), fewer than :data:`SWAP_MOVES` allows: on
-#: ``random:1000:437:1`` 14 million instead of 67 million (multisection 3.2 -> about 1.5 s CPU);
-#: sparse graphs are unchanged.
+#: ``random:1000:437:1`` 14 million instead of 67 million (with the other dense changes,
+#: multisection alone 3.17 -> 1.19 s CPU); sparse graphs are unchanged.
 SWAP_DENSE_PASSES = 4
 
 #: Rounds of iterated local search after the descent: in round ``r`` (from 0) :data:`KICK_PASSES`
@@ -124,7 +124,7 @@ REPAIR_VISITS = 4096
 #: of both descents (:data:`SEARCH_BOTH_MAX`) need a graph of at most ``TRY_EDGES`` entries.  Every
 #: sparse instance of ``benchmarks/bench_quality.py`` (up to 4,096 processes, mean degree <= 12:
 #: at most ~50,000 entries) keeps all of it.  On ``random:1000:437:1`` (355,150 entries, mean
-#: degree 710) onto ``dragonfly(17, 8, 8, 2)`` the top split got five METIS runs of the whole graph
+#: degree 355) onto ``dragonfly(17, 8, 8, 2)`` the top split got five METIS runs of the whole graph
 #: and the whole construction ran twice (two hierarchies); now one of each.
 TRY_EDGES = 5 << 16
 
@@ -403,10 +403,10 @@ def _swap_search(topology, g, gamma, slots, rng, depth, deadline=None):
     binds: then every search stops between compiled chunks with its best so far.  The budgets are
     edge work (moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges), so on a dense
     graph they allow fewer moves."""
-    sym = sym_graph(g)  # built once per graph (0.1-0.2 s CPU at mean degree 710)
+    sym = sym_graph(g)  # built once per graph (0.1-0.2 s CPU at mean degree 355)
     # one edge-work budget for the whole search: SWAP_MOVES moves of WORK_DEGREE edges over the
     # descent and all rounds (the rounds of a sparse graph stay far below it); on a dense graph a
-    # move costs deg / WORK_DEGREE of them.  Dense case (mean degree 710, 1,000 processes): the
+    # move costs deg / WORK_DEGREE of them.  Dense case (mean degree 355, 1,000 processes): the
     # search was 14.5 s CPU with per-call budgets (0.6 % of hop-bytes), 80 % of it in the walk.
     per_move = max(1.0, sym.indices.size / max(sym.n, 1) / WORK_DEGREE)
     left = [float(SWAP_MOVES)]

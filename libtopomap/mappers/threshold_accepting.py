@@ -109,12 +109,12 @@ def partner_cap(sym):
     them (``None``) up to mean degree :data:`~libtopomap.mappers.local_search.WORK_DEGREE`, a random
     ``WORK_DEGREE^2 / degree`` above (at least 1), so that listing and pricing a process's moves
     costs ``O(WORK_DEGREE^2)`` edge evaluations whatever the degree (a pass ``O(P)``, not
-    ``O(P x degree^2)``: 4e9 edge evaluations a pass at 1,000 processes of mean degree 710).
+    ``O(P x degree^2)``: 1e9 edge evaluations a pass at 1,000 processes of mean degree 355).
     ``sym``: a :class:`~libtopomap.commgraph.SymGraph` or its mean degree.
 
     Examples
     --------
-    >>> partner_cap(8.0), partner_cap(64.0), partner_cap(710.0)
+    >>> partner_cap(8.0), partner_cap(64.0), partner_cap(355.0)
     (None, 4, 1)
     """
     deg = float(sym) if np.isscalar(sym) else sym.indices.size / max(sym.n, 1)
@@ -314,7 +314,7 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
     ``time_budget``) counts moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
     (:func:`~libtopomap.mappers.local_search.work_moves`): the same on a sparse graph, fewer moves on
     a dense one, whose moves each re-evaluate ``degree`` edges (at 1,000 processes of mean degree
-    710 the race's 4,000 ECMP moves took 20 s of CPU or more; now 90).
+    355 the race's 4,000 ECMP moves took more than 28 s of CPU; now 180).
 
     Returns
     -------
