@@ -52,12 +52,11 @@ def test_dense_swap_search_stops_at_its_deadline():
     assert after <= before
 
 
-@pytest.mark.parametrize("spec,budget", [("random:300:200:1", 3.0), ("random:300:200:1", 5.0),
-                                         ("random:300:300:1", 3.0)])
+@pytest.mark.parametrize("spec,budget", [("random:300:200:1", 3.0), ("random:300:200:1", 5.0)])
 def test_portfolio_on_a_dense_graph_keeps_its_budget(spec, budget):
-    """``map --strategy all --budget B`` on a dense random graph (degree ~400 of 300 processes, and
-    the complete graph) ends within ``1.1 B`` plus a margin for a loaded machine; before the
-    edge-work budgets, multisection's swap search alone ran for minutes."""
+    """``map --strategy all --budget B`` on a dense random graph (mean degree 146 of 300 processes)
+    ends within ``1.1 B`` plus a margin for a loaded machine; before the edge-work budgets,
+    multisection's swap search alone ran for minutes."""
     t, g = ltm.dragonfly(9, 8, 8, 2), ltm.load_graph(spec)
     cands = make_candidates(["multisection", "greedy", "recursive"], seed=1, refine="ta")
     # compile the kernels outside the measured run (a fresh cache would charge them to the first race)
