@@ -117,7 +117,8 @@ def add_parser(sub):
                         "is left of their share are skipped with the reason, refinements stop at it "
                         f"(default {DEFAULT_TOTAL_BUDGET:g})")
     p.add_argument("--iterations", type=positive_int, metavar="N",
-                   help="moves per refinement (default: the refinement's)")
+                   help="moves per refinement (default: the refinement's); on a graph of mean degree d "
+                        "above 16 a move counts as d/16, so the budget is edge work")
     p.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
                    help="per node: skip strategies estimated above it and, under mpiexec, let only as many ranks "
                         "of a node map as fit (e.g. 2G; default a quarter of the physical memory)")

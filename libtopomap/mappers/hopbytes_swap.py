@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from .. import _kernels
+from ..commgraph import sym_graph
 from ..errors import MappingError
 from ..metrics import hops_lower_bound
 from ._refine import run_refinement
@@ -99,7 +100,9 @@ def nc_moves(state, procs, depth, cap=None):
         free = np.flatnonzero(state.occupant < 0)
         free_slot = np.full(state.slot_first.size, -1, np.int64)
         free_slot[state.slot_vertex[free]] = free
-        deg = s.indptr[procs + 1] - s.indptr[procs]
+        # only the first ``cap`` entries of a process count (below), and every partner's vertex has
+        # nearest slot vertices, so its first ``cap`` partners list them all: O(cap), not O(degree)
+        deg = np.minimum(s.indptr[procs + 1] - s.indptr[procs], cap)
         pa = np.repeat(procs, deg)
         px = s.indices[ragged_arange(s.indptr[procs], deg)]
         vx = state.proc_vertex[px]
@@ -158,7 +161,7 @@ def hopbytes_swap(topology, g, start, slots, objective="hopbytes", *, rng, time_
     t0 = time.perf_counter() if t_start is None else t_start
     hard_stop = deadline
     deadline = None if time_budget is None else t0 + time_budget
-    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
+    state = SwapState(topology, sym_graph(g), np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
     P = state.sym.n
     if iterations is not None:
         iterations = work_moves(iterations, state.sym)
@@ -266,7 +269,7 @@ def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, leve
     stats : dict
         ``passes`` (run), ``iterations`` (swaps tried), ``accepted``.
     """
-    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes")
+    state = SwapState(topology, sym_graph(g), np.asarray(start, np.int64), slots, "hopbytes")
     P = state.sym.n
     start_value = state.score
     stats = {"passes": 0, "iterations": 0, "accepted": 0}
@@ -452,7 +455,7 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
     subset), and only the processes whose cost a move changed are visited again ("don't look
     bits").
     """
-    state = SwapState(topology, g, np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
+    state = SwapState(topology, sym_graph(g), np.asarray(start, np.int64), slots, "hopbytes", routing=routing)
     sym = state.sym
     P = sym.n
     start_value = state.score

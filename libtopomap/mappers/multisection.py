@@ -18,11 +18,12 @@ over the whole mapping (the engine's :func:`~libtopomap.mappers.hopbytes_swap.ho
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
-from ..commgraph import CommGraph, SymGraph
+from ..commgraph import CommGraph, sym_graph
 from ..distances import near_slot_cache
 from ..topology import Topology
 from ..mapping import Mapping
@@ -55,11 +56,17 @@ SWAP_DEPTH = 4
 #: construction, for 0.04-0.1 % of hop-bytes.  Like every search budget (:data:`KICK_MOVES` too)
 #: these are moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges: on a denser graph
 #: ``SWAP_MOVES x WORK_DEGREE`` edge evaluations (:func:`~libtopomap.mappers.local_search.work_moves`).
-#: Where the time went on ``random:1000:437:1`` (mean degree 710) onto ``dragonfly(17, 8, 8, 2)``:
+#: Where the time went on ``random:1000:437:1`` (mean degree 355) onto ``dragonfly(17, 8, 8, 2)``:
 #: before, 2^22 moves of ~1,400 edge evaluations each, 575 s (2,711 of 2,997 py-spy samples in
 #: this search); now the descents (METIS splits, 0.7 s CPU each) and their ECMP comparisons
 #: (0.2 s CPU each) take most of it; see :func:`_swap_search` for the search's share.
 SWAP_MOVES = 1 << 22
+#: On a graph of mean degree above :data:`~libtopomap.mappers.local_search.WORK_DEGREE` the final
+#: search (descent and rounds) evaluates at most ``SWAP_DENSE_PASSES x entries x log2 P`` edges
+#: (``entries``: both directions of every edge), fewer than :data:`SWAP_MOVES` allows: on
+#: ``random:1000:437:1`` 14 million instead of 67 million (with the other dense changes,
+#: multisection alone 3.17 -> 1.19 s CPU); sparse graphs are unchanged.
+SWAP_DENSE_PASSES = 4
 
 #: Rounds of iterated local search after the descent: in round ``r`` (from 0) :data:`KICK_PASSES`
 #: threshold passes (:func:`~libtopomap.mappers.hopbytes_swap.threshold_swap_passes` over
@@ -110,6 +117,28 @@ HOPBYTES_STARTS = 3
 
 #: Processes a search of :func:`_repair_lonely_pairs` visits at the most (per lonely host).
 REPAIR_VISITS = 4096
+
+#: Edge work of the extra effort (stored entries of the symmetric graph, both directions): a split
+#: gets ``min(tries, TRY_EDGES // entries)`` METIS tries (at least one), and the second tree
+#: hierarchy of a dragonfly, the further METIS seeds of :data:`HOPBYTES_STARTS` and the swap search
+#: of both descents (:data:`SEARCH_BOTH_MAX`) need a graph of at most ``TRY_EDGES`` entries.  Every
+#: sparse instance of ``benchmarks/bench_quality.py`` (up to 4,096 processes, mean degree <= 12:
+#: at most ~50,000 entries) keeps all of it.  On ``random:1000:437:1`` (355,150 entries, mean
+#: degree 355) onto ``dragonfly(17, 8, 8, 2)`` the top split got five METIS runs of the whole graph
+#: and the whole construction ran twice (two hierarchies); now one of each.
+TRY_EDGES = 5 << 16
+
+
+def _tries(tries, entries):
+    """METIS tries of a split of ``entries`` stored edge entries: ``tries`` within
+    :data:`TRY_EDGES` of edge work, fewer on a dense split (at least 1).
+
+    Examples
+    --------
+    >>> _tries(5, 20_000), _tries(5, 355_150)
+    (5, 1)
+    """
+    return max(1, min(int(tries), TRY_EDGES // max(int(entries), 1)))
 
 
 def _order(topology, h, kids, targets, parts, procs, loc, sym, inside):
@@ -175,7 +204,7 @@ def _descend(topology, h, cap, sym, base_seed, tries):
             stack.append((kids[0], procs))
             continue
         sp_, si, sv = subgraph(g_ptr, g_idx, g_val, procs, gpos)
-        parts = split(sp_, si, sv, targets, base_seed + x % 64, max(int(tries), 1),
+        parts = split(sp_, si, sv, targets, base_seed + x % 64, _tries(tries, si.size),
                        hosts=bool(np.all(h.vertex[kids] >= 0)))
         assign = np.arange(kids.size)
         child_of = None
@@ -302,11 +331,12 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
                       DeprecationWarning, stacklevel=2)
     depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
-    sym = SymGraph(g)
+    sym = sym_graph(g)
     base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0
     swap_seed = int(rng.integers(2**63))
     hierarchies = [topology_hierarchy(topology)]
-    if dragonfly_groups(topology) is not None and g.n <= EFFORT_MAX:
+    extra = g.n <= EFFORT_MAX and sym.indices.size <= TRY_EDGES  # effort that pays on sparse graphs
+    if dragonfly_groups(topology) is not None and extra:
         # both hierarchies where the extra effort is cheap (at 32,768 processes on a dragonfly of
         # 128 groups the second one cost 5 s, and the group hierarchy won: max congestion 68 and
         # 530,496 hop-bytes against 74.1 and 536,590)
@@ -316,7 +346,7 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
         if descents and past(deadline):
             break
         descents.append(_descend(topology, h, _capacities(h, slots, topology.hosts.size), sym, base_seed, tries))
-    if objective == "hopbytes" and g.n <= EFFORT_MAX and HOPBYTES_STARTS > 1 and not past(deadline):
+    if objective == "hopbytes" and extra and HOPBYTES_STARTS > 1 and not past(deadline):
         # more METIS seeds on every tree hierarchy; the lowest (max congestion, hop-bytes) goes on,
         # as between hierarchies (the first on a tie)
         span = 2**31 - 1 - 64 * max(int(tries), 1)
@@ -331,7 +361,7 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
                 starts.append(_descend(topology, h, cap, sym, (base_seed + k * 64 * max(int(tries), 1)) % span, tries))
             values = [_congestion_key(topology, g, gamma, slots) for gamma in starts]
             descents[i] = starts[values.index(min(values))]
-    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX or past(deadline)):
+    if len(descents) > 1 and (depth == 0 or g.n <= 1 or g.n > SEARCH_BOTH_MAX or not extra or past(deadline)):
         # the better descent alone goes on (the first on a tie)
         keys = [_congestion_key(topology, g, gamma, slots) for gamma in descents]
         descents = [descents[keys.index(min(keys))]]
@@ -373,13 +403,15 @@ def _swap_search(topology, g, gamma, slots, rng, depth, deadline=None):
     binds: then every search stops between compiled chunks with its best so far.  The budgets are
     edge work (moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges), so on a dense
     graph they allow fewer moves."""
-    sym = SymGraph(g)  # built once for every search here (0.1 s CPU at mean degree 710)
+    sym = sym_graph(g)  # built once per graph (0.1-0.2 s CPU at mean degree 355)
     # one edge-work budget for the whole search: SWAP_MOVES moves of WORK_DEGREE edges over the
     # descent and all rounds (the rounds of a sparse graph stay far below it); on a dense graph a
-    # move costs deg / WORK_DEGREE of them.  Dense case (mean degree 710, 1,000 processes): the
+    # move costs deg / WORK_DEGREE of them.  Dense case (mean degree 355, 1,000 processes): the
     # search was 14.5 s CPU with per-call budgets (0.6 % of hop-bytes), 80 % of it in the walk.
     per_move = max(1.0, sym.indices.size / max(sym.n, 1) / WORK_DEGREE)
     left = [float(SWAP_MOVES)]
+    if per_move > 1.0:  # dense: O(entries x log P) edge evaluations, not a fixed count
+        left[0] = min(left[0], SWAP_DENSE_PASSES * sym.indices.size * math.log2(max(sym.n, 2)) / WORK_DEGREE)
 
     def descent(start):
         out, _, v, st = hopbytes_swap(topology, sym, start, slots, rng=rng, depth=depth,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import csgraph
 
-from ..commgraph import SymGraph
+from ..commgraph import sym_graph
 from ._common import finish, prepare
 
 __all__ = ["map_rcm"]
@@ -44,7 +44,7 @@ def map_rcm(topology, graph, *, slots=None, seed=None):
     E. Cuthill and J. McKee, "Reducing the bandwidth of sparse symmetric matrices", ACM '69.
     """
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    sym = SymGraph(g)
+    sym = sym_graph(g)
     import scipy.sparse as sp
 
     gm = sp.csr_matrix((sym.wsum, sym.indices, sym.indptr), shape=(g.n, g.n))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..commgraph import SymGraph
+from ..commgraph import sym_graph
 from ._common import finish, prepare
 from .partition import balance_csr, int_weights, metis_csr, subgraph
 
@@ -104,7 +104,7 @@ def map_recursive(topology, graph, *, slots=None, seed=None):
     graphs", SIAM J. Sci. Comput. 20(1), 1998.
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    sym = SymGraph(g)
+    sym = sym_graph(g)
     gadj = sp.csr_matrix((sym.wsum, sym.indices, sym.indptr), shape=(g.n, g.n))
     hadj = topology.to_scipy()
     hadj.sort_indices()

@@ -10,13 +10,15 @@ import time
 
 import numpy as np
 
+from ..commgraph import sym_graph
 from ..distances import near_slot_cache
 from ..metrics import congestion_lower_bound, hops_lower_bound
 from ._deltas import full_traffic
 from ._refine import run_refinement
-from .local_search import SwapState, local_search
+from .local_search import WORK_DEGREE, SwapState, local_search, work_moves
 
-__all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent", "capped_moves", "CAPPED_MOVES"]
+__all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent", "capped_moves", "CAPPED_MOVES",
+           "near_partner_moves", "partner_cap"]
 
 # Threshold at the start of the walk, in units of the median size of a worsening move.  Measured on
 # a 512-process SpMV pattern on an 8x8x8 torus (4 s, ~18k moves): 0.005-0.02 beat 0.25-4 (walks that
@@ -24,6 +26,8 @@ __all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_desce
 TA_START = 0.01
 # Moves per threshold level (the paper's inner loop of 20 iterations).
 TA_INNER = 20
+# Moves of WORK_DEGREE edges of a walk given neither moves nor time (local_search's own default).
+DEFAULT_MOVES = 20000
 
 
 def ta_thresholds(progress, size, scale, *, start=TA_START, inner=TA_INNER):
@@ -100,19 +104,46 @@ def _independent(ma, mb, order, ptr, idx, P):
     return np.asarray(out, np.int64)
 
 
-def near_partner_moves(state, procs, rng, per=3):
+def partner_cap(sym):
+    """Partners per process whose vertices :func:`near_partner_moves` lists moves next to: all of
+    them (``None``) up to mean degree :data:`~libtopomap.mappers.local_search.WORK_DEGREE`, a random
+    ``WORK_DEGREE^2 / degree`` above (at least 1), so that listing and pricing a process's moves
+    costs ``O(WORK_DEGREE^2)`` edge evaluations whatever the degree (a pass ``O(P)``, not
+    ``O(P x degree^2)``: 1e9 edge evaluations a pass at 1,000 processes of mean degree 355).
+    ``sym``: a :class:`~libtopomap.commgraph.SymGraph` or its mean degree.
+
+    Examples
+    --------
+    >>> partner_cap(8.0), partner_cap(64.0), partner_cap(355.0)
+    (None, 4, 1)
+    """
+    deg = float(sym) if np.isscalar(sym) else sym.indices.size / max(sym.n, 1)
+    return None if deg <= WORK_DEGREE else work_moves(WORK_DEGREE, deg)
+
+
+def near_partner_moves(state, procs, rng, per=3, cap=None):
     """Moves of ``procs`` next to their communication partners: process ``a`` to a slot (a random one
     of the vertex) on the vertex of each partner and on ``per`` random ones of that vertex's nearest
     slot vertices (``state.near_ptr / near_idx``), as ``(a, b)`` for the engine's walk (``b`` the
-    occupant of the slot, or ``-slot - 1`` when it is free).  ``(per + 1) x degree`` moves per
-    process at the most."""
+    occupant of the slot, or ``-slot - 1`` when it is free).  ``(per + 1) x min(degree, cap)`` moves
+    per process at the most: a process of more than ``cap`` partners (default :func:`partner_cap`;
+    none on a sparse graph) takes ``cap`` of them at random (drawn with replacement)."""
     from .hopbytes_swap import ragged_arange
 
     s = state.sym
+    cap = partner_cap(s) if cap is None else max(int(cap), 1)
     procs = np.asarray(procs, np.int64)
     deg = s.indptr[procs + 1] - s.indptr[procs]
-    pa = np.repeat(procs, deg)
-    vx = state.proc_vertex[s.indices[ragged_arange(s.indptr[procs], deg)]]
+    if cap is None:
+        cap = max(int(deg.max(initial=0)), 1)
+    take = np.minimum(deg, cap)
+    pa = np.repeat(procs, take)
+    edge = ragged_arange(s.indptr[procs], take)
+    if np.any(deg > cap):  # sparse graphs draw nothing here: their moves and streams are unchanged
+        many = np.repeat(deg > cap, take)
+        drawn = np.repeat(s.indptr[procs], take) + (rng.random(pa.size) * np.repeat(deg, take)).astype(np.int64)
+        edge = np.where(many, drawn, edge)
+    vx = state.proc_vertex[s.indices[edge]]
     nn = state.near_ptr[vx + 1] - state.near_ptr[vx]
     # `per` of the nearest slot vertices of each partner's vertex, at random (ties make the lists long)
     pick = state.near_ptr[vx].repeat(per) + (rng.random(vx.size * per) * nn.repeat(per)).astype(np.int64)
@@ -161,7 +192,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     moves : int, optional
         Moves tried at the most, priced on hop-bytes and played on the congestion state together
         (checked before each batch of :data:`_CLEANUP_BATCH` processes, so a batch may finish past
-        it); a count, so the result does not depend on the clock.
+        it); a count, so the result does not depend on the clock.  Moves of
+        :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
+        (:func:`~libtopomap.mappers.local_search.work_moves`: fewer moves on a dense graph).
 
     Returns
     -------
@@ -183,7 +216,7 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     """
     t0 = time.perf_counter()
     start = np.asarray(start, np.int64)
-    hops = SwapState(topology, g, start, slots, "hopbytes", near=near, routing=routing)
+    hops = SwapState(topology, sym_graph(g), start, slots, "hopbytes", near=near, routing=routing)
     sym = hops.sym
     P = sym.n
     stats = {"start_hopbytes": hops.score, "hopbytes": hops.score, "accepted": 0, "priced": 0, "played": 0,
@@ -193,6 +226,8 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         stats.update(start_max=np.nan, max=np.nan, seconds=time.perf_counter() - t0,
                      stopped="local optimum" if P < 2 or sym.indices.size == 0 else "bound" if at_bound else "budget")
         return start.copy(), stats
+    if moves is not None:
+        moves = work_moves(moves, sym)
     cong = SwapState(topology, sym, start, slots, "congestion", near=(hops.near_ptr, hops.near_idx), routing=routing)
     setup = time.perf_counter() - t0
     cap = cong.current_max()
@@ -275,7 +310,11 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
     when it does not bind (the portfolio's overall budget); with the congestion objective and
     ``cleanup > 0`` the walk stops early enough to leave that share of the time to
     :func:`capped_hopbytes_descent`.  ``routing`` is the model of the congestion objective
-    (:mod:`libtopomap.routing`; default ``ecmp``).
+    (:mod:`libtopomap.routing`; default ``ecmp``).  ``iterations`` (default 20,000 without a
+    ``time_budget``) counts moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
+    (:func:`~libtopomap.mappers.local_search.work_moves`): the same on a sparse graph, fewer moves on
+    a dense one, whose moves each re-evaluate ``degree`` edges (at 1,000 processes of mean degree
+    355 the race's 4,000 ECMP moves took more than 28 s of CPU; now 180).
 
     Returns
     -------
@@ -288,6 +327,11 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
         Of the last walk (see :func:`~libtopomap.mappers.local_search.local_search`), with
         ``cleanup`` (the stats of :func:`capped_hopbytes_descent`) for congestion.
     """
+    g = sym_graph(g)  # one symmetric view for every state of the walk (built once per graph)
+    if iterations is None and time_budget is None:
+        iterations = DEFAULT_MOVES
+    if iterations is not None:
+        iterations = work_moves(iterations, g)
     with near_slot_cache(topology):  # its states share one list of nearest slot vertices
         return _threshold_accepting(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
                                     iterations=iterations, warmup=warmup, t_start=t_start, cleanup=cleanup,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..commgraph import sym_graph
 from ._refine import run_refinement
-from .local_search import local_search
+from .local_search import local_search, work_moves
+from .threshold_accepting import DEFAULT_MOVES
 
 __all__ = ["refine_two_opt"]
 
@@ -24,9 +26,17 @@ def two_opt(topology, g, start, slots, objective, *, rng, time_budget=None, iter
     """The search behind :func:`refine_two_opt`, on validated input.
 
     Returns ``(vertices, start_value, best_value, stats)`` as
-    :func:`~libtopomap.mappers.threshold_accepting.threshold_accepting` does.
+    :func:`~libtopomap.mappers.threshold_accepting.threshold_accepting` does.  ``iterations``
+    (default 20,000 without a ``time_budget``) counts moves of
+    :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges, as threshold accepting's
+    (:func:`~libtopomap.mappers.local_search.work_moves`: fewer moves on a dense graph).
     """
+    g = sym_graph(g)
     stall = max(2000, 20 * g.n) if stall is None else int(stall)
+    if iterations is None and time_budget is None:
+        iterations = DEFAULT_MOVES
+    if iterations is not None:
+        iterations = work_moves(iterations, g)
     search_objective = "hopbytes" if objective == "dilation" else objective
     best, stats = local_search(topology, g, np.asarray(start, np.int64), slots, search_objective, thresholds_fn=_zeros,
                                rng=rng, time_budget=time_budget, iterations=iterations, stall_limit=stall,
