@@ -47,12 +47,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
-# Real fabric dumps copied into the repository with their sources and licences (data/fabrics/SOURCES.md).
-FABRICS = pathlib.Path(__file__).resolve().parent / "data" / "fabrics"
-# The two GPL-only dumps that stay in the shared folder (read when it is there).
-SHARED_ONLY = SHARED / "topologies"
-
 _UNDER_MPI = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
 
 collect_ignore_glob = [] if _UNDER_MPI else ["mpi/*"]

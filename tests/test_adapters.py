@@ -20,7 +20,7 @@ from libtopomap.adapters import hostname_from_description, ingest, ingest_report
 from libtopomap.adapters.slurm import expand_hostlist
 from libtopomap.adapters.synthetic import fat_tree_ibnetdiscover
 
-from conftest import FABRICS, SHARED_ONLY
+from _helpers import FABRICS, SHARED_ONLY
 
 TOPO = FABRICS
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"

@@ -21,7 +21,7 @@ from libtopomap.errors import FormatError, LibTopoMapWarning
 from libtopomap.formats import read_buffer, sniff
 from libtopomap.topology import Topology
 
-from conftest import FABRICS, SHARED_ONLY
+from _helpers import FABRICS, SHARED_ONLY
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
 TOPO = FABRICS

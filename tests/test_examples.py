@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from test_mpi_suite import HERE, run_under
+from _helpers import TESTS, run_under
 
-EXAMPLES = HERE.parent / "examples"
+EXAMPLES = TESTS.parent / "examples"
 
 
 def _run(mpi, script, *args, nprocs=4):
