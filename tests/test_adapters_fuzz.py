@@ -23,6 +23,9 @@ from libtopomap.topology import Topology
 
 from _helpers import FABRICS, SHARED_ONLY
 
+# a fuzzer: the full lane runs it, the everyday one (-m "not slow") does not
+pytestmark = pytest.mark.slow
+
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
 TOPO = FABRICS
 FORMATS = ("ibnetdiscover", "ibnetdiscover-ports", "slurm", "ibdiagnet-lst")

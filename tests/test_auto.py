@@ -331,6 +331,7 @@ def test_a_host_without_a_node_description_stays_a_slot_vertex():
     assert topo.slots[topo.index("b")] == 2 and placement.tolist()[1:] == [topo.index("b")] * 2
 
 
+@pytest.mark.slow
 def test_every_strategy_maps_onto_the_two_level_machine():
     # 2 nodes x 4 cores, a ring of 8 processes: the best mappings keep ring neighbours inside a node
     hosts = [HostRecord(f"n{i}", _slurm_env(f"s0.n{i}"), _small_node(), ranks=tuple(range(4 * i, 4 * i + 4)),

@@ -52,6 +52,7 @@ def test_dense_swap_search_stops_at_its_deadline():
     assert after <= before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [3.0, 5.0])
 def test_portfolio_on_a_dense_graph_keeps_its_budget(budget):
     """``map --strategy all --budget B`` on a dense random graph (degree ~400 of 300 processes)

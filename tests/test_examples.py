@@ -15,7 +15,7 @@ def _run(mpi, script, *args, nprocs=4):
                      what=" ".join([script, *args]))
 
 
-@pytest.mark.parametrize("nprocs", [4, 8])
+@pytest.mark.parametrize("nprocs", [4, pytest.param(8, marks=pytest.mark.slow)])
 def test_halo_exchange_checksum_is_the_same_with_and_without_reordering(mpi, nprocs):
     pattern = r"checksum: (\S+)"
     with_reorder = _run(mpi, "halo_exchange.py", nprocs=nprocs)

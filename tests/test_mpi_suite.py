@@ -1,5 +1,6 @@
 """Run every ``tests/mpi/test_*.py`` under real MPI (``mpiexec -n 4`` and ``-n 8``, oversubscribed), once
 per MPI library the harness finds (the ``mpi`` fixture of ``conftest.py``: MPICH, Open MPI, or both).
+The ``-n 8`` runs and those under the second library are ``slow``: the everyday lane keeps one MPI at 4.
 
 Each run has a hard timeout, so a hang fails the test instead of stalling CI.
 """
@@ -16,7 +17,7 @@ from _helpers import MPI_TIMEOUT, TESTS, run_under
 MPI_FILES = sorted((TESTS / "mpi").glob("test_*.py"))
 
 
-@pytest.mark.parametrize("nprocs", [4, 8])
+@pytest.mark.parametrize("nprocs", [4, pytest.param(8, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("path", MPI_FILES, ids=[p.stem for p in MPI_FILES])
 def test_under_mpiexec(mpi, path, nprocs):
     run_under(mpi, nprocs, [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
