@@ -402,6 +402,7 @@ def test_info_auto_json_contract():
     assert "warning: libtopomap auto: no network description found" in proc.stderr
 
 
+@pytest.mark.slow
 def test_info_auto_recorded_slurm_and_xname_environments():
     out = json.loads(_info(_slurm_env("core1.edge7.nid0042"), "--json").stdout)
     assert out["source"] == "slurm" and out["switches"] == 2 and out["hosts"] == 1

@@ -121,6 +121,7 @@ def test_console_entry_point_help_and_exit_codes(tmp_path):
 
 
 # ----------------------------------------------------------------------------- devices and FIFOs are not read
+@pytest.mark.slow
 def test_devices_and_fifos_are_not_read(tmp_path):
     import os
 

@@ -156,6 +156,7 @@ def brute_force(topo, g, objective):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_refinements_reach_brute_force_optimum(objective):
     # 6 processes on a 2x3 mesh with a random weighted graph: 720 permutations
@@ -240,6 +241,7 @@ def test_incremental_score_matches_recomputation(objective):
         assert np.allclose(state.traffic, ltm.link_traffic(topo, g, state.proc_vertex))
 
 
+@pytest.mark.slow
 def test_refinements_reach_the_brute_force_optimum():
     # 6 processes on a 2x3 mesh: 720 placements, enumerated.  Both refinements, called directly (no
     # map_processes safety net), must find the exact optimum of every objective from a random start.

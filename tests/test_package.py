@@ -191,6 +191,7 @@ def test_license_file():
 
 
 # -------------------------------------------------------------------------------------------- the numba cache
+@pytest.mark.slow
 def test_a_corrupt_numba_cache_is_recompiled_not_fatal(tmp_path):
     # a cached kernel's index (*.nbi) and entries (*.nbc) overwritten with garbage: the next run warns,
     # compiles again and rewrites them; the run after it is silent.  A one-line kernel in its own module
