@@ -3,7 +3,8 @@
 ``tests/mpi/`` holds tests that run *inside* ``mpiexec`` (every rank runs pytest on the same file and
 asserts on collective results, so all ranks fail together).  The normal pytest run does not collect
 them directly; ``tests/test_mpi_suite.py`` launches each of them under ``mpiexec -n 4`` and ``-n 8``
-with a timeout, once per MPI library found, so one ``python -m pytest`` runs everything.
+with a timeout, once per MPI library found, so one ``python -m pytest`` runs everything.  The everyday
+lane, ``python -m pytest -m "not slow"``, keeps the first MPI library at ``-n 4`` (``docs/testing.rst``).
 
 Which MPI libraries (:func:`mpi_runtimes`)
 ------------------------------------------
@@ -46,12 +47,6 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-
-SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
-# Real fabric dumps copied into the repository with their sources and licences (data/fabrics/SOURCES.md).
-FABRICS = pathlib.Path(__file__).resolve().parent / "data" / "fabrics"
-# The two GPL-only dumps that stay in the shared folder (read when it is there).
-SHARED_ONLY = SHARED / "topologies"
 
 _UNDER_MPI = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
 
@@ -264,8 +259,10 @@ def mpi_runtimes():
 
 
 def pytest_generate_tests(metafunc):
-    """Parametrize every test that takes ``mpi`` over :func:`mpi_runtimes`."""
+    """Parametrize every test that takes ``mpi`` over :func:`mpi_runtimes`; the runs under the second MPI
+    and after are ``slow`` (the everyday lane, ``-m "not slow"``, keeps the first)."""
     if "mpi" in metafunc.fixturenames:
         runtimes = mpi_runtimes()
-        ids = [r.name if not r.problem else f"missing{i}" for i, r in enumerate(runtimes)]
-        metafunc.parametrize("mpi", runtimes, ids=ids, scope="session")
+        params = [pytest.param(r, id=r.name if not r.problem else f"missing{i}", marks=[pytest.mark.slow] if i else [])
+                  for i, r in enumerate(runtimes)]
+        metafunc.parametrize("mpi", params, scope="session")

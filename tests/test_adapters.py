@@ -19,8 +19,9 @@ from libtopomap.formats import read_buffer, sniff
 from libtopomap.adapters import hostname_from_description, ingest, ingest_report, link_capacity, read_hostmap
 from libtopomap.adapters.slurm import expand_hostlist
 from libtopomap.adapters.synthetic import fat_tree_ibnetdiscover
+from libtopomap.cli import main
 
-from conftest import FABRICS, SHARED_ONLY
+from _helpers import FABRICS, SHARED_ONLY
 
 TOPO = FABRICS
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
@@ -410,3 +411,33 @@ def test_fabric_build_is_split_into_steps():
     scores = {f.name: _cyclomatic(f) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
     assert scores["build"] <= 10, scores["build"]
     assert max(scores.values()) <= 25, sorted(scores.items(), key=lambda kv: -kv[1])[:3]
+
+
+# --------------------------------------------------------------------------------- dubious fabric input warns
+def test_dubious_fabric_input_warns(tmp_path, capsys):
+    # a switch listing itself (a self loop) and a node listed twice: accepted, with a warning per line
+    (tmp_path / "topology.conf").write_text("SwitchName=s Switches=s Nodes=n[1-2]\nSwitchName=s Nodes=n2\n")
+    with pytest.warns(ltm.LibTopoMapWarning) as caught:
+        topo = ltm.load(tmp_path / "topology.conf")
+    assert topo.hosts.size == 2
+    messages = [str(w.message) for w in caught]
+    assert any(m.startswith(f"{tmp_path}/topology.conf:2: switch 's' defined again") for m in messages), messages
+    assert any(m.startswith(f"{tmp_path}/topology.conf:1: self-loop cable s[") for m in messages), messages
+    # one hostname under two switches
+    (tmp_path / "two.conf").write_text("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\nSwitchName=r Switches=a,b\n")
+    with pytest.warns(ltm.LibTopoMapWarning, match=r"two.conf:2: node 'n2' is listed by switch 'b' and by switch 'a' "
+                                                   r"\(line 1\): a duplicate hostname\?"):
+        assert ltm.load(tmp_path / "two.conf").hosts.size == 2
+    assert main(["info", str(tmp_path / "topology.conf")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and all(e.startswith("libtopomap info: warning: ") for e in err), err
+
+
+def test_at_most_ten_fabric_warnings_are_issued(tmp_path):
+    (tmp_path / "topology.conf").write_text("".join(f"SwitchName=s Nodes=n{i} Bogus=1\n" for i in range(30)))
+    with pytest.warns(ltm.LibTopoMapWarning) as caught:
+        topo = ltm.load(tmp_path / "topology.conf")
+    assert len(caught) == 10 and "further warnings: see the ingest report" in str(caught[-1].message)
+    from libtopomap.adapters import ingest_report
+
+    assert len(ingest_report(topo).warnings) > 30

@@ -21,7 +21,10 @@ from libtopomap.errors import FormatError, LibTopoMapWarning
 from libtopomap.formats import read_buffer, sniff
 from libtopomap.topology import Topology
 
-from conftest import FABRICS, SHARED_ONLY
+from _helpers import FABRICS, SHARED_ONLY
+
+# a fuzzer: the full lane runs it, the everyday one (-m "not slow") does not
+pytestmark = pytest.mark.slow
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
 TOPO = FABRICS

@@ -331,6 +331,7 @@ def test_a_host_without_a_node_description_stays_a_slot_vertex():
     assert topo.slots[topo.index("b")] == 2 and placement.tolist()[1:] == [topo.index("b")] * 2
 
 
+@pytest.mark.slow
 def test_every_strategy_maps_onto_the_two_level_machine():
     # 2 nodes x 4 cores, a ring of 8 processes: the best mappings keep ring neighbours inside a node
     hosts = [HostRecord(f"n{i}", _slurm_env(f"s0.n{i}"), _small_node(), ranks=tuple(range(4 * i, 4 * i + 4)),
@@ -401,6 +402,7 @@ def test_info_auto_json_contract():
     assert "warning: libtopomap auto: no network description found" in proc.stderr
 
 
+@pytest.mark.slow
 def test_info_auto_recorded_slurm_and_xname_environments():
     out = json.loads(_info(_slurm_env("core1.edge7.nid0042"), "--json").stdout)
     assert out["source"] == "slurm" and out["switches"] == 2 and out["hosts"] == 1

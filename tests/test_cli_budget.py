@@ -23,6 +23,7 @@ def test_budget_must_be_a_positive_number(torus_file, bad, capsys):
     assert f"argument --budget: expected a positive number, got {bad!r}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_tiny_budget_skips_every_construction_with_the_reason(torus_file, capsys):
     assert main(["map", "--topology", torus_file, "--graph", "torus-scrambled:4x4:2", "--strategy", "all",
                  "--json", "--budget", "1e-6"]) == 0

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import libtopomap as ltm
 from libtopomap import load, properties
 from libtopomap.cli import main
 
@@ -119,3 +120,35 @@ def test_console_entry_point_help_and_exit_codes(tmp_path):
     assert r.returncode == 0
     r = run("info", str(tmp_path / "nope.ltm"))
     assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------------------- devices and FIFOs are not read
+@pytest.mark.slow
+def test_devices_and_fifos_are_not_read(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    for argv in (["info", "/dev/zero"], ["info", "fifo"], ["info", "fifo", "--format", "ltm"],
+                 ["map", "--topology", "/dev/zero", "--graph", "stencil:2x2"],
+                 ["map", "--topology", "fifo", "--graph", "stencil:2x2"]):
+        # a subprocess: before the fix a FIFO blocked in open() for ever and /dev/zero with a format
+        # read until memory ran out
+        p = subprocess.run([sys.executable, "-m", "libtopomap", *argv], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60)
+        assert p.returncode == 1, (argv, p.stderr)
+        assert p.stderr.strip().endswith(f"error: {argv[-1] if argv[0] == 'info' else argv[2]}: not a regular file") \
+            or "not a regular file" in p.stderr, (argv, p.stderr)
+        assert "Traceback" not in p.stderr
+    # found by the fuzzer: ingest sniffed the FIFO with its own open(); -o FIFO blocked in open() for writing
+    for argv, needle in ((["ingest", "fifo", "-o", "o.ltm"], "fifo: not a regular file"),
+                         (["generate", "circulant", "--n", "8", "-o", "fifo"],
+                          "fifo: a FIFO that no process reads: writing would block")):
+        p = subprocess.run([sys.executable, "-m", "libtopomap", *argv], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60)
+        assert p.returncode == 1 and p.stderr.strip().endswith(needle), (argv, p.stderr)
+    with pytest.raises(ltm.FormatError, match="fifo: not a regular file"):
+        ltm.load_graph(str(tmp_path / "fifo"))
+    from libtopomap.graphfiles import read_comm_matrix
+
+    with pytest.raises(ltm.FormatError, match="fifo: not a regular file"):
+        read_comm_matrix(str(tmp_path / "fifo"))

@@ -8,7 +8,7 @@ import pytest
 import libtopomap as ltm
 from libtopomap.cli import main
 
-from conftest import FABRICS
+from _helpers import FABRICS
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
 TOPO = FABRICS

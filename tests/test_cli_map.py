@@ -7,6 +7,8 @@ import pytest
 import libtopomap as ltm
 from libtopomap.cli import main
 
+from _helpers import one_line_cli_error
+
 
 @pytest.fixture()
 def torus_file(tmp_path):
@@ -112,3 +114,15 @@ def test_map_max_memory_and_iterations_usage_errors(torus_file):
         with pytest.raises(SystemExit) as e:
             main(["map", "--topology", torus_file, "--graph", "stencil:4x4"] + bad)
         assert e.value.code == 2
+
+
+# ---------------------------------------------------------------------- bad graph files from the command line
+def test_bad_graph_files_give_one_line_errors(tmp_path, capsys):
+    t = str(tmp_path / "t.ltm")
+    ltm.save(t, ltm.torus("2x2"))
+    (tmp_path / "u.txt").write_bytes(b"0 1\n\xff\xfe 2\n")
+    assert one_line_cli_error(capsys, ["map", "--topology", t, "--graph", str(tmp_path / "u.txt")]).endswith(
+        "u.txt:2: not UTF-8 text (byte 0xff)")
+    (tmp_path / "h.txt").write_bytes(b"0 99999999999999999999999\n")
+    assert "h.txt:1: the graph has 100000000000000000000000 processes, above the limit" in one_line_cli_error(
+        capsys, ["map", "--topology", t, "--graph", str(tmp_path / "h.txt")])

@@ -1,10 +1,13 @@
-"""Old option names of the command line: they still work, with a warning naming the new one."""
+"""Options of the command line: old names still work, with a warning naming the new one; arguments the
+parser refuses (a NUL byte, bench's iteration and buffer bounds)."""
 
 import pathlib
 
 import pytest
 
 from libtopomap.cli import build_parser
+
+from _helpers import run_python
 
 
 @pytest.mark.parametrize("command", ["bench", "demo"])
@@ -101,3 +104,34 @@ def test_number_types_accept_their_range():
                     (non_negative_float, "-0.5"), (non_negative_float, "nan"), (positive_int, "2.0")]:
         with pytest.raises(argparse.ArgumentTypeError, match=f"got '{bad}'"):
             fn(bad)
+
+
+# ----------------------------------------------------------- arguments the parser refuses, and bench's bounds
+def test_an_argument_with_a_nul_byte_is_a_usage_error(capsys):
+    from libtopomap.cli import main
+
+    assert main(["generate", "torus", "--dims", "2x2", "-o", "a\x00b"]) == 2
+    assert "contains a NUL byte" in capsys.readouterr().err
+
+
+def test_bench_sizes_are_checked_against_a_per_rank_buffer_limit(tmp_path):
+    # in a subprocess: importing libtopomap.mpi.bench initialises MPI
+    code = ("import libtopomap as l\nfrom libtopomap.mpi import bench\ng = bench.halo_graph(4)\n"
+            "bench._check_buffers([8, 1 << 20], bench.COLLECTIVES, 4, g)\n"
+            "try:\n    bench._check_buffers([8, 1 << 30], bench.COLLECTIVES, 4, g)\n"
+            "except l.ArgumentError as e:\n    print(e)\n")
+    p = run_python(code, tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == ("--sizes 1G needs about 16G bytes of buffers per rank (bcast, allreduce, alltoall, "
+                                "neighbor_alltoall on 4 ranks), above the limit of 1G (set LIBTOPOMAP_BENCH_MAX_BYTES "
+                                "to raise it)")
+
+
+def test_bench_iterations_are_bounded(capsys):
+    # found by the fuzzer: `bench --iterations 1000000000` ran for hours instead of a usage error
+    from libtopomap.cli import main
+    from libtopomap.cli._bench import MAX_ITERATIONS
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--topology", "t.ltm", "--iterations", str(MAX_ITERATIONS + 1)])
+    assert e.value.code == 2 and f"at most {MAX_ITERATIONS} timed calls per size" in capsys.readouterr().err

@@ -22,7 +22,7 @@ def _brute(n, k):
     return list(best[2])
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("k", [1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_matches_brute_force(k):
     for n in range(1, 73 if k < 4 else 49):
         assert Compute_dims(n, k) == _brute(n, k), (n, k)

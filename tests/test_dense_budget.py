@@ -52,6 +52,7 @@ def test_dense_swap_search_stops_at_its_deadline():
     assert after <= before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,budget", [("random:300:200:1", 3.0), ("random:300:200:1", 5.0)])
 def test_portfolio_on_a_dense_graph_keeps_its_budget(spec, budget):
     """``map --strategy all --budget B`` on a dense random graph (mean degree 146 of 300 processes)

@@ -63,6 +63,7 @@ def test_tour_names_readme_sections_that_exist():
             assert _EXT["code_blocks"](sections[heading]), heading
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # a first build on a cold numba cache compiles the plotted strategies' kernels
 def test_sphinx_build_is_warning_free(tmp_path):
     missing = _missing("sphinx", "numpydoc", "sphinxarg", "matplotlib")

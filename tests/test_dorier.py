@@ -458,6 +458,7 @@ def _bench_dorier():
     return mod
 
 
+@pytest.mark.slow
 def test_bench_simgrid_path_on_a_tiny_dragonfly():
     _needs_simgrid()
     bench = _bench_dorier()
@@ -476,6 +477,7 @@ def test_bench_simgrid_path_on_a_tiny_dragonfly():
     assert "minimal" in text and text.count("slower than TREE at:") == 3
 
 
+@pytest.mark.slow
 def test_bench_simgrid_budget_stops_starting_allocations():
     """``budget``: no new allocation starts once a size has used it (at least one runs), ``runs`` is what
     was done, and the results are handed out after every allocation."""
@@ -496,6 +498,7 @@ def test_bench_simgrid_budget_stops_starting_allocations():
     assert "| 8 | 1 |" in bench.simgrid_markdown(res)
 
 
+@pytest.mark.slow
 def test_bench_simgrid_resume_continues_at_the_next_seed():
     """``previous=`` (``--simgrid-resume``): a size found there continues at its next seed and ends with
     the times of an uninterrupted run; other sizes are kept; a size already complete is not rerun."""
@@ -521,6 +524,7 @@ def test_bench_simgrid_resume_continues_at_the_next_seed():
     assert "| 8 | 3 |" in bench.simgrid_markdown(again)
 
 
+@pytest.mark.slow
 def test_bench_mpi_times_ltm_bcast_against_comm_bcast(tmp_path):
     """``bench_dorier.py --mpi`` under ``mpiexec -n 2``: every variant and size has a row, and each call's
     buffer was checked (a wrong one exits non-zero)."""

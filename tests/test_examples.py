@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from test_mpi_suite import HERE, run_under
+from _helpers import TESTS, run_under
 
-EXAMPLES = HERE.parent / "examples"
+EXAMPLES = TESTS.parent / "examples"
 
 
 def _run(mpi, script, *args, nprocs=4):
@@ -15,7 +15,7 @@ def _run(mpi, script, *args, nprocs=4):
                      what=" ".join([script, *args]))
 
 
-@pytest.mark.parametrize("nprocs", [4, 8])
+@pytest.mark.parametrize("nprocs", [4, pytest.param(8, marks=pytest.mark.slow)])
 def test_halo_exchange_checksum_is_the_same_with_and_without_reordering(mpi, nprocs):
     pattern = r"checksum: (\S+)"
     with_reorder = _run(mpi, "halo_exchange.py", nprocs=nprocs)

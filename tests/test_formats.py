@@ -9,6 +9,8 @@ import pytest
 from libtopomap import FormatError, Topology, dragonfly, fattree, load, percs, read_buffer, save, torus, write_buffer
 from libtopomap.formats import sniff
 
+from _helpers import one_line_cli_error
+
 WEIGHTED = """num: 4 w
 0 host0
 1 host1
@@ -321,3 +323,40 @@ def test_nothing_is_imported_from_the_working_directory(tmp_path):
                        timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("IMPORTED")) == []
+
+
+# ------------------------------------------------------------------ bad JSON topologies from the command line
+_JSON_HEAD = '{"format": "libtopomap-topology", "version": 1, '
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[" * 100_000, "t.json: invalid JSON: nested too deeply"),
+    (_JSON_HEAD + '"vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1, NaN]]}',
+     "t.json: invalid JSON: NaN is not a JSON number"),
+    (_JSON_HEAD + '"vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1, Infinity]]}',
+     "t.json: invalid JSON: Infinity is not a JSON number"),
+    (_JSON_HEAD + '"vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1, 1e999]]}',
+     "t.json: link 0: capacity must be a finite positive number, got inf"),
+    (_JSON_HEAD + '"vertices": [{"name": "a", "slots": "2"}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: vertex 0: \"slots\" must be a non-negative integer, got '2'"),
+    (_JSON_HEAD + '"vertices": [{"name": "a", "slots": 1.5}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: vertex 0: \"slots\" must be a non-negative integer, got 1.5"),
+    (_JSON_HEAD + '"vertices": [{"name": "a", "slots": true}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: vertex 0: \"slots\" must be a non-negative integer, got True"),
+    (_JSON_HEAD + '"vertices": [{"name": "a", "kind": 3}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: vertex 0: \"kind\" must be a string"),
+    (_JSON_HEAD + '"vertices": [{"name": 7}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: vertex 0: expected an object with a string \"name\""),
+    (_JSON_HEAD + '"vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1, "2"]]}',
+     "t.json: link 0: capacity must be a finite positive number, got '2'"),
+    (_JSON_HEAD + '"vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, true]]}',
+     "t.json: link 0: endpoints must be vertex indices"),
+    (_JSON_HEAD + '"name": 5, "vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: 'name' must be a string, got 5"),
+    (_JSON_HEAD + '"attrs": [1], "vertices": [{"name": "a"}, {"name": "b"}], "links": [[0, 1]]}',
+     "t.json: 'attrs' must be an object, got [1]"),
+])
+def test_bad_json_topologies_give_one_line_errors(tmp_path, capsys, text, needle):
+    (tmp_path / "t.json").write_text(text)
+    line = one_line_cli_error(capsys, ["info", str(tmp_path / "t.json"), "--format", "json"])
+    assert line.startswith("libtopomap info: error: ") and line.endswith(needle) or needle in line, line

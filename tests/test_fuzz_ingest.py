@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+# a fuzzer: the full lane runs it, the everyday one (-m "not slow") does not
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "fuzz_ingest.py"
 

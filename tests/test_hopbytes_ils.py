@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-import test_hopbytes_swap
 
 import libtopomap as ltm
 from libtopomap.mapping import check_mapping
@@ -18,14 +17,13 @@ from libtopomap.metrics import lower_bounds
 from libtopomap.patterns import scrambled_torus
 from libtopomap.portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio, selection_key
 
-
-_random_graph = test_hopbytes_swap._random_graph
+from _helpers import dense_distances, hop_bytes_of, random_ring_graph
 
 
 def _optimum(topo, g, hosts):
     """The least hop-bytes over all placements of the ``len(hosts)`` processes on ``hosts``."""
-    D = test_hopbytes_swap._dist(topo)  # 8 hosts, test only
-    return min(test_hopbytes_swap._hop_bytes(D, g, np.asarray(perm)) for perm in itertools.permutations(hosts))
+    D = dense_distances(topo)  # 8 hosts, test only
+    return min(hop_bytes_of(D, g, np.asarray(perm)) for perm in itertools.permutations(hosts))
 
 
 SMALL = [ltm.torus("2x4"), ltm.fattree(2, 3), ltm.mesh("2x4"), ltm.dragonfly(2, 2, 2, 1)]
@@ -37,7 +35,7 @@ def test_reaches_the_optimum_by_brute_force(topo, seed):
     hosts = np.flatnonzero(topo.slots > 0)
     n = hosts.size
     assert n <= 8
-    g = _random_graph(n, 10, seed)
+    g = random_ring_graph(n, 10, seed)
     start = np.random.default_rng(seed).permutation(hosts)
     slots = topo.slots.astype(np.int64)
     v, before, after, stats = hopbytes_ils(topo, g, start, slots, rng=np.random.default_rng(seed), moves=1 << 19)
@@ -122,7 +120,7 @@ def test_polish_keeps_the_winner_when_it_cannot_beat_it():
     assert built.at_bound and problem.polish(built) is built  # at the bound: nothing to do
     # a winner that the search cannot improve (a local optimum for every kick): the same object back,
     # so the tie rule (strategy order, then index) decides as before
-    t, g = ltm.fattree(2, 3), _random_graph(8, 0, 0)
+    t, g = ltm.fattree(2, 3), random_ring_graph(8, 0, 0)
     problem = MappingProblem(t, g, objective="hopbytes")
     c = make_candidates(["multisection"], seed=0)[1]
     built = problem.construct(c)

@@ -9,7 +9,6 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import _kernels
-from libtopomap.commgraph import CommGraph
 from libtopomap.errors import MappingError
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes, refine_hopbytes_swap
@@ -17,25 +16,7 @@ from libtopomap.mappers.hopbytes_swap import hopbytes_swap
 from libtopomap.commgraph import SymGraph
 from libtopomap.patterns import stencil
 
-
-def _random_graph(n, m, seed):
-    rng = np.random.default_rng(seed)
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    ring = np.arange(n)  # connected: a ring plus random edges, integer weights
-    return CommGraph(n, np.concatenate([ring, src]), np.concatenate([(ring + 1) % n, dst]),
-                     rng.integers(1, 9, n + m).astype(float))
-
-
-def _dist(topo):
-    n = topo.n_vertices
-    D = np.zeros((n, n), np.int64)  # test-only, 8 vertices
-    for u in range(n):
-        D[u] = topo.distances.pairs(np.full(n, u), np.arange(n))
-    return D
-
-
-def _hop_bytes(D, g, verts):
-    return float(np.sum(g.weights * D[verts[g.src], verts[g.dst]]))
+from _helpers import dense_distances, hop_bytes_of, random_ring_graph
 
 
 SMALL = [ltm.torus("2x4"), ltm.fattree(2, 3), ltm.mesh("2x4")]
@@ -47,51 +28,51 @@ def test_local_optimum_by_brute_force(topo, seed):
     hosts = np.flatnonzero(topo.slots > 0)
     n = hosts.size
     assert n <= 8
-    g = _random_graph(n, 10, seed)
-    D = _dist(topo)
+    g = random_ring_graph(n, 10, seed)
+    D = dense_distances(topo)
     start = np.random.default_rng(seed).permutation(hosts)
     m = refine_hopbytes_swap(topo, g, start, seed=seed, depth=n)  # N_C^n: every pair of a connected graph
     v = np.asarray(m.vertices, np.int64)
     # a bijection into the slots, reported hop-bytes equal evaluate's and the brute force
     check_mapping(topo, v, n, slots=topo.slots)
     assert sorted(v) == sorted(hosts)
-    hb = _hop_bytes(D, g, v)
+    hb = hop_bytes_of(D, g, v)
     assert ltm.evaluate(topo, g, v)["hop_bytes"] == pytest.approx(hb)
     _, start_value, best_value, stats = hopbytes_swap(topo, g, start, topo.slots.astype(np.int64),
                                                       rng=np.random.default_rng(seed), depth=n)
     assert stats["stopped"] in ("local optimum", "bound")
-    assert best_value == pytest.approx(hb) and start_value == pytest.approx(_hop_bytes(D, g, start))
+    assert best_value == pytest.approx(hb) and start_value == pytest.approx(hop_bytes_of(D, g, start))
     # no single swap improves (exact), and the result is never worse than the start
     for i, j in itertools.combinations(range(n), 2):
         w = v.copy()
         w[i], w[j] = w[j], w[i]
-        assert _hop_bytes(D, g, w) >= hb
-    assert hb <= _hop_bytes(D, g, start)
+        assert hop_bytes_of(D, g, w) >= hb
+    assert hb <= hop_bytes_of(D, g, start)
     # and the global optimum over all n! placements is no better than ... a lower bound of it
-    best = min(_hop_bytes(D, g, hosts[list(p)]) for p in itertools.permutations(range(n)))
+    best = min(hop_bytes_of(D, g, hosts[list(p)]) for p in itertools.permutations(range(n)))
     assert best <= hb
 
 
 def test_free_slots_shift_moves():
     # 5 processes on 8 hosts: no swap and no shift to a free slot improves
     topo = ltm.torus("2x4")
-    g = _random_graph(5, 6, 3)
-    D = _dist(topo)
+    g = random_ring_graph(5, 6, 3)
+    D = dense_distances(topo)
     start = np.array([0, 7, 2, 5, 3])
     m = refine_hopbytes_swap(topo, g, start, seed=0, depth=5)
     v = np.asarray(m.vertices, np.int64)
     assert np.unique(v).size == 5
-    hb = _hop_bytes(D, g, v)
+    hb = hop_bytes_of(D, g, v)
     free = sorted(set(range(8)) - set(v.tolist()))
     for i in range(5):
         for f in free:
             w = v.copy()
             w[i] = f
-            assert _hop_bytes(D, g, w) >= hb
+            assert hop_bytes_of(D, g, w) >= hb
         for j in range(i + 1, 5):
             w = v.copy()
             w[i], w[j] = w[j], w[i]
-            assert _hop_bytes(D, g, w) >= hb
+            assert hop_bytes_of(D, g, w) >= hb
 
 
 def test_never_increases_and_deterministic():
@@ -158,8 +139,8 @@ def test_threshold_passes_exact_values_and_deterministic(topo, seed):
 
     hosts = np.flatnonzero(topo.slots > 0)
     n = hosts.size
-    g = _random_graph(n, 10, seed)
-    D = _dist(topo)
+    g = random_ring_graph(n, 10, seed)
+    D = dense_distances(topo)
     slots = topo.slots.astype(np.int64)
     start = np.random.default_rng(seed).permutation(hosts)
     runs = [threshold_swap_passes(topo, g, start, slots, rng=np.random.default_rng(seed), passes=6, depth=n,
@@ -167,9 +148,9 @@ def test_threshold_passes_exact_values_and_deterministic(topo, seed):
     (v, s0, s1, stats), (v2, *_rest) = runs
     assert np.array_equal(v, v2)  # the same seed gives the same mapping
     check_mapping(topo, v, n, slots=topo.slots)
-    assert s0 == pytest.approx(_hop_bytes(D, g, start))
-    assert s1 == pytest.approx(_hop_bytes(D, g, v)) and s1 <= s0  # the best seen, never worse than the start
-    best = min(_hop_bytes(D, g, hosts[list(p)]) for p in itertools.permutations(range(n)))
+    assert s0 == pytest.approx(hop_bytes_of(D, g, start))
+    assert s1 == pytest.approx(hop_bytes_of(D, g, v)) and s1 <= s0  # the best seen, never worse than the start
+    best = min(hop_bytes_of(D, g, hosts[list(p)]) for p in itertools.permutations(range(n)))
     assert s1 >= best
     assert stats["passes"] <= 6 and stats["iterations"] <= 10_000
 

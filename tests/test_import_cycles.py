@@ -162,3 +162,18 @@ def test_the_private_name_check_sees_imports_and_attributes(tmp_path, monkeypatc
     monkeypatch.setitem(SOURCES, "libtopomap", pkg)
     monkeypatch.delitem(SOURCES, "libtopomap.adapters")
     assert private_name_uses() == ["libtopomap.a:1: from libtopomap._k import _g", "libtopomap.a:5: libtopomap._k._g"]
+
+
+def test_no_test_module_imports_another():
+    # shared test code lives in tests/_helpers.py (tests/mpi/_helpers.py under mpiexec): importing a test
+    # module runs its collection-time code again and ties two topics' files together
+    # (conftest.py is the MPI harness, which tests/test_mpi_suite.py tests: importing it is fine)
+    tests = pathlib.Path(__file__).resolve().parent
+    stems = {p.stem for p in tests.rglob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(tests)}: {n}" for n in names if n.split(".")[0] in stems]
+    assert found == [], "test modules import test modules: " + "; ".join(found)

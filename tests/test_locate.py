@@ -100,3 +100,14 @@ def test_resolve_respects_given_slots():
     topo = _two_slot_ring()
     with pytest.raises(ltm.MappingError, match="has only 1 slot"):
         resolve_vertices(topo, ["n0", "n0"], slots=[1, 1, 1, 1])
+
+
+# ------------------------------------------------------------------------- fake-names files that are not text
+def test_fake_names_not_utf8_or_not_a_file(tmp_path):
+    from libtopomap.mpi.location import read_fake_names
+
+    (tmp_path / "names").write_bytes(b"0 n0\n1 n\xe91\n")
+    with pytest.raises(ltm.FormatError, match=r"names:2: not UTF-8 text \(byte 0xe9\)"):
+        read_fake_names(tmp_path / "names")
+    with pytest.raises(ltm.FormatError, match="/dev/zero: not a regular file"):
+        read_fake_names("/dev/zero")

@@ -156,6 +156,7 @@ def brute_force(topo, g, objective):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_refinements_reach_brute_force_optimum(objective):
     # 6 processes on a 2x3 mesh with a random weighted graph: 720 permutations
@@ -240,6 +241,7 @@ def test_incremental_score_matches_recomputation(objective):
         assert np.allclose(state.traffic, ltm.link_traffic(topo, g, state.proc_vertex))
 
 
+@pytest.mark.slow
 def test_refinements_reach_the_brute_force_optimum():
     # 6 processes on a 2x3 mesh: 720 placements, enumerated.  Both refinements, called directly (no
     # map_processes safety net), must find the exact optimum of every objective from a random start.
@@ -338,3 +340,24 @@ def test_compile_kernels_runs_every_strategy_and_refinement():
             compile_kernels(objective=objective, refine=refine)
     with pytest.raises(MappingError, match="unknown strategy"):
         compile_kernels(["no-such-strategy"])
+
+
+# ---------------------------------------------------------------------------- bad seeds and slots on switches
+@pytest.mark.parametrize("seed, exc", [(-1, ltm.ArgumentError), (1.5, ltm.ArgumentTypeError),
+                                       ("x", ltm.ArgumentTypeError), (True, ltm.ArgumentTypeError)])
+@pytest.mark.parametrize("strategy", ["random", "greedy", "rcm"])
+def test_bad_seeds_are_library_errors(seed, exc, strategy):
+    with pytest.raises(exc, match="seed must be a non-negative integer"):
+        ltm.map_processes(ltm.torus("4"), ltm.as_commgraph([(0, 1), (1, 2)]), strategy=strategy, seed=seed)
+    with pytest.raises(ValueError if exc is ltm.ArgumentError else TypeError):
+        ltm.map_processes(ltm.torus("4"), ltm.as_commgraph([(0, 1)]), strategy=strategy, seed=seed)
+
+
+def test_slots_on_switches_are_rejected():
+    ft = ltm.fattree(4, 2)
+    slots = np.ones(ft.n_vertices, dtype=int)
+    with pytest.raises(ltm.MappingError, match=r"process\(es\) on switch 'sw-"):
+        ltm.map_processes(ft, ltm.as_commgraph([(0, 1)]), slots=slots)
+    hosts_only = np.where(np.asarray(ft.kinds) == "switch", 0, 1)
+    m = ltm.map_processes(ft, ltm.as_commgraph([(0, 1)]), slots=hosts_only)
+    assert all(ft.kinds[v] != "switch" for v in m.vertices)

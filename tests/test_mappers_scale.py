@@ -158,6 +158,7 @@ def test_balance_parts_many_parts_exact_sizes():
     assert np.array_equal(out[keep], parts[keep])
 
 
+@pytest.mark.slow
 def test_recursive_and_multicore_at_8192_processes():
     topo = ltm.torus("16x16x32")
     g = scrambled_torus("16x16x32", 1)

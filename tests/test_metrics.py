@@ -273,6 +273,7 @@ def test_alg3_each_edge_takes_a_least_loaded_shortest_path(seed):
         before = after
 
 
+@pytest.mark.slow
 def test_alg3_matches_seed_dijkstra_formulation_on_unique_tie_free_case():
     from libtopomap import _kernels
 

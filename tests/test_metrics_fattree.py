@@ -5,20 +5,9 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
 from libtopomap.routing import ecmp_vertex_traffic
 
-
-def _searched(t, s, d, w):
-    """One Brandes search per source vertex over the whole network (no closed form, no leaf shortcut)."""
-    keep = s != d
-    s, d, w = s[keep], d[keep], w[keep]
-    order = np.lexsort((d, s))
-    s, d, w = s[order], d[order], w[order]
-    src, start = np.unique(s, return_index=True)
-    ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
-                                          ptr, d, w)
+from _helpers import ecmp_searched
 
 
 @pytest.mark.parametrize("k,n", [(2, 3), (3, 3), (4, 2), (4, 3)])
@@ -30,7 +19,7 @@ def test_closed_form_equals_search(k, n):
     d = rng.choice(t.hosts, m).astype(np.int64)  # includes s == d demands (no load)
     w = rng.integers(1, 9, m).astype(np.float64)
     got = ecmp_vertex_traffic(t, s, d, w)
-    np.testing.assert_allclose(got, _searched(t, s, d, w), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, ecmp_searched(t, s, d, w), rtol=1e-12, atol=1e-12)
 
 
 def test_plain_topology_of_the_same_graph_is_searched():

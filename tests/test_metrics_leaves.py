@@ -4,13 +4,14 @@ source over the whole network, and as path enumeration."""
 
 import networkx as nx
 import numpy as np
-import test_metrics_fattree
 import pytest
 
 import libtopomap as ltm
 from libtopomap import Topology
 from libtopomap.distances import DistanceOracle
 from libtopomap.routing import ecmp_vertex_traffic
+
+from _helpers import ecmp_searched
 
 
 def _plain(topo, table_limit):
@@ -23,7 +24,7 @@ def _plain(topo, table_limit):
 
 
 # one search per source over the whole network (no closed form, no leaf shortcut)
-_whole_network = test_metrics_fattree._searched
+_whole_network = ecmp_searched
 
 
 def _enumerated(t, s, d, w):

@@ -1,5 +1,6 @@
 """Run every ``tests/mpi/test_*.py`` under real MPI (``mpiexec -n 4`` and ``-n 8``, oversubscribed), once
 per MPI library the harness finds (the ``mpi`` fixture of ``conftest.py``: MPICH, Open MPI, or both).
+The ``-n 8`` runs and those under the second library are ``slow``: the everyday lane keeps one MPI at 4.
 
 Each run has a hard timeout, so a hang fails the test instead of stalling CI.
 """
@@ -11,42 +12,16 @@ import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-MPI_FILES = sorted((HERE / "mpi").glob("test_*.py"))
-TIMEOUT = 240
+from _helpers import MPI_TIMEOUT, TESTS, run_under
+
+MPI_FILES = sorted((TESTS / "mpi").glob("test_*.py"))
 
 
-#: Launcher failures before any rank runs, seen now and then on busy CI machines (Open MPI 5's prterun:
-#: its PMIx listener could not bind, open-mpi/ompi#1986, lfortran/lfortran#8610): the run is started again
-#: once.  Nothing a test does can produce them, so a retry hides no test failure.
-LAUNCH_FAILURES = ("The PMIx server's listener thread failed to start",)
-
-
-def run_under(mpi, nprocs, argv, *, timeout=TIMEOUT, what=None):
-    """Run ``argv`` under ``mpi`` on ``nprocs`` ranks from the repository root; fail the calling test
-    on a non-zero exit or a timeout (a hang) with the end of the output.  Returns the stdout.  A
-    launcher that failed to start (:data:`LAUNCH_FAILURES`) is retried once."""
-    what = what or " ".join(map(str, argv[-1:]))
-    label = f"{what} under {mpi.name} mpiexec -n {nprocs}"
-    for attempt in (1, 2):
-        try:
-            proc = mpi.run(nprocs, *argv, timeout=timeout, cwd=HERE.parent)
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            pytest.fail(f"{label} timed out after {timeout}s (a hang):\n{out[-4000:]}")
-        text = (proc.stdout or "") + (proc.stderr or "")
-        if proc.returncode == 0 or attempt == 2 or not any(m in text for m in LAUNCH_FAILURES):
-            break
-    if proc.returncode != 0:
-        pytest.fail(f"{label} failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
-    return proc.stdout
-
-
-@pytest.mark.parametrize("nprocs", [4, 8])
+@pytest.mark.parametrize("nprocs", [4, pytest.param(8, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("path", MPI_FILES, ids=[p.stem for p in MPI_FILES])
 def test_under_mpiexec(mpi, path, nprocs):
     run_under(mpi, nprocs, [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
-                            "--timeout", str(TIMEOUT - 20), str(path)], what=path.name)
+                            "--timeout", str(MPI_TIMEOUT - 20), str(path)], what=path.name)
 
 
 def test_each_mpi_runs_the_library_it_claims(mpi):

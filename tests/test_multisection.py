@@ -394,6 +394,7 @@ def _without_attrs(t, slots=None):
                     slots=t.slots if slots is None else slots, kinds=t.kinds, name="links-only", attrs={})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_dragonfly_groups_never_worse_than_the_links_alone(seed):
     # issue 16's finding: with the generator's group attributes multisection gave max congestion

@@ -199,3 +199,37 @@ def test_demo_data_is_package_data_and_matches_the_examples():
 def test_license_file():
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("BSD 3-Clause License") and "Copyright (c) 2026, the libtopomap developers" in text
+
+
+# -------------------------------------------------------------------------------------------- the numba cache
+@pytest.mark.slow
+def test_a_corrupt_numba_cache_is_recompiled_not_fatal(tmp_path):
+    # a cached kernel's index (*.nbi) and entries (*.nbc) overwritten with garbage: the next run warns,
+    # compiles again and rewrites them; the run after it is silent.  A one-line kernel in its own module
+    # keeps the three compilations short.
+    import os
+    import subprocess
+    import sys
+
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text("import libtopomap._numba_cache\nimport numba\n\n"
+                      "@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    code = ("import importlib.util, warnings; warnings.simplefilter('always'); "
+            f"spec = importlib.util.spec_from_file_location('kernel', {str(kernel)!r}); "
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); print(m.twice(21))")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run():
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+    first = run()
+    assert first.returncode == 0 and first.stdout == "42\n", first.stderr
+    files = list((tmp_path / "cache").rglob("*.nb[ic]"))
+    assert {f.suffix for f in files} == {".nbi", ".nbc"}
+    for f in files:
+        f.write_bytes(b"\x80\x04garbage")
+    second = run()
+    assert second.returncode == 0 and second.stdout == "42\n", second.stderr
+    assert "numba cache index" in second.stderr and "compiling again" in second.stderr
+    third = run()
+    assert third.returncode == 0 and third.stdout == "42\n" and "numba cache" not in third.stderr, third.stderr

@@ -1,12 +1,17 @@
-"""Communication-graph sources: generated patterns, edge lists, Matrix Market, error messages."""
+"""Communication-graph sources: generated patterns, edge lists, Matrix Market, ``as_commgraph``, error messages
+and warnings."""
 
 import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
 
+import libtopomap as ltm
 from libtopomap import CommGraphError, FormatError
+from libtopomap.cli import main
 from libtopomap.patterns import load_graph, random_graph, scrambled_torus, stencil, stencil_dims
+
+from _helpers import run_python
 
 
 def test_stencil_3d_degree_and_size():
@@ -152,3 +157,100 @@ def test_edge_list_bulk_reader_large(tmp_path):
     np.savetxt(p, np.stack([g.src, g.dst, g.weights * 2], 1), fmt=["%d", "%d", "%.1f"])
     h = load_graph(str(p))
     assert h.n == g.n and (h.to_scipy() != 2 * g.to_scipy()).nnz == 0
+
+
+# -------------------- edge lists, Matrix Market, as_commgraph: one-line errors naming file and line, warnings
+@pytest.mark.parametrize("data", [
+    b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3.0\r",
+    b"%%MatrixMarket matrix coordinate real general\r2 2 1\r1 2 3.0\r",
+    b"%%MatrixMarket matrix coordinate real general\r\n2 2 1\r\n1 2 3.0\r\n",
+])
+def test_matrix_market_with_cr_line_ends_cannot_crash(tmp_path, data):
+    # scipy's native reader segfaulted on the first one; run in a subprocess so a crash fails the test
+    (tmp_path / "a.mtx").write_bytes(data)
+    p = run_python("import libtopomap as l; g = l.load_graph('a.mtx'); print(g.n, g.n_edges)", tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["2", "1"]
+
+
+def test_matrix_market_reader_matches_its_definition(tmp_path):
+    (tmp_path / "s.mtx").write_text("%%MatrixMarket matrix coordinate pattern symmetric\n% c\n3 3 3\n2 1\n3 2\n3 3\n")
+    g = ltm.load_graph(tmp_path / "s.mtx")
+    assert g.n == 3 and sorted(zip(g.src.tolist(), g.dst.tolist())) == [(0, 1), (1, 0), (1, 2), (2, 1)]
+    (tmp_path / "d.mtx").write_text("%%MatrixMarket matrix array real general\n2 2\n0\n5\n0\n0\n")
+    g = ltm.load_graph(tmp_path / "d.mtx")  # column-major: A[1, 0] = 5, process 0 sends to 1
+    assert g.n == 2 and list(zip(g.src.tolist(), g.dst.tolist())) == [(0, 1)]
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n", "announces 2 entries"),
+    ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 9 1\n", "outside 1..2"),
+    ("%%MatrixMarket matrix coordinate real general\n2 3 0\n", "square"),
+    ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n", "finite"),
+    ("%%MatrixMarket tensor coordinate real general\n2 2 0\n", "unsupported Matrix Market header"),
+    ("%%MatrixMarket matrix coordinate real general\n9999999999 9999999999 0\n", "above the limit"),
+])
+def test_bad_matrix_market_files_name_file_and_line(tmp_path, text, needle):
+    (tmp_path / "b.mtx").write_text(text)
+    with pytest.raises(ltm.FormatError, match=needle) as e:
+        ltm.load_graph(tmp_path / "b.mtx")
+    assert str(e.value).startswith(str(tmp_path / "b.mtx"))
+
+
+def test_dev_zero_is_not_read_as_a_graph(tmp_path):
+    with pytest.raises(ltm.FormatError, match="/dev/zero: not a regular file"):
+        ltm.load_graph("/dev/zero")
+
+
+@pytest.mark.parametrize("data, needle", [
+    (b"0 1\n\xff\xfe 2\n", r"u.txt:2: not UTF-8 text \(byte 0xff\)"),
+    (b"0 99999999999999999999999\n", "u.txt:1: the graph has 100000000000000000000000 processes, above the limit"),
+])
+def test_bad_edge_lists_give_one_line_errors(tmp_path, data, needle):
+    (tmp_path / "u.txt").write_bytes(data)
+    with pytest.raises(ltm.FormatError, match=needle):
+        ltm.load_graph(tmp_path / "u.txt")
+
+
+def test_as_commgraph_takes_a_square_array_as_a_matrix_even_2x2():
+    g = ltm.as_commgraph(np.array([[0, 5], [0, 0]]))  # as an edge list it was 0 -> 5 and 0 -> 0
+    assert g.n == 2 and list(zip(g.src.tolist(), g.dst.tolist(), g.weights.tolist())) == [(0, 1, 5.0)]
+
+
+@pytest.mark.parametrize("edges", [[(0.5, 1)], [(0, 1), (1, 2.25)], np.array([[0.5, 1.0], [1.0, 2.0], [2.0, 0.0]])])
+def test_as_commgraph_rejects_fractional_ids_not_truncates(edges):
+    with pytest.raises(ltm.CommGraphError, match="process ids must be integers"):
+        ltm.as_commgraph(edges)
+    assert ltm.as_commgraph([(0.0, 1.0)]).n == 2  # integral floats are ids
+
+
+def test_self_loops_in_graph_files_warn_with_file_and_line(tmp_path, capsys):
+    (tmp_path / "e.txt").write_text("0 1\n1 1\n# c\n2 2\n")
+    with pytest.warns(ltm.LibTopoMapWarning, match=r"e.txt:2: process 1 sends to itself: a self loop \(2 in all\)"):
+        g = ltm.load_graph(tmp_path / "e.txt")
+    assert g.n == 3 and g.src.tolist() == [0, 1, 2]  # accepted
+    (tmp_path / "f.txt").write_text("0 1\n1 1\n")  # the bulk reader hands it to the line reader
+    with pytest.warns(ltm.LibTopoMapWarning, match=r"f.txt:2: process 1 sends to itself: a self loop, "):
+        ltm.load_graph(tmp_path / "f.txt")
+    (tmp_path / "c.mat").write_text("0 1 0\n1 0 0\n0 0 5\n")
+    with pytest.warns(ltm.LibTopoMapWarning, match=r"c.mat:3: process 2 sends to itself"):
+        ltm.load_graph(tmp_path / "c.mat")
+    t = str(tmp_path / "t.ltm")
+    ltm.save(t, ltm.torus("2x2"))
+    assert main(["map", "--topology", t, "--graph", str(tmp_path / "e.txt"), "--strategy", "greedy"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"libtopomap map: warning: {tmp_path}/e.txt:2: process 1 sends to itself: a self loop (2 in all), "
+                   "which costs nothing on the network"]
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_one_utf8_reader_names_the_line(tmp_path, end):
+    # libtopomap._textio.read_text serves the edge-list, Matrix Market, fake-names, mapping and plot readers
+    p = tmp_path / "a.mtx"
+    p.write_bytes(end.join([b"%%MatrixMarket matrix coordinate real general", b"2 2 1", b"1 2 \xff", b""]))
+    with pytest.raises(ltm.FormatError, match=r"a\.mtx:3: not UTF-8 text \(byte 0xff\): not a Matrix Market file"):
+        ltm.load_graph(p)
+    e = tmp_path / "e.txt"
+    e.write_bytes(end.join([b"0 1", b"1 2", b"2 \xe9", b""]))
+    with pytest.raises(ltm.FormatError, match=r"e\.txt:3: not UTF-8 text \(byte 0xe9\)"):
+        ltm.load_graph(e)

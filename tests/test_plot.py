@@ -137,6 +137,7 @@ def test_times_and_speedup(tmp_path):
     assert format_bytes(300) == "300 B" and format_bytes(1536) == "1.5 KiB"
 
 
+@pytest.mark.slow
 def test_plot_cli(tmp_path, capsys):
     from libtopomap import save as save_topology
     from libtopomap.cli import main

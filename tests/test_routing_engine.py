@@ -14,6 +14,8 @@ from libtopomap.mappers.local_search import SwapState, local_search
 from libtopomap.mappers.threshold_accepting import threshold_accepting
 from libtopomap.mappers.two_opt import two_opt
 
+from _helpers import swap_instance
+
 
 def _searching(topo):
     """The topology with a distance oracle that answers no vertex without a search (the unpruned path)."""
@@ -47,21 +49,10 @@ CASES = [
 ]
 
 
-def _instance(topo, spare, seed):
-    slots = topo.slots.astype(np.int64)
-    hosts = np.repeat(np.arange(topo.n_vertices), slots)
-    P = hosts.size - spare
-    g = ltm.random_graph(P, 4, seed=seed)
-    # asymmetric volumes: the route back is not the route there under most models
-    g = ltm.CommGraph(P, g.src, g.dst, np.random.default_rng(seed).uniform(0.5, 3.0, g.src.size))
-    start = np.random.default_rng(seed).permutation(hosts)[:P]
-    return g, slots, start
-
-
 @pytest.mark.parametrize("model, make", CASES, ids=lambda x: x if isinstance(x, str) else "")
 def test_incremental_loads_equal_the_model_after_random_moves(model, make):
     topo = make()
-    g, slots, start = _instance(topo, 3, 4)
+    g, slots, start = swap_instance(topo, 3, 4)
     st = SwapState(topo, g, start, slots, "congestion", routing=model)
     want = metrics.link_traffic(topo, g, st.proc_vertex, routing=model)
     np.testing.assert_allclose(st.traffic, want, rtol=1e-12, atol=1e-12)
@@ -81,7 +72,7 @@ def test_incremental_loads_equal_the_model_after_random_moves(model, make):
 
 def test_ecmp_engine_is_bit_identical_with_and_without_the_keyword():
     topo = ltm.torus("4x4x2")
-    g, slots, start = _instance(topo, 2, 7)
+    g, slots, start = swap_instance(topo, 2, 7)
     states = [SwapState(topo, g, start, slots, "congestion", **kw) for kw in ({}, {"routing": "ecmp"})]
     for st in states:
         st.run(np.full(400, 0.3), np.random.default_rng(3))
@@ -92,7 +83,7 @@ def test_ecmp_engine_is_bit_identical_with_and_without_the_keyword():
 
 def test_minimal_routing_changes_what_the_engine_sees():
     topo = ltm.dragonfly(9, 4, 2, 2)
-    g, slots, start = _instance(topo, 0, 2)
+    g, slots, start = swap_instance(topo, 0, 2)
     e = SwapState(topo, g, start, slots, "congestion")
     m = SwapState(topo, g, start, slots, "congestion", routing="minimal")
     assert not np.allclose(e.traffic, m.traffic)
@@ -103,7 +94,7 @@ def test_minimal_routing_changes_what_the_engine_sees():
                                                 (3, "valiant", None)])
 def test_ta_under_minimal_routing_reports_what_evaluate_says(seed, model, budget):
     topo = ltm.dragonfly(9, 4, 2, 2)
-    g, slots, start = _instance(topo, 4, seed)
+    g, slots, start = swap_instance(topo, 4, seed)
     best, start_value, best_value, stats = threshold_accepting(
         topo, g, start, slots, "congestion", rng=np.random.default_rng(seed),
         iterations=None if budget else 3000, time_budget=budget, routing=model)
@@ -116,7 +107,7 @@ def test_ta_under_minimal_routing_reports_what_evaluate_says(seed, model, budget
 
 def test_two_opt_and_local_search_take_the_routing():
     topo = ltm.torus("4x4")
-    g, slots, start = _instance(topo, 0, 5)
+    g, slots, start = swap_instance(topo, 0, 5)
     best, s0, b0, _ = two_opt(topo, g, start, slots, "congestion", rng=np.random.default_rng(0), iterations=500,
                               routing="dimension-order")
     assert s0 == pytest.approx(metrics.max_congestion(topo, g, start, routing="dimension-order"))
@@ -138,7 +129,7 @@ def test_mapping_problem_scores_and_refines_under_its_routing():
     from libtopomap.portfolio import MappingProblem, make_candidates
 
     topo = ltm.dragonfly(9, 4, 2, 2)
-    g, slots, start = _instance(topo, 0, 3)
+    g, slots, start = swap_instance(topo, 0, 3)
     p = MappingProblem(topo, g, placement=start, routing="native", iterations=1500)
     assert p.routing == "minimal"
     cand = make_candidates(["random"], seed=0, refine="ta")[1]

@@ -6,7 +6,6 @@ models keep the hop distance, bit-identical to ``ecmp``."""
 import json
 
 import numpy as np
-import test_routing_engine
 import pytest
 
 import libtopomap as ltm
@@ -18,6 +17,8 @@ from libtopomap.mappers.hopbytes_swap import hopbytes_swap, refine_hopbytes_swap
 from libtopomap.mappers.local_search import SwapState
 from libtopomap.mappers.threshold_accepting import capped_hopbytes_descent, threshold_accepting
 from libtopomap.routing import pair_context, pair_hops_batch, route_hops
+
+from _helpers import swap_instance
 
 DRAGONFLIES = [(5, 2, 1, 2), (9, 4, 2, 2), (5, 2, 0, 2), (3, 2, 2, 1), (2, 3, 1, 1), (6, 4, 1, 3), (4, 4, 1, 2)]
 
@@ -113,15 +114,11 @@ CASES = [
 ]
 
 
-# the engine tests' instance: random graph, asymmetric volumes, scrambled start
-_instance = test_routing_engine._instance
-
-
 @pytest.mark.parametrize("objective", ["hopbytes", "dilation"])
 @pytest.mark.parametrize("model, make", CASES, ids=lambda x: x if isinstance(x, str) else "")
 def test_incremental_hopbytes_equal_the_model_after_random_moves(model, make, objective):
     topo = make()
-    g, slots, start = _instance(topo, 3, 4)
+    g, slots, start = swap_instance(topo, 3, 4)
     st = SwapState(topo, g, start, slots, objective, routing=model)
     assert st.score == pytest.approx(metrics.hop_bytes(topo, g, st.proc_vertex, routing=model), rel=1e-12)
     rng = np.random.default_rng(1)
@@ -142,7 +139,7 @@ def test_the_model_matters_on_these_instances(model, make):
     """Five of the cases above fail if the engine used the hop distance: the model's hop-bytes of the
     start differ from the distance's (on dragonfly(6, 4, 1, 3) under minimal and on g = 2 they agree)."""
     topo = make()
-    g, slots, start = _instance(topo, 3, 4)
+    g, slots, start = swap_instance(topo, 3, 4)
     assert metrics.hop_bytes(topo, g, start, routing=model) != pytest.approx(metrics.hop_bytes(topo, g, start))
 
 
@@ -151,7 +148,7 @@ def test_the_model_matters_on_these_instances(model, make):
                                          ("hybrid", lambda: ltm.hybrid(32, 8, arity=2))])
 def test_shortest_path_models_are_bit_identical_to_ecmp(model, make):
     topo = make()
-    g, slots, start = _instance(topo, 2, 7)
+    g, slots, start = swap_instance(topo, 2, 7)
     a = hopbytes_swap(topo, g, start, slots, rng=np.random.default_rng(3), iterations=2000)
     b = hopbytes_swap(topo, g, start, slots, rng=np.random.default_rng(3), iterations=2000, routing=model)
     assert np.array_equal(a[0], b[0]) and a[1:3] == b[1:3]
@@ -165,7 +162,7 @@ def test_shortest_path_models_are_bit_identical_to_ecmp(model, make):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_hopbytes_refinement_reports_what_evaluate_computes(model, seed):
     topo = ltm.dragonfly(9, 4, 2, 2)
-    g, slots, start = _instance(topo, 0, seed)
+    g, slots, start = swap_instance(topo, 0, seed)
     out, v0, v1, stats = hopbytes_swap(topo, g, start, slots, rng=np.random.default_rng(seed), routing=model)
     assert v0 == pytest.approx(metrics.hop_bytes(topo, g, start, routing=model), rel=1e-12)
     assert v1 == pytest.approx(ltm.evaluate(topo, g, out, routing=model)["hop_bytes"], rel=1e-9)
@@ -183,7 +180,7 @@ def test_hopbytes_search_under_minimal_optimises_minimal_hops():
     neighbourhood lowers them (checked by brute force over all swaps), which the search under
     shortest-path distances does not guarantee."""
     topo = ltm.dragonfly(9, 4, 1, 2)
-    g, slots, start = _instance(topo, 0, 2)
+    g, slots, start = swap_instance(topo, 0, 2)
     out, _, v1, stats = hopbytes_swap(topo, g, start, slots, rng=np.random.default_rng(0), routing="minimal",
                                       depth=64)
     assert stats["stopped"] == "local optimum"
@@ -199,7 +196,7 @@ def test_hopbytes_search_under_minimal_optimises_minimal_hops():
 
 def test_capped_descent_counts_the_model_hops():
     topo = ltm.dragonfly(9, 4, 2, 2)
-    g, slots, start = _instance(topo, 4, 5)
+    g, slots, start = swap_instance(topo, 4, 5)
     out, stats = capped_hopbytes_descent(topo, g, start, slots, rng=np.random.default_rng(0), routing="minimal")
     assert stats["start_hopbytes"] == pytest.approx(metrics.hop_bytes(topo, g, start, routing="minimal"), rel=1e-12)
     assert stats["hopbytes"] == pytest.approx(metrics.hop_bytes(topo, g, out, routing="minimal"), rel=1e-9)

@@ -8,6 +8,8 @@ import pytest
 import libtopomap as ltm
 from libtopomap.cli import main
 
+from _helpers import one_line_cli_error
+
 
 def test_round_trip(tmp_path):
     t = ltm.torus("4x2")
@@ -59,3 +61,14 @@ def test_cli_map_o_json_and_text(tmp_path):
     assert main(args + ["--output", str(tmp_path / "m.txt")]) == 0
     lines = (tmp_path / "m.txt").read_text().split("\n")
     assert lines[:16] == [f"{p} {h}" for p, h in enumerate(doc["hosts"])]
+
+
+# ------------------------------------------------------------------------------------------ bad mapping files
+def test_mapping_file_with_an_infinite_vertex_is_one_line(tmp_path, capsys):
+    # found by the fuzzer: int(1e999) raised OverflowError in read_mapping_file
+    t = str(tmp_path / "t.ltm")
+    ltm.save(t, ltm.torus("2x2"))
+    (tmp_path / "m.json").write_text('["n0", "n1", 2e99999, 2]\n')
+    line = one_line_cli_error(capsys, ["plot", "hops", "--topology", t, "--graph", "stencil:2x2", "--mapping",
+                                    str(tmp_path / "m.json"), "-o", str(tmp_path / "p")])
+    assert line.endswith("m.json: unknown vertex inf"), line

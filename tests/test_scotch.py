@@ -30,6 +30,7 @@ def _fresh(topo, seed, env=None):
     return out.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("topo", ["torus('8x8x8')", "fattree(8, 3)"])
 def test_same_seed_same_mapping_in_fresh_processes(topo):
     # with Scotch's threads (even under SCOTCH_DETERMINISTIC) the mapping varied from run to run

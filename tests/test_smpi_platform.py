@@ -3,11 +3,10 @@
 SimGrid loads each exported platform in a subprocess (its engine is once per process) and lists
 ``Host.route_to`` for every ordered pair; the model's path of each pair comes from
 :func:`libtopomap.routing.route_traffic` called for that pair alone (the exporter reads one call per
-destination), walked from the source.  Links compare as (from vertex, to vertex) arcs, so a route that
-takes the right link the wrong way fails.
+destination), walked from the source (``check_routes`` of ``tests/_helpers.py``).  Links compare as (from
+vertex, to vertex) arcs, so a route that takes the right link the wrong way fails.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -20,112 +19,10 @@ import pytest
 import libtopomap as ltm
 from libtopomap.smpi import nexthops
 from libtopomap.errors import ArgumentError, TopologyError
-from libtopomap.routing import route_traffic
 from libtopomap.smpi import platform, write_platform
 from libtopomap.smpi.platform import DEFAULT_MAX_ROUTES
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FABRIC = os.path.join(HERE, "data", "fabrics", "ltaulell__HPC_toolset__X5.topofile.txt")
-
-_ROUTES = r"""
-import json, os, sys
-import simgrid as sg
-e = sg.Engine(["routes", "--log=root.thres:critical"])
-e.load_platform(sys.argv[1])
-hosts = e.all_hosts
-out = {"routes": {}, "links": {}, "cores": {h.name: h.core_count for h in hosts}}
-def body():
-    for a in hosts:
-        for b in hosts:
-            if a.name != b.name:
-                links, lat = a.route_to(b)
-                out["routes"][a.name + " " + b.name] = [l.name for l in links]
-                for l in links:
-                    out["links"][l.name] = [l.bandwidth, l.latency]
-    sys.stdout.write("@@" + json.dumps(out) + "\n")
-    sys.stdout.flush()
-sg.Actor.create("routes", hosts[0], body)
-e.run()
-os._exit(0)
-"""
-
-
-def _simgrid_available():
-    try:
-        out = subprocess.run([sys.executable, "-c", "import simgrid"], capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0
-
-
-needs_simgrid = pytest.mark.skipif(not _simgrid_available(),
-                                   reason="SimGrid's Python module is not importable (apt-get install python3-simgrid)")
-
-
-def _simgrid_routes(path):
-    out = subprocess.run([sys.executable, "-c", _ROUTES, str(path)], capture_output=True, text=True, timeout=600)
-    assert "@@" in out.stdout, out.stderr[-2000:]
-    return json.loads(out.stdout.split("@@", 1)[1])
-
-
-def _model_path(topo, routing, s, t):
-    """The model's path of one pair: the arcs that carry its flow, walked from ``s`` (all flows 1)."""
-    flow = route_traffic(topo, [s], [t], routing=routing)
-    arcs = np.flatnonzero(flow > 0)
-    assert np.allclose(flow[arcs], 1.0)
-    out = {int(topo.arc_source[a]): int(topo.indices[a]) for a in arcs}
-    path, v = [], s
-    while v != t:
-        path.append((v, out[v]))
-        v = out[v]
-    assert len(path) == arcs.size
-    return path
-
-
-def _arc_of_link(topo, info, name):
-    """A SimGrid link name of the exported platform -> (from vertex, to vertex, libtopomap link id)."""
-    m = re.fullmatch(r"l(\d+)_(UP|DOWN)", name)
-    if m:
-        j = int(m.group(1))
-        u, v = int(topo.link_u[j]), int(topo.link_v[j])
-        return (u, v, j) if m.group(2) == "UP" else (v, u, j)
-    m = re.fullmatch(r"torus_link_from_(\d+)_to_(\d+)_(UP|DOWN)", name)
-    assert m, name
-    p, q = (topo.index(info.hostnames[int(m.group(k))]) for k in (1, 2))
-    lo, hi = min(p, q), max(p, q)
-    j = int(np.flatnonzero((topo.link_u == lo) & (topo.link_v == hi))[0])
-    return (p, q, j) if m.group(3) == "UP" else (q, p, j)
-
-
-def _check_routes(topo, routing, tmp_path, *, zone_kind, hosts=None, zone="auto", bandwidth="100Gbps",
-                  latency="100ns", filename="p.xml"):
-    info = write_platform(topo, tmp_path / filename, routing=routing, hosts=hosts, zone=zone, bandwidth=bandwidth,
-                          latency=latency)
-    assert info.zone == zone_kind
-    got = _simgrid_routes(info.path)
-    names = list(info.hostnames) if hosts is None else list(hosts)
-    assert sorted(got["cores"]) == sorted(info.hostnames)
-    for h in names:
-        assert got["cores"][h] == int(topo.slots[topo.index(h)])
-    assert len(got["routes"]) == len(names) * (len(names) - 1)
-    base = ltm.simulate.parse_bandwidth(bandwidth)
-    lat = ltm.simulate.parse_latency(latency)
-    sg_link = {}   # SimGrid link (without _UP/_DOWN) -> libtopomap link: one resource per link each way
-    for a in names:
-        for b in names:
-            if a == b:
-                continue
-            s, t = topo.index(a), topo.index(b)
-            arcs = [_arc_of_link(topo, info, nm) for nm in got["routes"][f"{a} {b}"]]
-            assert [(u, v) for u, v, _ in arcs] == _model_path(topo, routing, s, t), (a, b)
-            for nm, (_, _, j) in zip(got["routes"][f"{a} {b}"], arcs):
-                assert sg_link.setdefault(nm.rsplit("_", 1)[0], j) == j
-    assert len(set(sg_link.values())) == len(sg_link)
-    for nm, (bw, lt) in got["links"].items():
-        j = _arc_of_link(topo, info, nm)[2]
-        assert bw == pytest.approx(base * topo.capacity[j], rel=1e-12)
-        assert lt == pytest.approx(lat, rel=1e-12)
-    return info
+from _helpers import FABRIC, check_routes, needs_simgrid
 
 
 # ---------------------------------------------------------------------------------------------- route equality
@@ -133,44 +30,44 @@ def _check_routes(topo, routing, tmp_path, *, zone_kind, hosts=None, zone="auto"
 @pytest.mark.parametrize("dims, kind", [("3x5", "TORUS"), ("5x3x3", "TORUS"), ("3x2x5", "TORUS"),
                                         ("4x4", "Full"), ("6x3", "Full"), ("4x2x3", "Full")])
 def test_torus_dimension_order(dims, kind, tmp_path):
-    _check_routes(ltm.torus(dims), "dimension-order", tmp_path, zone_kind=kind)
+    check_routes(ltm.torus(dims), "dimension-order", tmp_path, zone_kind=kind)
 
 
 @needs_simgrid
 def test_torus_explicit_routes_on_an_odd_torus(tmp_path):
-    _check_routes(ltm.torus("3x5"), "dimension-order", tmp_path, zone_kind="Full", zone="full")
+    check_routes(ltm.torus("3x5"), "dimension-order", tmp_path, zone_kind="Full", zone="full")
 
 
 @needs_simgrid
 def test_hypercube_ecube_is_a_torus_zone(tmp_path):
-    _check_routes(ltm.hypercube(4), "dimension-order", tmp_path, zone_kind="TORUS")
+    check_routes(ltm.hypercube(4), "dimension-order", tmp_path, zone_kind="TORUS")
 
 
 @needs_simgrid
 def test_mesh_dimension_order(tmp_path):
-    _check_routes(ltm.mesh("4x3"), "dimension-order", tmp_path, zone_kind="Full")
+    check_routes(ltm.mesh("4x3"), "dimension-order", tmp_path, zone_kind="Full")
 
 
 @needs_simgrid
 def test_fat_tree_table(tmp_path):
-    _check_routes(ltm.fattree(4, 3), "table", tmp_path, zone_kind="Full", bandwidth="25Gbps", latency="1us")
+    check_routes(ltm.fattree(4, 3), "table", tmp_path, zone_kind="Full", bandwidth="25Gbps", latency="1us")
 
 
 @needs_simgrid
 def test_dragonfly_minimal(tmp_path):
-    _check_routes(ltm.dragonfly(5, 4, 2, 1), "minimal", tmp_path, zone_kind="Full")
+    check_routes(ltm.dragonfly(5, 4, 2, 1), "minimal", tmp_path, zone_kind="Full")
 
 
 @needs_simgrid
 def test_rt_twisted_torus(tmp_path):
-    _check_routes(ltm.rt(3), "rt", tmp_path, zone_kind="Full")
+    check_routes(ltm.rt(3), "rt", tmp_path, zone_kind="Full")
 
 
 @needs_simgrid
 def test_ingested_fabric_table(tmp_path):
     topo = ltm.load(FABRIC)
     assert len(set(topo.capacity.tolist())) >= 1
-    _check_routes(topo, "table", tmp_path, zone_kind="Full")
+    check_routes(topo, "table", tmp_path, zone_kind="Full")
 
 
 @needs_simgrid
@@ -178,7 +75,7 @@ def test_allocation_restricts_routes(tmp_path):
     topo = ltm.load(FABRIC)
     rng = np.random.default_rng(3)
     hosts = [topo.names[v] for v in rng.choice(topo.hosts, 20, replace=False)]
-    info = _check_routes(topo, "table", tmp_path, zone_kind="Full", hosts=hosts)
+    info = check_routes(topo, "table", tmp_path, zone_kind="Full", hosts=hosts)
     assert info.hostnames == tuple(hosts) and info.routes == 20 * 19
 
 

@@ -2,7 +2,7 @@
 
 Every ordered host pair's route, read back from SimGrid (``Host.route_to`` after ``Engine.load_platform("P.so")``
 in a subprocess), equals the model's path link by link and direction by direction, as for the XML export
-(helpers of ``test_smpi_platform.py``); SMPI gives the halo the same simulated time, to the last digit, on the
+(helpers in ``tests/_helpers.py``); SMPI gives the halo the same simulated time, to the last digit, on the
 Full-XML and table platforms of one topology and routing.
 """
 
@@ -15,13 +15,14 @@ import time
 
 import numpy as np
 import pytest
-from test_smpi_platform import FABRIC, _check_routes, needs_simgrid
 
 import libtopomap as ltm
 from libtopomap.smpi import nexthops
 from libtopomap.errors import ArgumentError
 from libtopomap.smpi import write_platform
 from libtopomap.smpi.zone import NotDestinationBased, table_bytes
+
+from _helpers import FABRIC, check_routes, needs_simgrid, simgrid_routes
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None or not os.path.exists("/usr/include/simgrid/s4u.hpp"),
                                reason="the platform library needs g++ and SimGrid's headers (apt-get install g++ "
@@ -47,7 +48,7 @@ def _cache(tmp_path_factory, monkeypatch):
     (lambda: ltm.dragonfly(5, 4, 2, 1), "minimal"), (lambda: ltm.rt(3), "rt"), (lambda: ltm.load(FABRIC), "table")],
     ids=["torus4x4", "torus3x5", "torus4x2x3", "mesh4x3", "hypercube4", "fattree4-3", "dragonfly", "rt3", "fabric"])
 def test_table_zone_routes_equal_the_model(make, routing, tmp_path):
-    info = _check_routes(make(), routing, tmp_path, zone_kind="table", filename="p.so", bandwidth="25Gbps",
+    info = check_routes(make(), routing, tmp_path, zone_kind="table", filename="p.so", bandwidth="25Gbps",
                          latency="1us")
     assert info.path.endswith("p.so") and info.table == info.path + ".table"
     assert info.routes == 0 and info.table_bytes == os.path.getsize(info.table)
@@ -59,10 +60,10 @@ def test_table_zone_allocation_and_cores(tmp_path):
     topo = ltm.load(FABRIC)
     rng = np.random.default_rng(3)
     hosts = [topo.names[v] for v in rng.choice(topo.hosts, 20, replace=False)]
-    info = _check_routes(topo, "table", tmp_path, zone_kind="table", hosts=hosts, filename="p.so")
+    info = check_routes(topo, "table", tmp_path, zone_kind="table", hosts=hosts, filename="p.so")
     assert info.hostnames == tuple(hosts)
     topo = ltm.Topology(["a", "b", "s"], [(0, 2), (1, 2)], slots=[2, 3, 0])
-    _check_routes(topo, "table", tmp_path, zone_kind="table", filename="q.so", zone="table")
+    check_routes(topo, "table", tmp_path, zone_kind="table", filename="q.so", zone="table")
 
 
 @needs_gxx
@@ -70,9 +71,7 @@ def test_table_zone_allocation_and_cores(tmp_path):
 def test_shared_links_have_no_direction(tmp_path):
     topo = ltm.Topology(["a", "b", "s"], [(0, 2), (1, 2)], slots=[1, 1, 0])
     info = write_platform(topo, tmp_path / "p.so", routing="table", sharing="SHARED")
-    from test_smpi_platform import _simgrid_routes
-
-    got = _simgrid_routes(info.path)
+    got = simgrid_routes(info.path)
     assert got["routes"] == {"a b": ["l0", "l1"], "b a": ["l1", "l0"]}
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import libtopomap as ltm
 from libtopomap import Topology, TopologyError, fattree, torus
 from libtopomap.topology import HOST, SWITCH
 
@@ -119,3 +120,14 @@ def test_host_distances_switch_to_uint16_beyond_255_hops():
     t = torus("600")  # ring of 600: diameter 300
     d = t.host_distances
     assert d.dtype == np.uint16 and int(d.max()) == 300
+
+
+# ------------------------------------------------------------------------------------------------ slot counts
+@pytest.mark.parametrize("slots, needle", [([2**31, 1], "2147483648 slots, more than 2147483647"),
+                                           ([2**32 + 1, 1], "4294967297 slots"),
+                                           ([10**30, 1], "slots, more than"),
+                                           (["x", 1], "slots must be integers")])
+def test_slot_counts_do_not_wrap_at_int32(slots, needle):
+    with pytest.raises(ltm.TopologyError, match=needle):
+        ltm.Topology(["a", "b"], np.array([[0, 1]]), slots=slots)
+    assert ltm.Topology(["a", "b"], np.array([[0, 1]]), slots=[2**31 - 1, 0]).slots.tolist() == [2**31 - 1, 0]

@@ -175,3 +175,20 @@ def test_inputs_that_differ_between_ranks():
     msg = raised(lambda: ltm.Create_dist_graph_adjacent(
         COMM, s, d, topology=_torus(), placement=list(range(P)), seed=RANK))
     all_same(msg, "CommError", "the argument(s) seed differ between ranks", "rank(s) 1, 2")
+
+
+@pytest.mark.parametrize("odd", [0, P // 2, P - 1])  # first, middle, last
+@pytest.mark.parametrize("what", ["memory", "affinity"])
+def test_a_node_layout_failure_on_one_rank_reaches_every_rank(monkeypatch, odd, what):
+    import libtopomap.mpi.driver as driver
+
+    def broken(*args):
+        raise OSError(f"cannot read the {what} here")
+    if RANK == odd:
+        monkeypatch.setattr(driver, "default_max_memory" if what == "memory" else "_affinity", broken)
+    msg = all_same(raised(lambda: driver.node_layout(COMM)), "CommError",
+                 f"finding the node layout failed on rank {odd} of {P}", f"cannot read the {what} here")
+    assert "OSError" in msg
+    monkeypatch.undo()
+    leaders, cores, memory = driver.node_layout(COMM)  # and it works again
+    assert all(COMM.allgather(leaders.size == P and cores.min() >= 1 and memory.min() > 0))

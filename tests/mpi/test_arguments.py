@@ -1,8 +1,8 @@
-"""Issue 12 under real MPI (run by tests/test_mpi_suite.py at -n 4 and -n 8, MPICH and Open MPI).
+"""The arguments of the MPI calls under real MPI (run by tests/test_mpi_suite.py at -n 4 and -n 8, MPICH and
+Open MPI): a bad argument on one rank (first, middle, last) ends with the same error on every rank, before
+MPI sees the arguments; the same bad argument everywhere is mpi4py's ValueError or TypeError.
 
-Each defect of the issue that needs more than one process has a test here that failed (a hang, an
-MPICH abort or a raw error on some ranks) before its fix: a bad argument on one rank (first, middle,
-last) must end with the same error on every rank, before MPI sees the arguments.
+Each test failed (a hang, an MPICH abort or a raw error on some ranks) before its fix (issue 12).
 """
 
 import numpy as np
@@ -31,10 +31,10 @@ def _adjacent(sources, destinations, sw=None, dw=None, **kw):
     return lambda: ltm.Create_dist_graph_adjacent(COMM, sources, destinations, sw, dw, **kw)
 
 
-# ----------------------------------------------------------------------------- item 1: ranges
+# ----------------------------------------------------------------------------- ranges of ranks and weights
 @pytest.mark.parametrize("odd", ODD)
 @pytest.mark.parametrize("reorder", [True, False])
-def test_item1_a_weight_beyond_mpi_int_on_one_edge_fails_on_every_rank(odd, reorder):
+def test_a_weight_beyond_mpi_int_on_one_edge_fails_on_every_rank(odd, reorder):
     # edge odd -> odd+1 weighs 2**31 at both ends (a consistent graph): mpi4py's OverflowError came
     # only on those two ranks, while building the communicator, and the others hung
     s, d = _ring()
@@ -48,7 +48,7 @@ def test_item1_a_weight_beyond_mpi_int_on_one_edge_fails_on_every_rank(odd, reor
 
 @pytest.mark.parametrize("odd", ODD)
 @pytest.mark.parametrize("bad", [2**31, 2**32 + 1, 2**64 + 3, -1])
-def test_item1_a_rank_id_out_of_range_on_one_rank(odd, bad):
+def test_a_rank_id_out_of_range_on_one_rank_fails_on_every_rank(odd, bad):
     s, d = _ring()
     if RANK == odd:
         d = [bad]
@@ -56,17 +56,17 @@ def test_item1_a_rank_id_out_of_range_on_one_rank(odd, bad):
            f"rank {odd} of {P}")
 
 
-def test_item1_the_same_bad_weight_everywhere_is_a_value_error_as_in_mpi4py():
+def test_the_same_bad_weight_everywhere_is_a_value_error_as_in_mpi4py():
     s, d = _ring()
     msg = all_same(raised(_adjacent(s, d, [2**40], [2**40])), "ArgumentError", "out of range")
     assert "sourceweights[0]" in msg
 
 
-# ----------------------------------------------------------------------------- item 4: general form
+# ----------------------------------------------------------------------------- Create_dist_graph (the general form)
 @pytest.mark.parametrize("odd", ODD)
 @pytest.mark.parametrize("case", ["degrees", "destination", "weights", "weight-range", "degree-count"])
 @pytest.mark.parametrize("reorder", [True, False])
-def test_item4_general_form_bad_argument_on_one_rank_is_agreed_before_mpi(odd, case, reorder):
+def test_create_dist_graph_bad_argument_on_one_rank_is_agreed_before_mpi(odd, case, reorder):
     # before: mpi4py's ValueError on one rank (the others hung) or an MPICH assertion (the job aborted)
     sources, degrees, dests, weights = [RANK], [1], [(RANK + 1) % P], [5]
     if RANK == odd:
@@ -86,7 +86,7 @@ def test_item4_general_form_bad_argument_on_one_rank_is_agreed_before_mpi(odd, c
     assert "checking the arguments of Create_dist_graph" in msg
 
 
-def test_item4_general_form_still_builds_the_graph():
+def test_create_dist_graph_still_builds_the_graph():
     w = list(range(1, 4))
     dests = [(RANK - 1) % P, RANK, (RANK + 1) % P]
     dc = ltm.Create_dist_graph(COMM, [RANK], [3], dests, w, topology=_one_host(P), placement=[0] * P, seed=1)
@@ -95,7 +95,7 @@ def test_item4_general_form_still_builds_the_graph():
     assert all(COMM.allgather(ok))
 
 
-# ----------------------------------------------------------------------------- item 9: agreement
+# ----------------------------------------------------------------------------- options agreed across ranks
 @pytest.mark.parametrize("odd", ODD)
 @pytest.mark.parametrize("option, good, bad", [
     ("reorder", True, False),
@@ -106,7 +106,7 @@ def test_item4_general_form_still_builds_the_graph():
     ("refine", None, "ta"),
     ("iterations", None, 10),
 ])
-def test_item9_per_rank_options_are_agreed_at_entry(odd, option, good, bad):
+def test_per_rank_options_are_agreed_at_entry(odd, option, good, bad):
     s, d = _ring()
     kw = {option: bad if RANK == odd else good}
     all_same(raised(_adjacent(s, d, **kw)), "CommError", f"argument(s) {option} differ",
@@ -114,40 +114,40 @@ def test_item9_per_rank_options_are_agreed_at_entry(odd, option, good, bad):
 
 
 @pytest.mark.parametrize("odd", ODD)
-def test_item9_topology_given_on_some_ranks_only(odd):
+def test_a_topology_given_on_some_ranks_only_is_refused_everywhere(odd):
     s, d = _ring()
     all_same(raised(_adjacent(s, d, topology=None if RANK == odd else _one_host(P))),
            "CommError", "topology given differ", f"rank(s) {odd} disagree")
 
 
 @pytest.mark.parametrize("budget", [float("nan"), float("inf"), -1.0, 0.0])
-def test_item9_a_budget_that_never_stops_is_rejected(budget):
+def test_a_budget_that_never_stops_is_rejected(budget):
     s, d = _ring()
     all_same(raised(_adjacent(s, d, time_budget=budget)), "ArgumentError", "time_budget")
 
 
 @pytest.mark.parametrize("odd", ODD)
-def test_item9_nan_budget_on_one_rank(odd):
+def test_a_nan_budget_on_one_rank_fails_on_every_rank(odd):
     s, d = _ring()
     all_same(raised(_adjacent(s, d, time_budget=float("nan") if RANK == odd else 1.0)),
            "CommError", f"rank {odd} of {P}", "time_budget")
 
 
-# ----------------------------------------------------------------------------- item 11: seeds
+# ----------------------------------------------------------------------------- seeds
 @pytest.mark.parametrize("seed, kind", [(-1, "ArgumentError"), (2**63, "ArgumentError"), (1.5, "ArgumentTypeError"),
                                         ("7", "ArgumentTypeError"), (True, "ArgumentTypeError")])
-def test_item11_bad_seeds_are_clear_errors(seed, kind):
+def test_bad_seeds_are_clear_errors(seed, kind):
     s, d = _ring()
     all_same(raised(_adjacent(s, d, seed=seed)), kind, "seed")
 
 
-def test_item11_bad_seed_in_create_cart_and_collective():
+def test_a_bad_seed_in_create_cart_is_an_argument_error():
     all_same(raised(lambda: ltm.Create_cart(COMM, [P], topology=_one_host(P), placement=[0] * P,
                                             seed=-3)), "ArgumentError", "seed")
 
 
-# ----------------------------------------------------------------------------- item 12: fake names
-def test_item12_fake_names_file_is_indexed_by_world_rank(tmp_path_factory):
+# ----------------------------------------------------------------------------- fake names
+def test_the_fake_names_file_is_indexed_by_world_rank(tmp_path_factory):
     # host h<r> for world rank r; a COMM_SELF call on world rank r must find h<r>, not line 0
     def write():
         if RANK == 0:
@@ -169,7 +169,7 @@ def test_item12_fake_names_file_is_indexed_by_world_rank(tmp_path_factory):
     assert all(COMM.allgather(got == [RANK] and split_got == [P - 1 - k for k in range(P)])), (got, split_got)
 
 
-def test_item12_a_world_rank_missing_from_the_file_is_named(tmp_path_factory):
+def test_a_world_rank_missing_from_the_fake_names_file_is_named(tmp_path_factory):
     def write():
         if RANK == 0:
             p = tmp_path_factory.mktemp("names") / "fake.txt"
@@ -188,8 +188,8 @@ def test_item12_a_world_rank_missing_from_the_file_is_named(tmp_path_factory):
     assert COMM.allreduce(1) == P
 
 
-# ----------------------------------------------------------------------------- item 15
-def test_item15_topomap_without_a_graph_topology_is_a_type_error():
+# ----------------------------------------------------------------------------- topomap's communicator
+def test_topomap_without_a_graph_topology_is_a_type_error():
     all_same(raised(lambda: ltm.topomap(COMM, _one_host(P), placement=[0] * P)), "ArgumentTypeError",
            "distributed-graph topology", "no topology")
     cart = COMM.Create_cart([P])
@@ -198,9 +198,9 @@ def test_item15_topomap_without_a_graph_topology_is_a_type_error():
     cart.Free()
 
 
-# ----------------------------------------------------------------------------- item 17
+# ----------------------------------------------------------------------------- None lists
 @pytest.mark.parametrize("reorder", [True, False])
-def test_item17_none_lists_are_empty_as_in_mpi4py(reorder):
+def test_none_lists_are_empty_as_in_mpi4py(reorder):
     dc = ltm.Create_dist_graph_adjacent(COMM, None, None, reorder=reorder, topology=_one_host(P),
                                         placement=[0] * P, seed=1)
     ok = dc.Get_dist_neighbors() == ([], [], None)
@@ -212,8 +212,8 @@ def test_item17_none_lists_are_empty_as_in_mpi4py(reorder):
     assert all(COMM.allgather(ok))
 
 
-# ----------------------------------------------------------------------------- item 18
-def test_item18_plain_type_and_the_report_as_an_attribute():
+# ----------------------------------------------------------------------------- the returned communicator
+def test_a_plain_distgraphcomm_with_the_report_as_an_attribute():
     s, d = _ring()
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, topology=_one_host(P), placement=[0] * P, seed=1)
     again = MPI.Comm.f2py(dc.py2f())
@@ -224,7 +224,7 @@ def test_item18_plain_type_and_the_report_as_an_attribute():
     assert all(COMM.allgather(ok))
 
 
-def test_item18_same_bad_arguments_everywhere_raise_value_and_type_errors():
+def test_the_same_bad_arguments_everywhere_raise_value_and_type_errors():
     s, d = _ring()
     for fn, exc in ((_adjacent(s, d, MPI.WEIGHTS_EMPTY, MPI.WEIGHTS_EMPTY), ValueError),
                     (_adjacent(s, d, [1, 2], [1]), ValueError),
@@ -233,21 +233,3 @@ def test_item18_same_bad_arguments_everywhere_raise_value_and_type_errors():
         with pytest.raises(exc):
             fn()
     assert COMM.allreduce(1) == P
-
-
-# ----------------------------------------------------------------------------- node_layout
-@pytest.mark.parametrize("odd", ODD)
-@pytest.mark.parametrize("what", ["memory", "affinity"])
-def test_node_layout_failure_on_one_rank_reaches_every_rank(monkeypatch, odd, what):
-    import libtopomap.mpi.driver as driver
-
-    def broken(*args):
-        raise OSError(f"cannot read the {what} here")
-    if RANK == odd:
-        monkeypatch.setattr(driver, "default_max_memory" if what == "memory" else "_affinity", broken)
-    msg = all_same(raised(lambda: driver.node_layout(COMM)), "CommError",
-                 f"finding the node layout failed on rank {odd} of {P}", f"cannot read the {what} here")
-    assert "OSError" in msg
-    monkeypatch.undo()
-    leaders, cores, memory = driver.node_layout(COMM)  # and it works again
-    assert all(COMM.allgather(leaders.size == P and cores.min() >= 1 and memory.min() > 0))
