@@ -20,7 +20,7 @@ except ValueError:  # pragma: no cover - scotchpy already in sys.modules without
     HAVE_SCOTCH = False
 
 #: Mapping strategies of :func:`libtopomap.map_processes` (``"scotch"`` where scotchpy is installed).
-STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection") + (("scotch",) if HAVE_SCOTCH else ())
+STRATEGIES = ("identity", "random", "greedy", "rcm", "recursive", "multisection", "dual-bisection") + (("scotch",) if HAVE_SCOTCH else ())
 #: Strategies for a 2D process torus on RT(a)/RTT(a) only (seed 004): not in :data:`STRATEGIES`, which
 #: every topology accepts.  ``identity`` with a ``concentration`` is the paper's ``id`` after it.
 TWISTED_STRATEGIES = ("diagonal-shift",)

@@ -102,6 +102,8 @@ def estimate_memory(strategy, topology, graph, refine=None, *, objective="conges
         total += 96 * (E + A) + 64 * (P + n)
     elif strategy == "recursive":
         total += 256 * (P + E + n + A)
+    elif strategy == "dual-bisection":
+        total += 256 * (P + E + n + A)
     elif strategy == "multisection":
         total += 256 * (P + E + n + A) + 64 * n
     elif strategy == "scotch":
