@@ -22,11 +22,17 @@ from ._common import finish, prepare
 from .local_search import current_deadline, past
 from .partition import balance_csr, metis_csr, subgraph
 
-__all__ = ["map_dual_bisection", "REFINE_PASSES"]
+__all__ = ["map_dual_bisection", "REFINE_PASSES", "CUT_SCALES", "TRIES", "SMALL"]
 
 #: Fiduccia-Mattheyses passes after each graph bisection (a pass that gains nothing ends it).
 REFINE_PASSES = 4
+#: Weights of a cut edge, times the distance between the halves, that the refinement tries: the
+#: full distance is Scotch's cost; half of it lets the outside costs lead (kept where it costs less).
 CUT_SCALES = (1.0, 0.5)
+#: METIS seeds per bisection (the cheapest result after refinement is kept).
+TRIES = 3
+#: Processes up to which a bisection gets one METIS run and one cut weight.
+SMALL = 16
 
 
 def _rows(indptr, indices, data, verts):
@@ -277,15 +283,18 @@ def _bisect(topology, g_ptr, g_idx, g_val, gpos, procs, n1, dom, reps, ids, seed
         return float(across[side[prow] != side[gi]].sum()) / 2 + float(np.where(side == 0, ext0, ext1).sum())
 
     best = None
-    for target in _targets(n1, n):
-        part = metis_csr(gp_, gi, gv, 2, None, [target / n, 1 - target / n], seed)
+    # several METIS seeds and cut weights where the bisection is large enough to matter; the many
+    # small ones at the bottom of the recursion take one of each (they dominate the call count)
+    tries, scales = (TRIES, CUT_SCALES) if n > SMALL else (1, CUT_SCALES[:1])
+    for target, k in ((x, k) for x in _targets(n1, n) for k in range(tries)):
+        part = metis_csr(gp_, gi, gv, 2, None, [target / n, 1 - target / n], seed + k)
         count = np.bincount(part, minlength=2)
         want = np.array([target, n - target], np.int64)
         if not np.array_equal(count, want):
             part = balance_csr(gp_, gi, gv, part, want, count)
         for side in ((part, 1 - part) if target == n1 and n1 * 2 == n else
                      (part,) if target == n1 else (1 - part,)):
-            for scale in CUT_SCALES:
+            for scale in scales:
                 trial = np.ascontiguousarray(side, np.int64)
                 for _ in range(passes):
                     if _fm_pass(gp_, gi, across * scale, trial, ext0, ext1, max(16, n // 10)) <= 0:
