@@ -115,8 +115,11 @@ def bench_case(gdims, tdims, seed=0, new=("dual-bisection",), budget=None):
             rows.append(row(t, g, o.candidate.strategy if o.candidate.index else "identity", o.payload, o.seconds,
                             label=o.label, note=o.note))
     rows.append(row(t, g, "portfolio(hopbytes)", res.winner.payload, dt, pick=res.winner.label))
-    old = select([o for o in res.outcomes if o.candidate.strategy not in new])
-    before, dt_before = timed(lambda: problem.polish(old))
+    if res.winner.candidate.strategy in new:
+        old = select([o for o in res.outcomes if o.candidate.strategy not in new and o is not res.winner])
+        before, dt_before = timed(lambda: problem.polish(old))
+    else:  # the race would have picked (and polished) the same without them
+        before, dt_before = res.winner, dt
     rows.append(row(t, g, "before(hopbytes)", before.payload, dt_before, pick=before.label))
     if "scotch" in STRATEGIES:
         v, dt = timed(lambda: scotch_torus(t, g, dims, seed))

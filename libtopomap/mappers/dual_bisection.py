@@ -150,12 +150,14 @@ def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None,
     Every domain of the machine (at first all of it) is cut in two: on a grid or torus by the plane
     across its longest dimension nearest to half its slots, elsewhere by METIS on the network.  The
     processes of the domain are bisected by METIS into parts sized like the halves' slots; the
-    halves are oriented, and the bisection refined by balanced swaps, on cut weight plus the hop
-    distance of each cut edge's outside end: a process pays, for each neighbour outside its domain,
+    halves are oriented, and the bisection refined by Fiduccia-Mattheyses passes, on Scotch's cost:
+    a cut edge pays its weight times the distance between the halves, and a process pays, for each
+    neighbour outside its domain,
     the edge weight times the distance between the half it would go to and the domain that neighbour
     is in now (between representative vertices: the middle of a grid domain, else its first
-    usable vertex).  Domains are split level by level, so each split sees its neighbours' domains at
-    its own depth.
+    usable vertex).  Above :data:`SMALL` processes a bisection tries :data:`TRIES` METIS seeds, both
+    orientations and the cut weights of :data:`CUT_SCALES`, and keeps the cheapest.  Domains are
+    split level by level, so each split sees its neighbours' domains at its own depth.
 
     Parameters
     ----------
@@ -168,7 +170,8 @@ def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None,
         (:func:`~libtopomap.mappers.local_search.deadline_scope`).  Past it, the domains not yet
         split take their processes in slot order, so a valid mapping still comes back.
     passes : int, optional
-        Swap passes per bisection (:data:`REFINE_PASSES`); 0 keeps METIS's bisection, oriented.
+        Fiduccia-Mattheyses passes per bisection (:data:`REFINE_PASSES`); 0 keeps METIS's
+        bisection, oriented.
 
     Returns
     -------
@@ -187,8 +190,8 @@ def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None,
     graphs", Proc. SHPCC'94, IEEE, 1994 (the dual recursive bipartitioning of Scotch, and its
     bipartitioning of tori and meshes along their largest dimension).
     T. Hoefler and M. Snir, ICS'11, section 3.2, Algorithm 2 (recursive bisection of both graphs).
-    B. W. Kernighan and S. Lin, "An efficient heuristic procedure for partitioning graphs", Bell
-    System Technical Journal 49(2), 1970.
+    C. M. Fiduccia and R. M. Mattheyses, "A linear-time heuristic for improving network partitions",
+    Proc. 19th Design Automation Conference, 1982.
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
     deadline = current_deadline() if deadline is None else float(deadline)
