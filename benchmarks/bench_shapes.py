@@ -142,7 +142,8 @@ def markdown(results, load):
         for x in r["rows"]:
             if x["method"] not in methods:
                 methods.append(x["method"])
-    out = [f"Hop-bytes per case (seconds in brackets); load average at the start {load}.", "",
+    out = [f"Hop-bytes per case (seconds in brackets); load average at the start {load}.  The race's winner "
+           "shows its polished result under its strategy (the JSON's label and note give both).", "",
            "| case | " + " | ".join(methods) + " | pick | pick / best Scotch | before / best Scotch |",
            "|---" * (len(methods) + 4) + "|"]
     for r in results:
