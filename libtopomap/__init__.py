@@ -82,6 +82,7 @@ _LAZY = {
     "map_rcm": ".mappers",
     "map_recursive": ".mappers",
     "map_multisection": ".mappers",
+    "map_dual_bisection": ".mappers",
     "map_multicore": ".mappers",
     "map_scotch": ".mappers",
     "refine_two_opt": ".mappers",

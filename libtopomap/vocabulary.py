@@ -30,6 +30,7 @@ REGISTRY = {
         "rcm": "Reverse Cuthill-McKee orders of graph and topology zipped (Hoefler & Snir 2011, section 3.3)",
         "recursive": "recursive bisection of graph and topology with METIS (Hoefler & Snir 2011, Algorithm 2)",
         "multisection": "hierarchical multisection down the machine's tree (SharedMap: Schulz & Woydt 2025)",
+        "dual-bisection": "dual recursive bipartitioning of graph and machine, as Scotch does (Pellegrini 1994)",
         "scotch": "Scotch's dual recursive bipartitioning (scotchpy64; the 'scotch' extra)",
         "diagonal-shift": "2-D process torus onto a twisted torus RT(a)/RTT(a) only (Camarero et al.)",
     },

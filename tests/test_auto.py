@@ -343,7 +343,7 @@ def test_every_strategy_maps_onto_the_two_level_machine():
     # ring neighbours on alternating nodes: every ring edge crosses the network
     scattered = np.array([topo.index(f"n{i % 2}:core-{i // 2}") for i in range(8)])
     worst = ltm.max_congestion(topo, g, scattered)
-    for s in ("greedy", "rcm", "recursive", "multisection", "scotch"):
+    for s in ("greedy", "rcm", "recursive", "multisection", "dual-bisection", "scotch"):
         m = ltm.map_processes(topo, g, strategy=s, seed=1)
         assert set(np.array(topo.kinds)[m.vertices]) == {"core"}, s
         assert ltm.max_congestion(topo, g, m.vertices) < worst, s

@@ -88,7 +88,7 @@ def test_map_skips_strategies_over_max_memory(torus_file, capsys):
                  "--max-memory", str(budget), "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)
     skipped = {r["strategy"]: r["skipped"] for r in recs if "skipped" in r}
-    assert set(skipped) == {"recursive", "multisection", "scotch"} & set(ltm.STRATEGIES)
+    assert set(skipped) == {"recursive", "multisection", "dual-bisection", "scotch"} & set(ltm.STRATEGIES)
     assert skipped["recursive"].startswith("recursive skipped: estimated ")
     assert skipped["recursive"].endswith(f"> max_memory {ltm.portfolio.format_bytes(budget)} per node")
     ran = [r["strategy"] for r in recs if "skipped" not in r]

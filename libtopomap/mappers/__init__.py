@@ -18,6 +18,7 @@ from ..mapping import Mapping
 from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, check_choice
 from ._common import prepare
 from .baselines import map_identity, map_random
+from .dual_bisection import map_dual_bisection
 from .greedy import map_greedy
 from .hopbytes_swap import hopbytes_swap, refine_hopbytes_swap
 from .multicore import map_multicore, multicore_slots
@@ -33,7 +34,8 @@ from .two_level import map_two_level, split_node_levels
 
 __all__ = [
     "STRATEGIES", "OBJECTIVES", "REFINEMENTS", "map_processes", "objective_value",
-    "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multisection", "map_multicore",
+    "map_identity", "map_random", "map_greedy", "map_rcm", "map_recursive", "map_multisection", "map_dual_bisection",
+    "map_multicore",
     "map_scotch", "map_diagonal_shift", "map_twisted_identity", "TWISTED_STRATEGIES",
     "refine_two_opt", "refine_threshold_accepting", "refine_hopbytes_swap", "compile_kernels",
 ]
@@ -47,6 +49,7 @@ _CONSTRUCT = {
     "rcm": map_rcm,
     "recursive": map_recursive,
     "multisection": map_multisection,
+    "dual-bisection": map_dual_bisection,
     "scotch": map_scotch,
     "diagonal-shift": map_diagonal_shift,
 }
@@ -99,7 +102,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch", "diagonal-shift"}
+    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "dual-bisection", "scotch",
+                "diagonal-shift"}
         ``"diagonal-shift"`` (Camarero et al.) only on RT(a)/RTT(a) targets, for a 2D process torus
         (:mod:`libtopomap.mappers.twisted_mappings`).
     slots : array_like of int, optional
@@ -137,9 +141,10 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
         one group per host).  ``None`` applies it when every usable host has the same ``p >= 2``
         slots and ``p`` divides the number of processes; ``False`` never; ``True`` requires it.
         Not used by ``identity``, ``random``, ``multisection`` (hosts are a level of its own
-        hierarchy) and ``scotch``.  On a topology with node levels (``attrs["node_levels"]``), every
-        strategy but ``identity`` and ``random`` maps onto the network first, each host offering its
-        cores' slots, then each host's processes onto its node's tree
+        hierarchy), ``dual-bisection`` (which splits down to each host's slots) and ``scotch``.  On a
+        topology with node levels (``attrs["node_levels"]``), every strategy but ``identity`` and
+        ``random`` maps onto the network first, each host offering its cores' slots, then each host's
+        processes onto its node's tree
         (:func:`~libtopomap.mappers.two_level.map_two_level`); ``False`` maps the whole topology at once.
 
     Returns
@@ -194,7 +199,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
                     slots=slots)
     elif strategy == "multisection":
         m = map_multisection(topology, g, slots=slots, seed=seed, objective=objective)
-    elif strategy in ("random", "scotch"):
+    elif strategy in ("random", "scotch", "dual-bisection"):
         m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
     else:
         p = multicore_slots(slots, g.n)

@@ -30,7 +30,7 @@ __all__ = ["DEFAULT_STRATEGIES", "INT_MAX", "adjacent_lists", "general_lists", "
 
 # The strategies raced by default, in rank order (those installed); the current placement (identity) is
 # always a candidate on top, so it needs no rank of its own.
-DEFAULT_STRATEGIES = ("greedy", "recursive", "multisection", "scotch", "rcm", "random")
+DEFAULT_STRATEGIES = ("greedy", "recursive", "multisection", "dual-bisection", "scotch", "rcm", "random")
 
 
 def _default_strategies():

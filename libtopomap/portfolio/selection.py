@@ -16,7 +16,7 @@ __all__ = ["STRATEGY_ORDER", "Outcome", "Skipped", "PortfolioResult", "rounded_k
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
 #: *refined* current placement.
-STRATEGY_ORDER = ("greedy", "recursive", "multisection", "scotch", "rcm", "random", "identity")
+STRATEGY_ORDER = ("greedy", "recursive", "multisection", "dual-bisection", "scotch", "rcm", "random", "identity")
 
 # Scores are compared after rounding to this many significant digits, so two placements whose values
 # are mathematically equal but were summed in another order tie (and the next key decides).
