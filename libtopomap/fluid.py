@@ -20,11 +20,9 @@ from .commgraph import as_commgraph
 from .errors import TopologyError
 from .mapping import check_mapping
 from .routing import get_routing, pair_context, pair_flows
+from .vocabulary import MULTIPATH_ROUTINGS
 
-__all__ = ["MULTIPATH_MODELS", "FLUID_WORK", "demand_routes", "phase_time"]
-
-#: Routing models that split a demand over several paths: no single route per flow, so no :func:`phase_time`.
-MULTIPATH_MODELS = ("ecmp", "oblivious", "valiant")
+__all__ = ["FLUID_WORK", "demand_routes", "phase_time"]
 
 #: Arc visits :func:`phase_time` spends on progressive filling at the most (a round visits the arcs on routes and
 #: the routes of the flows it fixes); beyond it the flows left drain at full link capacity (a lower bound of the
@@ -80,10 +78,10 @@ def demand_routes(topology, src, dst, *, routing):
     Raises
     ------
     TopologyError
-        The model splits demands (:data:`MULTIPATH_MODELS`) or cannot route one of them.
+        The model splits demands (:data:`~libtopomap.vocabulary.MULTIPATH_ROUTINGS`) or cannot route one of them.
     """
     r = get_routing(routing, topology)
-    if r.model in MULTIPATH_MODELS:
+    if r.model in MULTIPATH_ROUTINGS:
         raise TopologyError(f"routing {r.name!r} splits demands over several paths: no single route per demand")
     s = np.ascontiguousarray(src, dtype=np.int64)
     t = np.ascontiguousarray(dst, dtype=np.int64)
@@ -188,10 +186,10 @@ def phase_time(topology, graph, mapping, *, routing, work=FLUID_WORK, deadline=N
 
     Returns
     -------
-    float, or None under a multipath routing model (:data:`MULTIPATH_MODELS`).
+    float, or None under a multipath routing model (:data:`~libtopomap.vocabulary.MULTIPATH_ROUTINGS`).
     """
     r = get_routing(routing, topology)
-    if r.model in MULTIPATH_MODELS:
+    if r.model in MULTIPATH_ROUTINGS:
         return None
     g = as_commgraph(graph)
     vert = check_mapping(topology, mapping)

@@ -12,7 +12,7 @@ import importlib.util
 __all__ = ["HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES", "REFINEMENTS", "OBJECTIVES", "COLLECTIVES",
            "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES",
            "OPTIMIZERS", "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING",
-           "SOURCES"]
+           "MULTIPATH_ROUTINGS", "SOURCES"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("scotchpy") is not None
@@ -46,6 +46,9 @@ ROUTING_MODELS = ("ecmp", "table", "oblivious", "dimension-order", "rt", "rtt", 
                   "dmodk", "lft")
 #: The routing of every metric unless told otherwise.
 DEFAULT_ROUTING = "ecmp"
+#: Routing models that split a pair's messages over several paths (SimGrid platforms and
+#: :func:`libtopomap.fluid.phase_time` need one path per pair).
+MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 #: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).
 SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 #: Fabric description formats read by :mod:`libtopomap.adapters`.
