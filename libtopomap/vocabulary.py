@@ -14,7 +14,8 @@ from .errors import ChoiceError
 
 __all__ = ["REGISTRY", "check_choice", "describe", "HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES",
            "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES", "OPTIMIZERS",
-           "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING", "SOURCES"]
+           "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING", "MULTIPATH_ROUTINGS",
+           "SOURCES"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("scotchpy") is not None
@@ -126,6 +127,9 @@ ROUTINGS = tuple(REGISTRY["simgrid-routing"])
 ROUTING_MODELS = tuple(REGISTRY["routing"])
 #: The routing of every metric unless told otherwise.
 DEFAULT_ROUTING = "ecmp"
+#: Routing models that split a pair's messages over several paths (SimGrid platforms and
+#: :func:`libtopomap.fluid.phase_time` need one path per pair).
+MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 #: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).
 SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 FABRIC_FORMATS = tuple(REGISTRY["fabric-format"])

@@ -2,7 +2,8 @@
 
 Runs the portfolio driver of :mod:`libtopomap.portfolio`: candidate 0 is the current placement (the
 usable slots filled in vertex order), then one candidate per strategy (with ``--refine``), scored by
-``(objective, average congestion, hop-bytes)`` and chosen in that order, then by a fixed strategy
+``(objective, tie-break, hop-bytes)`` (the tie-break: :func:`libtopomap.fluid.phase_time` under a single-path
+routing, average congestion under a multipath one) and chosen in that order, then by a fixed strategy
 order.  Under ``mpiexec -n N`` (N > 1) the candidates are raced over the ranks by the same driver as
 the MPI layer (:func:`libtopomap.mpi.driver.race`), so the winner is the same as serially; rank 0
 prints, and any failure on any rank ends every rank with exit status 1.  Without mpiexec nothing
@@ -89,7 +90,8 @@ def add_parser(sub):
                     "random:P:DEGREE:SEED) "
                     "onto a topology with one strategy or all of them, and print the quality of each next to "
                     "the current placement (slots filled in vertex order).  The winner has the lowest objective, "
-                    "then average congestion, then hop-bytes.  With --refine, only the best constructions are "
+                    "then the shortest fluid phase time (single-path routings; average congestion under ecmp, oblivious and "
+                    "valiant), then hop-bytes.  With --refine, only the best constructions are "
                     "refined, and a construction at the lower bound ends the race.  Under 'mpiexec -n N' the "
                     "strategies are raced over the ranks (same winner as serially); rank 0 prints.  With "
                     "--allocation the job's hosts (launch order) are the only slots, and --emit writes a launcher "

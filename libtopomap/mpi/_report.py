@@ -32,7 +32,7 @@ class TopomapReport:
         hop_bytes``).
     improved : bool
         Whether the chosen placement is strictly better than the current one on
-        ``(objective, average congestion, hop-bytes)``.
+        ``(objective, tie-break, hop-bytes)`` (:class:`~libtopomap.portfolio.MappingProblem`).
     old_rank, new_rank : int
         This process's rank before and after.
     new_rank_of : numpy.ndarray

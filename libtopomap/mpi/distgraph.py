@@ -11,7 +11,8 @@ in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjace
    seed and start vertex on the ``k``-th mapping rank (Hoefler & Snir, ICS'11, section 4.2 and
    Figure 4); a per-node memory bound (``max_memory``) decides how many ranks of a node map, and
    skips strategies that cannot fit;
-4. select the best candidate in the portfolio's lexicographic order (objective, average congestion,
+4. select the best candidate in the portfolio's lexicographic order (objective, tie-break --
+   :func:`libtopomap.fluid.phase_time` under a single-path routing, average congestion under a multipath one --,
    hop-bytes, strategy order); the winner broadcasts it; the current placement (identity) is always a
    candidate and wins full ties, so the result is never worse on the objective;
 5. build the communicator with ``comm.Split(0, key=newrank)`` and

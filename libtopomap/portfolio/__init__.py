@@ -15,7 +15,8 @@ communication, so the same inputs give the same winner offline or under MPI:
   and scored (generic: the driver only calls ``evaluate(candidate)``, ``estimate(candidate)`` and
   reads ``order``) (:mod:`~libtopomap.portfolio.problems`);
 * :func:`selection_key` / :func:`select` -- the deterministic lexicographic order: the score tuple
-  (for mappings: the chosen objective, then average congestion, then hop-bytes), then a fixed strategy
+  (for mappings: the chosen objective, then the tie-break -- :func:`libtopomap.fluid.phase_time` under a
+  single-path routing, average congestion under a multipath one -- then hop-bytes), then a fixed strategy
   order (the current placement first, so a full tie moves nothing, then :data:`STRATEGY_ORDER`),
   then the candidate's position (:mod:`~libtopomap.portfolio.selection`);
 * :func:`estimate_memory`, :func:`plan_ranks`, :func:`assign_candidates`, :func:`numba_threads` --

@@ -33,7 +33,9 @@ class Outcome:
     label : str
         What ran (e.g. ``"greedy+ta"``, ``"multicore(greedy)"``, ``"current"``).
     key : tuple of float
-        The score, lower is better (for mappings ``(objective, avg_congestion, hop_bytes)``).
+        The score, lower is better (for mappings ``(objective, tie-break, hop_bytes)``, the tie-break being
+        :func:`libtopomap.fluid.phase_time` under a single-path routing, ``avg_congestion`` under a multipath one:
+        :class:`~libtopomap.portfolio.MappingProblem`).
     metrics : dict
         Numbers for the report (for mappings: ``objective`` and the keys of
         :func:`libtopomap.evaluate`).

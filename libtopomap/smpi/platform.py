@@ -31,7 +31,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..errors import ArgumentError, ArgumentTypeError, TopologyError
-from ..vocabulary import ROUTING_MODELS
+from ..vocabulary import MULTIPATH_ROUTINGS, ROUTING_MODELS
 
 from . import nexthops
 
@@ -41,8 +41,6 @@ __all__ = ["platform", "write_platform", "PlatformInfo", "DEFAULT_MAX_ROUTES", "
 #: Explicit routes a platform may hold: 1,024 hosts, all ordered pairs (1,047,552 routes; a 32 x 32 torus
 #: under dimension-order is 685 MB of XML, 2.5 s to export and 87 s for SimGrid 3.32 to load).
 DEFAULT_MAX_ROUTES = 1 << 20
-#: Routing models that split a pair's messages over several paths: SimGrid needs one path per pair.
-MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 #: Routing models a platform can be exported for (every model of the library that is not multipath).
 SINGLE_PATH_ROUTINGS = tuple(m for m in ROUTING_MODELS if m not in MULTIPATH_ROUTINGS)
 #: SimGrid link sharing policies accepted (``SPLITDUPLEX``: one resource per direction).
