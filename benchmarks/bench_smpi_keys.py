@@ -29,7 +29,6 @@ sys.path.insert(0, HERE)
 
 import bench_smpi as B  # noqa: E402
 
-import libtopomap as ltm  # noqa: E402
 from libtopomap.commgraph import CommGraph  # noqa: E402
 from libtopomap.fluid import demand_routes, phase_time  # noqa: E402
 from libtopomap.metrics import evaluate, link_traffic  # noqa: E402
@@ -150,7 +149,8 @@ def markdown(data, meta):
     L = [f"# Tie-break keys vs SMPI time ({meta['date']})", "", meta["how"], "",
          "Spearman of each key with SMPI time per instance: over all placements / over those that tie with the "
          "launcher's order on max congestion (count in brackets; `-` where a key is constant).", "",
-         "| network | alloc | app | placements (ties) | " + " | ".join(KEYS) + " |", "|---|---|---|---|" + "---|" * len(KEYS)]
+         "| network | alloc | app | placements (ties) | " + " | ".join(KEYS) + " |",
+         "|---|---|---|---|" + "---|" * len(KEYS)]
     for inst in data:
         rows = inst["rows"]
         L0 = next(r for r in rows if r["name"] == "launcher")
@@ -162,15 +162,16 @@ def markdown(data, meta):
             cells.append(f"{B._f(a, '{:.2f}')} / {B._f(b, '{:.2f}')}")
         L.append(f"| {inst['network']} | {inst['alloc']} | {inst['app']} | {len(rows)} ({len(tie)}) | "
                  + " | ".join(cells) + " |")
-    L += ["", "The launcher's order and the races' winners (`win OBJECTIVE/ROUTING`, where not the same placement as an "
-          "earlier row) under dmodk: SMPI time and each key over the launcher's.", "",
+    L += ["", "The launcher's order and the races' winners (`win OBJECTIVE/ROUTING`, where not the same placement "
+          "as an earlier row) under dmodk: SMPI time and each key over the launcher's.", "",
           "| network | alloc | app | placement | SMPI us | max cong / L | phase time / L | hop-bytes / L |",
           "|---|---|---|---|---|---|---|---|"]
     for inst in data:
         L0 = next(r for r in inst["rows"] if r["name"] == "launcher")
         for r in inst["rows"]:
             if r["name"] == "launcher" or r["name"].startswith("win "):
-                L.append(f"| {inst['network']} | {inst['alloc']} | {inst['app']} | {r['name']} | {r['time'] * 1e6:.1f} | "
+                L.append(f"| {inst['network']} | {inst['alloc']} | {inst['app']} | {r['name']} | "
+                         f"{r['time'] * 1e6:.1f} | "
                          f"{r['max'] / L0['max']:.3f} | {r['phase_time'] / L0['phase_time']:.3f} | "
                          f"{r['hop_bytes'] / L0['hop_bytes']:.3f} |")
     return "\n".join(L) + "\n"
