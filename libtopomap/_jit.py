@@ -24,7 +24,7 @@ __all__ = ["PYTHON_MAX_PROCESSES", "PYTHON_MAX_VERTICES", "compiled_kernels", "n
 #: A job of at most this many processes, on a topology of at most PYTHON_MAX_VERTICES vertices, runs its
 #: kernels as plain Python in the MPI layer (:func:`small_enough_for_python`).
 PYTHON_MAX_PROCESSES = 64
-PYTHON_MAX_VERTICES = 1024
+PYTHON_MAX_VERTICES = 256
 
 
 def small_enough_for_python(n_processes, n_vertices):
