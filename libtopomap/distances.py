@@ -34,11 +34,10 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
-from numba import njit
 
 from . import _kernels
 from .errors import TopologyError
-from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from ._jit import njit
 
 __all__ = ["DistanceOracle", "TABLE_LIMIT", "hop_distance", "next_arc", "NEAR_SLOTS", "near_slot_vertices",
            "near_slot_cache"]

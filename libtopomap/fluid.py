@@ -13,9 +13,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
 
-from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from ._jit import njit
 from .commgraph import as_commgraph
 from .errors import TopologyError
 from .mapping import check_mapping

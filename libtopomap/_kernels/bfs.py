@@ -8,8 +8,7 @@ is cleared between sources and no distance matrix is formed.  The single steps (
 
 import numba
 import numpy as np
-from numba import njit
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["bfs_distance_rows", "leafless_csr", "grouped_pair_search", "source_sums", "k_nearest", "bfs_balls",
            "multi_source_levels", "multi_source_owners", "bfs_scratch", "bfs_start", "bfs_visit", "bfs_targets"]
@@ -229,8 +228,8 @@ def _two_pass_csr(kernel, ns, nchunks, *args):
     counts = np.zeros(ns, np.int64)
     if nchunks == 0:
         return np.zeros(1, np.int64), np.zeros(0, np.int64)
-    kernel(*args, counts, np.zeros(0, np.int64), np.zeros(1, np.int64), nchunks, False)
-    ptr = np.zeros(ns + 1, np.int64)
+    ptr = np.zeros(ns + 1, np.int64)  # all zero in the counting pass, which reads ptr[i] but writes nothing
+    kernel(*args, counts, np.zeros(0, np.int64), ptr, nchunks, False)
     np.cumsum(counts, out=ptr[1:])
     idx = np.empty(ptr[-1], np.int64)
     kernel(*args, counts, idx, ptr, nchunks, True)

@@ -6,8 +6,7 @@ derives the method.
 
 import numba
 import numpy as np
-from numba import njit
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["fattree_up_arcs", "fattree_ecmp_traffic"]
 

@@ -3,8 +3,7 @@ code (closed forms on grids and hypercubes, a table, or a bidirectional breadth-
 """
 
 import numpy as np
-from numba import njit
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from .bfs import bfs_visit
 
 __all__ = ["hop_distance", "grid3_dims", "grid3_target", "grid3_hops", "hop_distance_search", "NEEDS_SEARCH",

@@ -26,12 +26,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
 
 from ..errors import MappingError
 from ..distances import hop_distance, next_arc
 from ..vocabulary import COLLECTIVE_OBJECTIVES as OBJECTIVES
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["OBJECTIVES", "total_hops", "contention", "step_model", "evaluate_schedule", "job_distances",
            "next_hop_arcs", "route"]

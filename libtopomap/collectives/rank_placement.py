@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from .. import _kernels
 from .._deprecation import renamed_keyword
@@ -34,7 +33,7 @@ from ..mappers.local_search import SwapState, local_search
 from ..vocabulary import OPTIMIZERS
 from .multicast import cco_order
 from .objectives import dedupe_steps, flatten_steps
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["OPTIMIZERS", "RankSearch", "ascending_order", "optimize_ranks", "two_opt", "anneal"]
 

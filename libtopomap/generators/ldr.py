@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["ldr", "ldr_graph_edges", "moore_bound", "distance_total"]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .. import _kernels
 from .._kernels import ecmp_pair_flows
 from ..distances import hop_distance, next_arc
 from ..routing import get_routing, route_traffic
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["full_traffic", "congestion_stats", "congestion_update", "route_messages", "paths_init", "move_messages"]
 

@@ -14,9 +14,8 @@ import heapq
 from collections import deque
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..commgraph import SymGraph
 from ._common import finish, prepare
 from .local_search import current_deadline, past

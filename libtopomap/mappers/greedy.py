@@ -13,13 +13,12 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit
 
 from .._kernels import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search, multi_source_levels,
                         new_search_scratch)
 from ..commgraph import SymGraph
 from ._common import finish, prepare
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["map_greedy"]
 

@@ -15,7 +15,6 @@ import math
 import time
 
 import numpy as np
-from numba import njit
 
 from .. import _kernels
 from ..commgraph import SymGraph
@@ -24,7 +23,7 @@ from ..errors import MappingError
 from ..metrics import lower_bounds
 from ..routing import get_routing, pair_context, pair_flows, pair_hops, pair_hops_batch
 from ._deltas import congestion_stats, congestion_update, full_traffic, move_messages, paths_init, route_messages
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["SwapState", "local_search", "MODE_HOPS", "MODE_ECMP", "MODE_PATHS", "CONGESTION_TIE", "LOCAL_MOVES",
            "WORK_DEGREE", "work_moves", "deadline_scope", "current_deadline", "past"]

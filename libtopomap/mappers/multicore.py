@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
 from ._common import finish, prepare
 from .partition import subgraph
 from .recursive import balance_parts, metis_parts
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["map_multicore", "multicore_slots", "partition_exact", "GROUPS_PER_BLOCK"]
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pymetis
 import scipy.sparse as sp
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["metis_csr", "balance_csr", "subgraph", "int_weights", "refine_parts", "split", "placed_refine",
            "fill", "subset_arcs"]

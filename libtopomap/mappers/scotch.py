@@ -6,13 +6,12 @@ import contextlib
 import os
 
 import numpy as np
-from numba import njit
 
 from .._kernels.bfs import bfs_start, bfs_visit
 from ..errors import MappingError
 from ..vocabulary import HAVE_SCOTCH
 from ._common import finish, prepare, slot_list
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
 

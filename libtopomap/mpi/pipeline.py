@@ -8,6 +8,7 @@ portfolio, selection).  Errors on any rank raise :class:`~libtopomap.CommError` 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import zlib
@@ -330,13 +331,20 @@ def _candidate_records(result, objective):
     return out
 
 
-def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_budget, iterations, refine,
-                  fake_names, placement, max_memory=None, total_budget=None, routing=None):
+def reorder_ranks(comm, topology, lists, **options):
     """Steps 1-4 (locate, gather, portfolio, selection).  Returns (report, gathered graph).
 
     ``lists`` is this rank's ``(sources, destinations, sourceweights, destweights)``, or a
     :class:`~libtopomap.CommGraph` over ``comm``'s ranks that every rank already holds (then nothing
     is gathered and the gathered graph returned is ``None``)."""
+    with contextlib.ExitStack() as kernels:
+        return _reorder_ranks(comm, topology, lists, kernels=kernels, **options)
+
+
+def _reorder_ranks(comm, topology, lists, *, kernels, strategies, objective, seed, time_budget, iterations, refine,
+                   fake_names, placement, max_memory=None, total_budget=None, routing=None):
+    """:func:`reorder_ranks`; ``kernels`` (an ExitStack) holds the plain-Python mode of a small job."""
+    from .._jit import python_kernels, small_enough_for_python
     from ..formats import read as load
     from ..portfolio import MappingProblem, check_memory, make_candidates
 
@@ -387,15 +395,19 @@ def reorder_ranks(comm, topology, lists, *, strategies, objective, seed, time_bu
 
     # 3. Portfolio (libtopomap.portfolio, raced by mpi.driver): candidate k + 1 runs strategy k mod S
     # with its own seed and start vertex on the k-th mapping rank.  Rank 0 first compiles (or loads)
-    # the numba kernels so the other ranks load them from the cache instead of all compiling at once.
+    # the numba kernels so the other ranks load them from the cache instead of all compiling at once,
+    # unless the kernels run as plain Python (a small job, where compiling would take far longer
+    # than the work: on a fresh install, a minute for an 8-process mapping of milliseconds).
     # On one host every placement is the same one: the current placement is kept without a race.
     with agreed(comm, "preparing the mapping"):
         job_slots = np.bincount(current, minlength=topo.n_vertices).astype(np.int64)
         job_hosts = np.flatnonzero(job_slots)
         one_host = job_hosts.size == 1
-        warm = bool(graph.n_edges) and not one_host
+        interpreted = small_enough_for_python(size, topo.n_vertices)
+        warm = bool(graph.n_edges) and not one_host and not interpreted
         drawn = int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0]) \
             if seed is None and rank == 0 else None
+    kernels.enter_context(python_kernels(interpreted))
     t = time.perf_counter()
     warm_error = _compile_on_rank0(comm, strats, objective, refine) if warm else None
     timings["kernels"] = time.perf_counter() - t

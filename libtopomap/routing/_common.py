@@ -10,9 +10,8 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import ArgumentError, TopologyError
 
 __all__ = ["label", "demand_arrays", "leaves", "strip_leaves", "put", "no_log", "find_arc", "cached"]

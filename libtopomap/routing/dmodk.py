@@ -22,9 +22,8 @@ on ``fattree(k, n)`` host ``n<i>`` has index ``i``.  Every route is a shortest p
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import TopologyError
 from ..topology import SWITCH
 from ._common import cached, label, no_log, put

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..generators.dragonfly import dragonfly_queries
 from ._common import find_arc, leaves, no_log, put, strip_leaves
 from ._models import Model

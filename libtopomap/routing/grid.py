@@ -8,9 +8,8 @@ tie; on hypercubes this is e-cube routing, lowest differing bit first (bit 0 is 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import TopologyError
 from ._common import label, no_log, put, strip_leaves
 from ._models import Model

@@ -27,9 +27,8 @@ import os
 import re
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import ArgumentError, TopologyError
 from ._common import cached, find_arc, label, no_log, put
 from ._models import Model

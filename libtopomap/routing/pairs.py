@@ -8,10 +8,9 @@ under dragonfly ``minimal`` or ``valiant`` in ``O(1)``.  The hybrid's fat-tree l
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import _kernels
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ._common import find_arc, leaves, no_log, put
 from ._models import get_routing, model_context
 from .dmodk import dmodk_route

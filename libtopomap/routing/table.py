@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .. import _kernels
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import TopologyError
 from ._common import put, strip_leaves
 from ._models import Model

@@ -9,9 +9,8 @@ Beivide, "Task Mapping in Rectangular Twisted Tori" (:func:`rt_routing_record`,
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .. import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
+from .._jit import njit
 from ..errors import ArgumentError, TopologyError
 from ._common import find_arc, label, no_log, put, strip_leaves
 from ._models import Model

@@ -20,6 +20,7 @@ import pytest
 from mpi4py import MPI
 
 import libtopomap as ltm
+import libtopomap._jit
 import libtopomap.mappers
 import libtopomap.portfolio
 from libtopomap.mpi import collective_call
@@ -161,6 +162,7 @@ def test_keyboard_interrupt_while_rank0_compiles(monkeypatch):
     def compile_kernels(*args, **kw):
         raise KeyboardInterrupt
     monkeypatch.setattr(libtopomap.mappers, "compile_kernels", compile_kernels)
+    monkeypatch.setattr(libtopomap._jit, "PYTHON_MAX_PROCESSES", 0)  # a big job's path: compiled kernels
     _check(_outcome(_reorder()), 0, f"compiling the kernels failed on rank 0 of {P}: KeyboardInterrupt")
 
 
@@ -254,6 +256,7 @@ def test_interrupt_while_waiting_for_rank0_to_compile(where, monkeypatch):
         real(s)
     if RANK == bad:
         monkeypatch.setattr(race.time, "sleep", sleep)
+    monkeypatch.setattr(libtopomap._jit, "PYTHON_MAX_PROCESSES", 0)  # a big job's path: compiled kernels
     out = _outcome(_reorder())
     assert COMM.allgather(bool(interrupted))[bad]
     _check(out, bad, f"compiling the kernels failed on rank {bad} of {P}: KeyboardInterrupt")
