@@ -224,7 +224,8 @@ def test_offline_map_and_mpi_layer_pick_the_same(tmp_path_factory, refine):
     g = _graph(7)
     topo = _torus()
     where = _shared_dir(tmp_path_factory)
-    tfile, gfile, mfile = (os.path.join(where, x) for x in ("t.ltm", "g.txt", "m.txt"))
+    # JSON keeps what the torus is (its grid shape, which dual-bisection cuts along); ltm text would not
+    tfile, gfile, mfile = (os.path.join(where, x) for x in ("t.json", "g.txt", "m.txt"))
     strategies = tuple(x for x in ltm.portfolio.STRATEGY_ORDER if x in ltm.STRATEGIES)  # as map --strategy all
 
     def offline():
