@@ -160,6 +160,15 @@ def simulate_exchanges(topology, exchanges, sizes, *, routing=None, budget=SIMUL
         speedup``.
         Never raises for a missing or failing simulator.
     """
+    from .._jit import python_kernels, small_enough_for_python
+
+    p = max((e.before.size for e in exchanges), default=0)
+    # a job small enough for plain-Python kernels (the demo) compiles nothing here either
+    with python_kernels(small_enough_for_python(p, topology.n_vertices)):
+        return _simulate_exchanges(topology, exchanges, sizes, routing=routing, budget=budget)
+
+
+def _simulate_exchanges(topology, exchanges, sizes, *, routing, budget):
     from ..simulate import simgrid_available
 
     t0 = time.monotonic()
