@@ -164,7 +164,7 @@ def simulate_exchanges(topology, exchanges, sizes, *, routing=None, budget=SIMUL
 
     p = max((e.before.size for e in exchanges), default=0)
     # a job small enough for plain-Python kernels (the demo) compiles nothing here either
-    with python_kernels(small_enough_for_python(p, topology.n_vertices)):
+    with python_kernels(topology is not None and small_enough_for_python(p, topology.n_vertices)):
         return _simulate_exchanges(topology, exchanges, sizes, routing=routing, budget=budget)
 
 
