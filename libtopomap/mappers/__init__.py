@@ -102,9 +102,10 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     ----------
     topology : Topology
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    strategy : {"identity", "random", "greedy", "rcm", "recursive", "multisection", "dual-bisection", "scotch",
-                "diagonal-shift"}
-        ``"diagonal-shift"`` (Camarero et al.) only on RT(a)/RTT(a) targets, for a 2D process torus
+    strategy : str
+        A strategy of :data:`~libtopomap.vocabulary.REGISTRY`: ``"identity"``, ``"random"``, ``"greedy"``,
+        ``"rcm"``, ``"recursive"``, ``"multisection"``, ``"dual-bisection"``, ``"scotch"`` or
+        ``"diagonal-shift"`` (Camarero et al.), the last only on RT(a)/RTT(a) targets, for a 2D process torus
         (:mod:`libtopomap.mappers.twisted_mappings`).
     slots : array_like of int, optional
         Slots available to this job per vertex (length ``n_vertices``); default ``topology.slots``.
