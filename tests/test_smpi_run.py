@@ -195,8 +195,12 @@ def test_bad_inputs_one_line(bins, tmp_path, capsys, monkeypatch):
     subprocess.run(["smpicc", "-o", str(tmp_path / "fail"), str(src)], check=True, capture_output=True)
     err = _one_line_error(capsys, base + ["--", str(tmp_path / "fail")], 1)
     assert "exit status 3" in err and "rank 1 gives up" in err
-    err = _one_line_error(capsys, base + ["--", bins["fft"], "8", "1"], 1)  # collectives only: nothing traced
-    assert "--graph" in err
+    src = tmp_path / "quiet.c"  # a barrier only: no byte between ranks
+    src.write_text('#include <mpi.h>\nint main(int c, char **v) {\n'
+                   'MPI_Init(&c, &v); MPI_Barrier(MPI_COMM_WORLD); MPI_Finalize(); return 0; }\n')
+    subprocess.run(["smpicc", "-o", str(tmp_path / "quiet"), str(src)], check=True, capture_output=True)
+    err = _one_line_error(capsys, base + ["--", str(tmp_path / "quiet")], 1)
+    assert "sent no message between ranks (collective calls: barrier x4)" in err and "--graph" in err
     monkeypatch.setenv("SMPIRUN", str(tmp_path / "no-smpirun"))
     assert "install libsimgrid-dev" in _one_line_error(capsys, base + ["--", bins["halo"]], 1)
     monkeypatch.setenv("SMPICC", str(tmp_path / "no-smpicc"))

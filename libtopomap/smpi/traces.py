@@ -4,11 +4,12 @@ and read SMPI's time-independent trace (``smpirun -trace-ti``) back into a CommG
 Why the time-independent trace (and not a PMPI counter): it needs no change to the user's binary
 (a PMPI counter must be linked into it), SMPI writes it itself, deterministically, with the peer as a
 rank of ``MPI_COMM_WORLD`` and the element count and datatype of every point-to-point message.  Its
-limit: a collective is recorded as one call without its communicator, and the messages of SMPI's
-collective algorithms are not recorded (``tracing/smpi/internals`` affects only the Paje trace), so
-the graph holds the point-to-point traffic; collective calls are counted and reported.  Element counts
-become bytes through a table of SMPI's datatype numbers measured once by the ``dtypes`` helper
-(:func:`datatype_sizes`), not hard-coded.
+limit: a collective is recorded as one call per rank, without its communicator, and the messages of
+SMPI's collective algorithms are not recorded (``tracing/smpi/internals`` affects only the Paje
+trace).  So every collective call becomes the messages of the algorithm SMPI runs for it
+(:mod:`libtopomap.smpi.collectives`, which says which algorithm per collective and why), taken over
+``MPI_COMM_WORLD``.  Element counts become bytes through a table of SMPI's datatype numbers measured
+once by the ``dtypes`` helper (:func:`datatype_sizes`), not hard-coded.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import numpy as np
 
 from ..errors import ArgumentError, FormatError
+from .collectives import COLLECTIVE_CALLS, collective_sends
 
 __all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "rank_files", "TraceSummary", "INT_MAX"]
 
@@ -26,8 +28,6 @@ __all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "rank_files", "
 INT_MAX = 2**31 - 1
 
 _P2P_SEND = {"send", "isend", "ssend", "issend", "bsend", "ibsend", "rsend", "irsend"}
-_COLLECTIVES = {"barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv", "alltoallw", "gather", "gatherv",
-                "scatter", "scatterv", "allgather", "allgatherv", "reducescatter", "reduce_scatter", "scan", "exscan"}
 
 
 def write_edge_list(graph, path, *, scale=1.0):
@@ -95,9 +95,11 @@ def read_edge_list(path, n=None):
 
 
 class TraceSummary(dict):
-    """What a trace held besides the graph: ``messages`` (point-to-point sends), ``bytes``,
-    ``collectives`` (call -> count over all ranks, not in the graph) and ``unknown_datatypes``
-    (datatype numbers not in the table, counted as 1 byte per element)."""
+    """What a trace held besides the graph: ``messages`` (point-to-point sends), ``bytes`` (theirs),
+    ``collectives`` (call -> count over all ranks), ``collective_bytes`` (the bytes of their
+    algorithms' messages, in the graph), ``not_expanded`` (call -> count of the calls not in the
+    graph: on a communicator smaller than the world, or an algorithm not modelled) and
+    ``unknown_datatypes`` (datatype numbers not in the table, counted as 1 byte per element)."""
 
 
 def rank_files(index):
@@ -113,7 +115,7 @@ def rank_files(index):
     return out
 
 
-def read_ti_trace(index, nprocs, dtype_sizes=None):
+def read_ti_trace(index, nprocs, dtype_sizes=None, *, collectives=True, algorithms=None):
     """SMPI's time-independent trace -> (CommGraph of bytes sent per rank pair, :class:`TraceSummary`).
 
     Parameters
@@ -123,6 +125,12 @@ def read_ti_trace(index, nprocs, dtype_sizes=None):
     nprocs : int
     dtype_sizes : dict, optional
         SMPI datatype number -> bytes (:func:`libtopomap.smpi.datatype_sizes`); default: counts are bytes.
+    collectives : bool
+        Add the messages of every collective call (:func:`libtopomap.smpi.collectives.collective_sends`);
+        False: the point-to-point messages only, the collective calls counted.
+    algorithms : dict, optional
+        ``{collective: algorithm}`` the run named
+        (:func:`libtopomap.smpi.collectives.algorithms_of`); default SMPI's default selector.
 
     Returns
     -------
@@ -137,17 +145,19 @@ def read_ti_trace(index, nprocs, dtype_sizes=None):
 
     sizes = dtype_sizes or {}
     acc = {}
-    summary = TraceSummary(messages=0, bytes=0, collectives={}, unknown_datatypes=[])
+    calls = {}  # (rank, call, fields) -> [times, path, line]: each distinct call expanded once
+    summary = TraceSummary(messages=0, bytes=0, collectives={}, collective_bytes=0, not_expanded={},
+                           unknown_datatypes=[])
     unknown = set()
 
-    def nbytes(count, dtype):
+    def size_of(dtype):
         if dtype is None:
-            return count
+            return 1
         if dtype in sizes:
-            return count * sizes[dtype]
+            return sizes[dtype]
         if sizes:
             unknown.add(dtype)
-        return count
+        return 1
 
     for path in rank_files(index):
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -159,14 +169,21 @@ def read_ti_trace(index, nprocs, dtype_sizes=None):
                     me, action = int(p[0]), p[1]
                     if action in _P2P_SEND:
                         peer, count = int(p[2]), int(p[4])
-                        b = nbytes(count, int(p[5]) if len(p) > 5 else None)
+                        b = count * size_of(int(p[5]) if len(p) > 5 else None)
                     elif action == "sendRecv":
                         count, peer = int(p[2]), int(p[3])
-                        b = nbytes(count, int(p[6]) if len(p) > 6 else None)
+                        b = count * size_of(int(p[6]) if len(p) > 6 else None)
                     else:
                         name = action.lower()
-                        if name in _COLLECTIVES or (name[:1] == "i" and name[1:] in _COLLECTIVES):
+                        if name in COLLECTIVE_CALLS:
                             summary["collectives"][action] = summary["collectives"].get(action, 0) + 1
+                            if collectives:
+                                key = (me, name, tuple(p[2:]))
+                                got = calls.get(key)
+                                if got is None:
+                                    calls[key] = [1, path, lineno]
+                                else:
+                                    got[0] += 1
                         continue
                 except (ValueError, IndexError):
                     raise FormatError(f"not an SMPI time-independent trace line: {line.strip()[:60]!r}",
@@ -176,11 +193,34 @@ def read_ti_trace(index, nprocs, dtype_sizes=None):
                 acc[me, peer] = acc.get((me, peer), 0) + b
                 summary["messages"] += 1
                 summary["bytes"] += b
+    src, dst, w = [], [], []
+    for (me, name, fields), (times, path, lineno) in calls.items():
+        if not 0 <= me < nprocs:
+            raise FormatError(f"rank {me} outside 0..{nprocs - 1}", path=path, line=lineno)
+        try:
+            sends = collective_sends(name, fields, me, nprocs, size_of, algorithms)
+        except (ValueError, IndexError):
+            raise FormatError(f"not an SMPI time-independent trace line: {' '.join((str(me), name) + fields)[:60]!r}",
+                              path=path, line=lineno) from None
+        if sends is None:
+            summary["not_expanded"][name] = summary["not_expanded"].get(name, 0) + times
+            continue
+        peers, nbytes = sends
+        if any(not 0 <= d < nprocs for d in peers):
+            raise FormatError(f"a root outside 0..{nprocs - 1} in a {name} of rank {me}", path=path, line=lineno)
+        src += [me] * len(peers)
+        dst += peers
+        w += [b * times for b in nbytes]
+    summary["collective_bytes"] = int(sum(w))
     summary["unknown_datatypes"] = sorted(unknown)
     if acc:
         keys = np.array(list(acc.keys()), dtype=np.int64)
-        g = CommGraph(nprocs, keys[:, 0], keys[:, 1], np.array(list(acc.values()), dtype=np.float64))
+        src += keys[:, 0].tolist()
+        dst += keys[:, 1].tolist()
+        w += list(acc.values())
+    if w:
+        g = CommGraph(nprocs, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                      np.array(w, dtype=np.float64))
     else:
         g = CommGraph(nprocs, [], [])
     return g, summary
-
