@@ -129,7 +129,9 @@ def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
 
     res = run(bins["halo"], HALO_2D, topology=topo, nprocs=16, allocation=_scrambled(tmp_path, 16),
               proxies_dir=os.path.dirname(bins["halo"]))
-    assert res.after.time == pytest.approx(TORUS_OPT, rel=1e-12)
+    # the traced graph holds the Allreduce's messages too (binomial tree from rank 0), so the mapping may beat
+    # the halo's own optimum (it does: 6.285016e-05 s, SimGrid 3.32)
+    assert res.after.time <= TORUS_OPT * (1 + 1e-12)
     assert res.speedup > 3
 
 
@@ -150,10 +152,15 @@ def test_replay_trace_equals_edge_list(bins, platforms, tmp_path):
     index.parent.mkdir()
     sim = run_once(bins["replay"], [str(edges), "2"], platform=info.path, hostfile=str(hf), nprocs=12, trace=str(index))
     assert sim.result["edges"] == n_written and sim.result["iters"] == 2
-    traced, summary = read_ti_trace(str(index), 12, datatype_sizes(os.path.dirname(bins["replay"])))
+    sizes = datatype_sizes(os.path.dirname(bins["replay"]))
+    traced, summary = read_ti_trace(str(index), 12, sizes, collectives=False)
     keep = g.src != g.dst
     expected = ltm.CommGraph(12, g.src[keep], g.dst[keep], 2 * g.weights[keep])
     assert (traced.to_scipy() != expected.to_scipy()).nnz == 0
+    # with its collectives: the replay's timing, one double reduced to rank 0 (linear)
+    traced, _ = read_ti_trace(str(index), 12, sizes)
+    timing = ltm.CommGraph(12, np.arange(1, 12), np.zeros(11, np.int64), np.full(11, 8.0))
+    assert (traced.to_scipy() != (expected.to_scipy() + timing.to_scipy())).nnz == 0
     assert summary["messages"] == 2 * n_written and not summary["unknown_datatypes"]
 
 

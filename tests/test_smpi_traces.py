@@ -16,7 +16,7 @@ import pytest
 
 from libtopomap.errors import ArgumentError, FormatError
 from libtopomap.smpi.collectives import algorithms_of
-from libtopomap.smpi.traces import read_ti_trace
+from libtopomap.smpi.traces import read_paje_messages, read_ti_trace
 
 _SMPI = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
                            reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
@@ -182,19 +182,6 @@ def _smpirun(env, exe, args, n, extra, tmp_path, *, paje=False):
     return str(out / ("paje.trace" if paje else "ti.txt"))
 
 
-def _paje_messages(path):
-    """{(src, dst): bytes} of every message SMPI sent (its Paje links: key SRC_DST_TAG_N, 1-based ranks)."""
-    out = collections.Counter()
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) > 7 and p[0] == "15":
-                a, b = (int(x) - 1 for x in p[6].split("_")[:2])
-                if a != b and int(p[7]) > 0:
-                    out[a, b] += int(p[7])
-    return dict(out)
-
-
 @_SMPI
 @pytest.mark.parametrize("n,extra", [
     (8, []), (5, []),
@@ -206,8 +193,8 @@ def test_traced_graph_is_what_smpi_sent(smpi_env, tmp_path, n, extra):
     g, summary = read_ti_trace(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path), n, smpi_env["sizes"],
                                algorithms=algorithms_of(extra))
     assert not summary["not_expanded"] and not summary["unknown_datatypes"]
-    assert _pairs(g) == {k: float(v) for k, v in _paje_messages(
-        _smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True)).items()}
+    sent = read_paje_messages(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n)
+    assert _pairs(g) == _pairs(sent)
 
 
 @_SMPI
@@ -230,3 +217,22 @@ def test_colls_proxy_graph_by_hand(smpi_env, tmp_path):
                 expected[s, d] += 3 * 1024  # alltoall of 1 KiB blocks on 8 ranks: linear
     assert _pairs(g) == {k: float(v) for k, v in expected.items()}
     assert summary["messages"] == 0 and summary["collectives"]["alltoall"] == 24
+
+
+@_SMPI
+def test_paje_messages_of_sub_communicators(smpi_env, tmp_path):
+    # fft on 4 ranks (2 x 2 grid, 16^3 points, 1 iteration): Alltoall of 16^3 / 4 / 2 * 16 = 8 KiB blocks in each row
+    # {0, 1}, {2, 3} and column {0, 2}, {1, 3}; the Paje trace has them and nothing between 0 and 3 or 1 and 2, where
+    # the time-independent trace (no communicator) has the two Alltoalls over all ranks
+    exe = smpi_env["dir"] / "bin"
+    from libtopomap.smpi import build
+
+    fft = build(["fft"], outdir=str(exe))["fft"]
+    sent = _pairs(read_paje_messages(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path, paje=True), 4))
+    # plus MPI_Comm_split's and the timing's messages (a few bytes each)
+    assert {k for k, v in sent.items() if v >= 8192} == {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
+    assert all(v < 8192 + 64 for v in sent.values())
+    g, _ = read_ti_trace(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4, smpi_env["sizes"])
+    assert _pairs(g)[0, 3] == 2 * 8192.0
+    with pytest.raises(FormatError, match="no PajeStartLink event definition"):
+        read_paje_messages(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4)

@@ -22,7 +22,8 @@ import numpy as np
 from ..errors import ArgumentError, FormatError
 from .collectives import COLLECTIVE_CALLS, collective_sends
 
-__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "rank_files", "TraceSummary", "INT_MAX"]
+__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_messages", "rank_files", "TraceSummary",
+           "INT_MAX"]
 
 #: The largest message (bytes) the ``replay`` proxy sends as one edge (an MPI ``int`` count).
 INT_MAX = 2**31 - 1
@@ -224,3 +225,59 @@ def read_ti_trace(index, nprocs, dtype_sizes=None, *, collectives=True, algorith
     else:
         g = CommGraph(nprocs, [], [])
     return g, summary
+
+
+def read_paje_messages(path, nprocs):
+    """Every message SMPI sent, from its Paje trace -> CommGraph of bytes per rank pair.
+
+    The trace of ``smpirun -trace --cfg=tracing/smpi/internals:yes
+    --cfg=tracing/smpi/display-sizes:yes``: one ``PajeStartLink`` event per message, the messages of
+    the collective algorithms included, keyed ``SRC_DST_TAG_N`` with SMPI's process ids (rank + 1) and
+    its size in bytes.  Unlike the time-independent trace this needs no model of the collectives and
+    no communicator: it is what SMPI sent (``tests/test_smpi_traces.py`` checks the expansion of
+    :func:`read_ti_trace` against it); it is also larger (a line per message, not per call).
+
+    Raises
+    ------
+    FormatError
+        No ``PajeStartLink`` with ``Key`` and ``Size`` fields (not a Paje trace of SMPI with
+        ``display-sizes``), a key that is not ``SRC_DST_...``, or a rank outside ``0 .. nprocs - 1``.
+    """
+    from ..commgraph import CommGraph
+
+    acc = {}
+    link_id, fields, current = None, [], None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.startswith("%"):
+                p = line[1:].split()
+                if p and p[0] == "EventDef":
+                    current = p[1] if len(p) > 2 else None
+                    if current == "PajeStartLink":
+                        link_id, fields = p[2], []
+                elif p and p[0] == "EndEventDef":
+                    current = None
+                elif p and current == "PajeStartLink":
+                    fields.append(p[0])
+                continue
+            p = line.split()
+            if not p or p[0] != link_id:
+                continue
+            if "Key" not in fields or "Size" not in fields:
+                raise FormatError("PajeStartLink has no Key and Size fields (run with "
+                                  "--cfg=tracing/smpi/display-sizes:yes)", path=path, line=lineno)
+            try:
+                key, size = p[1 + fields.index("Key")], int(p[1 + fields.index("Size")])
+                src, dst = (int(x) - 1 for x in key.split("_")[:2])
+            except (ValueError, IndexError):
+                raise FormatError(f"not an SMPI message link: {line.strip()[:60]!r}", path=path, line=lineno) from None
+            if not (0 <= src < nprocs and 0 <= dst < nprocs):
+                raise FormatError(f"rank {src} -> {dst} outside 0..{nprocs - 1}", path=path, line=lineno)
+            if src != dst and size > 0:
+                acc[src, dst] = acc.get((src, dst), 0) + size
+    if link_id is None:
+        raise FormatError("no PajeStartLink event definition: not a Paje trace of SMPI", path=path)
+    if not acc:
+        return CommGraph(nprocs, [], [])
+    keys = np.array(list(acc.keys()), dtype=np.int64)
+    return CommGraph(nprocs, keys[:, 0], keys[:, 1], np.array(list(acc.values()), dtype=np.float64))
