@@ -8,8 +8,9 @@ For each topology (64 hosts) and a scrambled allocation, ``libtopomap.smpi.run``
 * ``traced``: the trace with every collective expanded into SMPI's algorithm
   (:mod:`libtopomap.smpi.collectives`), taken over ``MPI_COMM_WORLD`` since the trace names no
   communicator: the row and column Alltoalls become one 64-rank Alltoall;
-* ``Paje messages``: every message SMPI sent in the launcher-order run, from its Paje trace with
-  ``tracing/smpi/internals`` (:func:`libtopomap.smpi.read_paje_messages`), given with ``graph=``;
+* ``Paje messages``: the messages SMPI's collectives sent in the launcher-order run, from its Paje trace
+  with ``tracing/smpi/internals`` (:func:`libtopomap.smpi.read_paje_collectives`; the fft sends no
+  point-to-point message), given with ``graph=``;
 * ``true graph``: the graph of the row and column Alltoalls given with ``graph=`` (what a
   communicator-aware trace would give).
 
@@ -30,7 +31,7 @@ import numpy as np
 import libtopomap as ltm
 from libtopomap.smpi import build, run
 from libtopomap.smpi.runner import SMPI_CONFIG
-from libtopomap.smpi.traces import read_paje_messages, read_ti_trace
+from libtopomap.smpi.traces import read_paje_collectives, read_ti_trace
 
 
 def fft_graph(p, n, iters):
@@ -76,7 +77,7 @@ def main():
                 f.write("".join(f"{h}\n" for h in hosts))
             true = fft_graph(p, a.n, a.iters)
             for label, kw in (("traced", {}), ("Paje messages", None), ("true graph", {"graph": true})):
-                if kw is None:  # the launcher-order run again, with SMPI's Paje trace of every message
+                if kw is None:  # the launcher-order run again, with SMPI's Paje trace of its messages
                     wd = os.path.join(d, "traced")
                     t0 = time.perf_counter()
                     subprocess.run(["smpirun", "-trace", f"--cfg=tracing/filename:{d}/paje.trace",
@@ -86,7 +87,7 @@ def main():
                                     "--cfg=smpi/simulate-computation:0", bins["fft"], str(a.n), str(a.iters)],
                                    check=True, capture_output=True)
                     paje_s = time.perf_counter() - t0
-                    kw = {"graph": read_paje_messages(f"{d}/paje.trace", p)}
+                    kw = {"graph": read_paje_collectives(f"{d}/paje.trace", p)}
                 t0 = time.perf_counter()
                 res = run(bins["fft"], [str(a.n), str(a.iters)], topology=topo, nprocs=p, allocation=alloc,
                           ranks_per_host=1, workdir=os.path.join(d, label.replace(" ", "_")), **kw)

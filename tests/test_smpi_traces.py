@@ -2,9 +2,9 @@
 (:func:`libtopomap.smpi.read_ti_trace`, :mod:`libtopomap.smpi.collectives`).
 
 A hand-written trace is parsed to the graph its lines give by hand (no SMPI needed).  With SMPI:
-the traced graph of a program calling every collective equals, pair by pair and byte for byte, the
-messages SMPI itself sent for them (its Paje trace with ``tracing/smpi/internals``), under the
-default selector and under named algorithms; and the ``colls`` proxy's trace equals the graph
+the traced graph of a program calling every collective equals, pair by pair and byte for byte, its
+point-to-point message plus the messages SMPI itself sent for the collectives (its Paje trace with
+``tracing/smpi/internals``), under the default selector and under named algorithms; and the ``colls`` proxy's trace equals the graph
 written out by hand.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from libtopomap.errors import ArgumentError, FormatError
 from libtopomap.smpi.collectives import algorithms_of
-from libtopomap.smpi.traces import read_paje_messages, read_ti_trace
+from libtopomap.smpi.traces import read_paje_collectives, read_ti_trace
 
 _SMPI = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
                            reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
@@ -193,8 +193,13 @@ def test_traced_graph_is_what_smpi_sent(smpi_env, tmp_path, n, extra):
     g, summary = read_ti_trace(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path), n, smpi_env["sizes"],
                                algorithms=algorithms_of(extra))
     assert not summary["not_expanded"] and not summary["unknown_datatypes"]
-    sent = read_paje_messages(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n)
-    assert _pairs(g) == _pairs(sent)
+    index = _smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path)
+    p2p, _ = read_ti_trace(index, n, smpi_env["sizes"], collectives=False)
+    assert _pairs(p2p) == {(0, n - 1): 36.0}  # the one MPI_Send of 9 ints
+    sent = collections.Counter(_pairs(read_paje_collectives(
+        _smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n)))
+    sent[0, n - 1] += 36
+    assert _pairs(g) == dict(sent)
 
 
 @_SMPI
@@ -220,7 +225,7 @@ def test_colls_proxy_graph_by_hand(smpi_env, tmp_path):
 
 
 @_SMPI
-def test_paje_messages_of_sub_communicators(smpi_env, tmp_path):
+def test_paje_collectives_of_sub_communicators(smpi_env, tmp_path):
     # fft on 4 ranks (2 x 2 grid, 16^3 points, 1 iteration): Alltoall of 16^3 / 4 / 2 * 16 = 8 KiB blocks in each row
     # {0, 1}, {2, 3} and column {0, 2}, {1, 3}; the Paje trace has them and nothing between 0 and 3 or 1 and 2, where
     # the time-independent trace (no communicator) has the two Alltoalls over all ranks
@@ -228,11 +233,11 @@ def test_paje_messages_of_sub_communicators(smpi_env, tmp_path):
     from libtopomap.smpi import build
 
     fft = build(["fft"], outdir=str(exe))["fft"]
-    sent = _pairs(read_paje_messages(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path, paje=True), 4))
-    # plus MPI_Comm_split's and the timing's messages (a few bytes each)
+    sent = _pairs(read_paje_collectives(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path, paje=True), 4))
+    # plus MPI_Comm_split's and the timing's messages (internal tags too, a few bytes each)
     assert {k for k, v in sent.items() if v >= 8192} == {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
     assert all(v < 8192 + 64 for v in sent.values())
     g, _ = read_ti_trace(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4, smpi_env["sizes"])
     assert _pairs(g)[0, 3] == 2 * 8192.0
     with pytest.raises(FormatError, match="no PajeStartLink event definition"):
-        read_paje_messages(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4)
+        read_paje_collectives(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4)

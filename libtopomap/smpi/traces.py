@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ArgumentError, FormatError
 from .collectives import COLLECTIVE_CALLS, collective_sends
 
-__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_messages", "rank_files", "TraceSummary",
+__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_collectives", "rank_files", "TraceSummary",
            "INT_MAX"]
 
 #: The largest message (bytes) the ``replay`` proxy sends as one edge (an MPI ``int`` count).
@@ -227,21 +227,25 @@ def read_ti_trace(index, nprocs, dtype_sizes=None, *, collectives=True, algorith
     return g, summary
 
 
-def read_paje_messages(path, nprocs):
-    """Every message SMPI sent, from its Paje trace -> CommGraph of bytes per rank pair.
+def read_paje_collectives(path, nprocs):
+    """The messages SMPI's collective algorithms sent, from its Paje trace -> CommGraph of bytes per rank pair.
 
     The trace of ``smpirun -trace --cfg=tracing/smpi/internals:yes
-    --cfg=tracing/smpi/display-sizes:yes``: one ``PajeStartLink`` event per message, the messages of
-    the collective algorithms included, keyed ``SRC_DST_TAG_N`` with SMPI's process ids (rank + 1) and
-    its size in bytes.  Unlike the time-independent trace this needs no model of the collectives and
-    no communicator: it is what SMPI sent (``tests/test_smpi_traces.py`` checks the expansion of
-    :func:`read_ti_trace` against it); it is also larger (a line per message, not per call).
+    --cfg=tracing/smpi/display-sizes:yes``: one ``PajeStartLink`` event per message, keyed
+    ``SRC_DST_TAG_N`` with SMPI's process ids (rank + 1), with its size in bytes.  The collectives'
+    messages carry SMPI's internal tags (negative, ``COLL_TAG_*``); they are kept.  The program's own
+    messages (tags >= 0) are left out: with ``internals`` SimGrid 3.32 logs a non-blocking send twice,
+    at the MPI call (``smpi_pmpi_request.cpp``) and when its request starts (``smpi_request.cpp``), and
+    :func:`read_ti_trace` has them exactly (``collectives=False``).  Unlike the time-independent trace,
+    this needs no model of the collectives and names no communicator: the messages of collectives on
+    sub-communicators are where they were sent (``tests/test_smpi_traces.py`` checks
+    :func:`read_ti_trace`'s expansion against it).  It is larger: a line per message, not per call.
 
     Raises
     ------
     FormatError
         No ``PajeStartLink`` with ``Key`` and ``Size`` fields (not a Paje trace of SMPI with
-        ``display-sizes``), a key that is not ``SRC_DST_...``, or a rank outside ``0 .. nprocs - 1``.
+        ``display-sizes``), a key that is not ``SRC_DST_TAG_N``, or a rank outside ``0 .. nprocs - 1``.
     """
     from ..commgraph import CommGraph
 
@@ -268,12 +272,13 @@ def read_paje_messages(path, nprocs):
                                   "--cfg=tracing/smpi/display-sizes:yes)", path=path, line=lineno)
             try:
                 key, size = p[1 + fields.index("Key")], int(p[1 + fields.index("Size")])
-                src, dst = (int(x) - 1 for x in key.split("_")[:2])
+                src, dst, tag = (int(x) for x in key.split("_")[:3])
+                src, dst = src - 1, dst - 1
             except (ValueError, IndexError):
                 raise FormatError(f"not an SMPI message link: {line.strip()[:60]!r}", path=path, line=lineno) from None
             if not (0 <= src < nprocs and 0 <= dst < nprocs):
                 raise FormatError(f"rank {src} -> {dst} outside 0..{nprocs - 1}", path=path, line=lineno)
-            if src != dst and size > 0:
+            if tag < 0 and src != dst and size > 0:
                 acc[src, dst] = acc.get((src, dst), 0) + size
     if link_id is None:
         raise FormatError("no PajeStartLink event definition: not a Paje trace of SMPI", path=path)
