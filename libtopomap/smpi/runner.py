@@ -136,7 +136,8 @@ class SmpiRunResult:
             f"hop-bytes {mb['hop_bytes']:.6g} -> {ma['hop_bytes']:.6g}, "
             f"avg dilation {mb['avg_dilation']:.4g} -> {ma['avg_dilation']:.4g}",
             f"graph (from SMPI's trace): {self.graph['processes']} processes, {self.graph['edges']} edges, "
-            f"{self.graph['bytes']:.6g} bytes in {self.graph['messages']} messages",
+            f"{self.graph['bytes']:.6g} bytes: {self.graph['messages']} point-to-point messages, "
+            f"{self.graph.get('collective_bytes', 0):.6g} bytes of collectives",
             "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
         ])
 
