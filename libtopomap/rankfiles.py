@@ -19,7 +19,13 @@ allocation) to text, one per row of :data:`EMITTERS`:
     position among the ranks of its host (core ``S``).
 ``slurm-hostfile``
     ``SLURM_HOSTFILE`` for ``srun --distribution=arbitrary``: line ``r`` is the host of rank ``r``.
-    MPICH's Hydra (``mpiexec -f FILE``) and SimGrid's ``smpirun -hostfile FILE`` read it the same way.
+    MPICH's Hydra (``mpiexec -f FILE``) and SimGrid's ``smpirun -hostfile FILE`` read it the same way,
+    but Hydra makes one node (shared-memory domain) of every run of equal consecutive lines.
+``hydra-config``
+    MPICH Hydra's configuration file (``mpiexec -configfile FILE -n N ./app``, or
+    ``HYDRA_CONFIG_FILE=FILE``): one line ``-hosts H0,H1,... -rankmap (vector,...)``, the allocation's
+    hosts and the index of every rank's host; Hydra starts one proxy per host, so a host's ranks share
+    its memory wherever they sit in rank order.
 
 ``tests/test_launchers.py`` launches with these files (Open MPI 5, Hydra, smpirun) and checks where
 every rank runs; docs/tour.rst lists the versions and command lines.
@@ -34,9 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ArgumentError, FormatError, MappingError
+from .vocabulary import REGISTRY, check_choice
 
 __all__ = ["Allocation", "read_allocation", "allocation_topology", "launch_placement", "emit",
-           "emit_mpich_rank_order", "emit_openmpi_rankfile", "emit_slurm_hostfile", "EMITTERS"]
+           "emit_mpich_rank_order", "emit_openmpi_rankfile", "emit_slurm_hostfile", "emit_hydra_config", "EMITTERS",
+           "HYDRA_LINE_MAX"]
 
 _HOSTFILE_LINE = re.compile(r"^(?P<host>[^\s:=#]+)(?::(?P<colon>\d+)|\s+slots\s*=\s*(?P<slots>\d+))?"
                             r"(?:\s+max[-_]slots\s*=\s*\d+)?$")
@@ -287,13 +295,67 @@ def emit_slurm_hostfile(placement, allocation):
     return "".join(f"{h}\n" for h in placement)
 
 
-#: format name -> (emitter, description)
-EMITTERS = {
-    "mpich-rank-order": (emit_mpich_rank_order, "MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3)"),
-    "openmpi-rankfile": (emit_openmpi_rankfile, "Open MPI 5 rankfile (mpirun --map-by rankfile:file=FILE)"),
-    "slurm-hostfile": (emit_slurm_hostfile, ("one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
-                                             "MPICH Hydra's mpiexec -f, smpirun -hostfile")),
-}
+#: The longest line Hydra reads from a configuration file: ``fgets`` into ``HYD_TMP_STRLEN`` (16 KiB)
+#: bytes, the newline and the terminating NUL included (MPICH 5.0.2, ``src/pm/hydra/lib/utils/args.c``).
+HYDRA_LINE_MAX = 16 * 1024 - 2
+
+
+def _rankmap_blocks(ids):
+    """Hydra's rankmap blocks for node ids ``ids``: runs of equal ids, and runs of consecutive ids with
+    equal run lengths merged, written ``X`` (one rank on node X) or ``(X,Y,Z)`` (Y nodes from X, Z
+    ranks each), the block syntax of ``MPL_rankmap_str_to_array``."""
+    runs = []  # [node, nodes, ranks each]
+    i = 0
+    while i < len(ids):
+        j = i
+        while j < len(ids) and ids[j] == ids[i]:
+            j += 1
+        last = runs[-1] if runs else None
+        if last and last[2] == j - i and last[0] + last[1] == ids[i]:
+            last[1] += 1
+        else:
+            runs.append([ids[i], 1, j - i])
+        i = j
+    return ",".join(str(x) if (y, z) == (1, 1) else f"({x},{y},{z})" for x, y, z in runs)
+
+
+def emit_hydra_config(placement, allocation):
+    """MPICH Hydra configuration file: ``-hosts H0,H1,... -rankmap (vector,...)`` on one line.
+
+    ``mpiexec -configfile FILE -n N ./app`` (or ``HYDRA_CONFIG_FILE=FILE mpiexec -n N ./app``) starts
+    rank ``r`` on host ``H_k`` where the rankmap's ``r``-th node id is ``k``, one proxy per host: MPICH
+    takes a proxy for a node, so a host's ranks share memory (``MPI_COMM_TYPE_SHARED``) wherever they
+    sit in rank order, unlike ``mpiexec -f`` with the ``slurm-hostfile`` list.  Hosts are the
+    allocation's, in launch order (unused ones included: they get no rank).  Runs of one host, and
+    runs of consecutive hosts with equal run lengths, are written in Hydra's block syntax
+    ``(first node, nodes, ranks each)``; the line must fit Hydra's line buffer (:data:`HYDRA_LINE_MAX`).
+
+    Raises
+    ------
+    MappingError
+        A line longer than :data:`HYDRA_LINE_MAX` (use ``slurm-hostfile`` with ``mpiexec -f``), or
+        the checks of :func:`emit`.
+
+    Examples
+    --------
+    >>> print(emit_hydra_config(["a", "a", "b", "b", "a"], Allocation(("a", "b"), (3, 2))), end="")
+    -hosts a,b -rankmap (vector,(0,2,2),0)
+    """
+    _by_host(placement, allocation)
+    index = {h: i for i, h in enumerate(allocation.hosts)}
+    line = (f"-hosts {','.join(allocation.hosts)} "
+            f"-rankmap (vector,{_rankmap_blocks([index[h] for h in placement])})")
+    if len(line) > HYDRA_LINE_MAX:
+        raise MappingError(f"the Hydra configuration line has {len(line)} characters; Hydra reads at most "
+                           f"{HYDRA_LINE_MAX}: emit slurm-hostfile for mpiexec -f instead")
+    return line + "\n"
+
+
+_EMITTER_FUNCTIONS = {"mpich-rank-order": emit_mpich_rank_order, "openmpi-rankfile": emit_openmpi_rankfile,
+                      "slurm-hostfile": emit_slurm_hostfile, "hydra-config": emit_hydra_config}
+#: format name -> (emitter, description); names and descriptions from
+#: :data:`libtopomap.vocabulary.REGISTRY` ``["launcher-format"]``.
+EMITTERS = {name: (_EMITTER_FUNCTIONS[name], what) for name, what in REGISTRY["launcher-format"].items()}
 
 
 def emit(format, placement, allocation):
@@ -308,12 +370,11 @@ def emit(format, placement, allocation):
 
     Raises
     ------
-    ArgumentError
-        An unknown format.
+    ChoiceError
+        An unknown format (also an :class:`~libtopomap.errors.ArgumentError`).
     MappingError
         A rank on a host outside the allocation, more ranks on a host than its slots, or a
         placement the format cannot express.
     """
-    if format not in EMITTERS:
-        raise ArgumentError(f"unknown launcher format {format!r}; known: {', '.join(EMITTERS)}")
+    check_choice("launcher-format", format)
     return EMITTERS[format][0](list(placement), allocation)

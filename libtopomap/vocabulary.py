@@ -15,7 +15,7 @@ from .errors import ChoiceError
 __all__ = ["REGISTRY", "check_choice", "describe", "HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES",
            "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES", "OPTIMIZERS",
            "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING", "MULTIPATH_ROUTINGS",
-           "SOURCES"]
+           "SOURCES", "LAUNCHER_FORMATS"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("scotchpy") is not None
@@ -96,6 +96,14 @@ REGISTRY = {
         "explicit": "explicit routes along the table routing",
         "minimal": "explicit routes along the dragonfly's minimal routes",
     },
+    "launcher-format": {  # files of ``map --emit`` (:mod:`libtopomap.rankfiles`)
+        "mpich-rank-order": "MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3)",
+        "openmpi-rankfile": "Open MPI 5 rankfile (mpirun --map-by rankfile:file=FILE)",
+        "slurm-hostfile": ("one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, smpirun -hostfile "
+                           "FILE, MPICH Hydra's mpiexec -f FILE (one node per run of equal lines)"),
+        "hydra-config": ("MPICH Hydra's -hosts and -rankmap in a configuration file (mpiexec -configfile FILE): "
+                         "one node per host"),
+    },
     "fabric-format": {  # read by :mod:`libtopomap.adapters`
         "ibnetdiscover": "ibnetdiscover's topology dump",
         "ibnetdiscover-ports": "ibnetdiscover -p (one port per line)",
@@ -108,7 +116,7 @@ REGISTRY = {
 _WHAT = {"strategy": "strategy", "refinement": "refinement", "objective": "objective", "routing": "routing model",
          "collective": "collective", "collective-order": "optimizer", "collective-objective": "objective",
          "bcast-algorithm": "broadcast algorithm", "allocation": "allocation", "simgrid-routing": "routing",
-         "fabric-format": "format"}
+         "launcher-format": "launcher format", "fabric-format": "format"}
 
 #: Mapping strategies every topology accepts (``"scotch"`` where scotchpy is installed); ``all`` races them.
 STRATEGIES = tuple(s for s in REGISTRY["strategy"] if s != "diagonal-shift" and (s != "scotch" or HAVE_SCOTCH))
@@ -133,6 +141,7 @@ MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 #: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).
 SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 FABRIC_FORMATS = tuple(REGISTRY["fabric-format"])
+LAUNCHER_FORMATS = tuple(REGISTRY["launcher-format"])
 
 
 def check_choice(kind, value, *, choices=None):

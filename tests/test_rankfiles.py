@@ -54,6 +54,23 @@ def parse_slurm_hostfile(text):
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def parse_hydra_config(text):
+    """Host of each rank of a Hydra configuration line '-hosts H0,H1,... -rankmap (vector,BLOCKS)', BLOCKS
+    read as MPL_rankmap_str_to_array does: 'X' (one rank on node X) or '(X,Y,Z)' (Y nodes from X, Z each)."""
+    lines = [x for x in text.splitlines() if x.strip() and not x.lstrip().startswith("#")]
+    assert len(lines) == 1, "Hydra takes a new line of a configuration file for a new executable"
+    m = re.fullmatch(r"-hosts (\S+) -rankmap \(vector,(\S+)\)", lines[0].strip())
+    assert m, lines[0]
+    hosts = m.group(1).split(",")
+    ids = []
+    for block in re.findall(r"\(\d+,\d+,\d+\)|\d+", m.group(2)):
+        x, y, z = (int(v) for v in block.strip("()").split(",")) if block.startswith("(") else (int(block), 1, 1)
+        for node in range(x, x + y):
+            ids += [node] * z
+    assert re.sub(r"\(\d+,\d+,\d+\)|\d+", "", m.group(2)).strip(",") == "", m.group(2)
+    return [hosts[i] for i in ids]
+
+
 def _check_roundtrip(placement, allocation, fill_in_order):
     rf = parse_openmpi_rankfile(emit("openmpi-rankfile", placement, allocation))
     assert [rf[r][0] for r in range(len(placement))] == placement
@@ -61,6 +78,7 @@ def _check_roundtrip(placement, allocation, fill_in_order):
         used = sorted(slot for host, slot in rf.values() if host == h)
         assert used == list(range(len(used))) and len(used) <= s
     assert parse_slurm_hostfile(emit("slurm-hostfile", placement, allocation)) == placement
+    assert parse_hydra_config(emit("hydra-config", placement, allocation)) == placement
     if fill_in_order:
         assert parse_mpich_rank_order(emit("mpich-rank-order", placement, allocation), allocation) == placement
 
@@ -108,7 +126,20 @@ def test_emitter_errors():
         emit("lsf", ["a"], alloc)
     with pytest.raises(ArgumentError, match="appears twice"):
         Allocation(("a", "a"), (1, 1))
-    assert set(EMITTERS) == {"mpich-rank-order", "openmpi-rankfile", "slurm-hostfile"}
+    assert set(EMITTERS) == {"mpich-rank-order", "openmpi-rankfile", "slurm-hostfile", "hydra-config"}
+
+
+def test_hydra_config_blocks_and_line_limit():
+    alloc = Allocation(("a", "b", "c", "d"), (4, 4, 4, 4))
+    # runs of one host -> (X,1,Z); consecutive hosts with equal runs merge into (X,Y,Z); single ranks -> X
+    placement = ["a", "a", "b", "b", "c", "c", "d", "a", "c", "b"]
+    assert emit("hydra-config", placement, alloc) == "-hosts a,b,c,d -rankmap (vector,(0,3,2),3,0,2,1)\n"
+    assert parse_hydra_config(emit("hydra-config", placement, alloc)) == placement
+    from libtopomap.rankfiles import HYDRA_LINE_MAX
+
+    many = Allocation(tuple(f"node{i:05d}" for i in range(2000)), (1,) * 2000)
+    with pytest.raises(MappingError, match=f"Hydra reads at most {HYDRA_LINE_MAX}: emit slurm-hostfile"):
+        emit("hydra-config", list(many.hosts[::-1]), many)
 
 
 # ---------------------------------------------------------------- allocations
@@ -168,7 +199,7 @@ def test_map_emit_roundtrip(torus_file, tmp_path, capsys):
     assert set(placement) <= set(hosts)
     for fmt, parse in (("mpich-rank-order", lambda t: parse_mpich_rank_order(t, alloc)),
                        ("openmpi-rankfile", lambda t: [h for _, (h, _) in sorted(parse_openmpi_rankfile(t).items())]),
-                       ("slurm-hostfile", parse_slurm_hostfile)):
+                       ("slurm-hostfile", parse_slurm_hostfile), ("hydra-config", parse_hydra_config)):
         out = tmp_path / fmt
         assert main(base + ["--emit", fmt, "-o", str(out)]) == 0
         capsys.readouterr()

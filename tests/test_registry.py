@@ -42,6 +42,7 @@ CLI_CHOICES = [
     ("map", "--strategy", "strategy", {"all"}),
     ("map", "--refine", "refinement", set()),
     ("map", "--objective", "objective", set()),
+    ("map", "--emit", "launcher-format", {"mapping"}),
     ("collective", "--collective", "collective", set()),
     ("collective", "--allocation", "allocation", set()),
     ("collective", "--optimizer", "collective-order", set()),

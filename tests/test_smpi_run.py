@@ -102,7 +102,9 @@ def test_ring_optimum_and_derived_factor(bins, platforms, tmp_path):
               allocation=_scrambled(tmp_path, 16), proxies_dir=os.path.dirname(bins["halo"]))
     assert res.after.time == pytest.approx(RING_OPT, rel=1e-12)  # the mapping reaches the optimum exactly
     assert res.before.time > res.after.time and res.speedup > 1
-    assert res.metrics_after["avg_dilation"] == 1.0
+    # every halo message one hop; the traced graph also holds the 8-byte MPI_Reduce of the timing to rank 0
+    assert 1.0 < res.metrics_after["avg_dilation"] < 1.0001
+    assert res.graph["collectives"]["reduce"] == 16 and res.graph["collective_bytes"] == 15 * 8
 
 
 def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
@@ -127,7 +129,9 @@ def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
 
     res = run(bins["halo"], HALO_2D, topology=topo, nprocs=16, allocation=_scrambled(tmp_path, 16),
               proxies_dir=os.path.dirname(bins["halo"]))
-    assert res.after.time == pytest.approx(TORUS_OPT, rel=1e-12)
+    # the traced graph holds the Allreduce's messages too (binomial tree from rank 0), so the mapping may beat
+    # the halo's own optimum (it does: 6.285016e-05 s, SimGrid 3.32)
+    assert res.after.time <= TORUS_OPT * (1 + 1e-12)
     assert res.speedup > 3
 
 
@@ -148,10 +152,15 @@ def test_replay_trace_equals_edge_list(bins, platforms, tmp_path):
     index.parent.mkdir()
     sim = run_once(bins["replay"], [str(edges), "2"], platform=info.path, hostfile=str(hf), nprocs=12, trace=str(index))
     assert sim.result["edges"] == n_written and sim.result["iters"] == 2
-    traced, summary = read_ti_trace(str(index), 12, datatype_sizes(os.path.dirname(bins["replay"])))
+    sizes = datatype_sizes(os.path.dirname(bins["replay"]))
+    traced, summary = read_ti_trace(str(index), 12, sizes, collectives=False)
     keep = g.src != g.dst
     expected = ltm.CommGraph(12, g.src[keep], g.dst[keep], 2 * g.weights[keep])
     assert (traced.to_scipy() != expected.to_scipy()).nnz == 0
+    # with its collectives: the replay's timing, one double reduced to rank 0 (linear)
+    traced, _ = read_ti_trace(str(index), 12, sizes)
+    timing = ltm.CommGraph(12, np.arange(1, 12), np.zeros(11, np.int64), np.full(11, 8.0))
+    assert (traced.to_scipy() != (expected.to_scipy() + timing.to_scipy())).nnz == 0
     assert summary["messages"] == 2 * n_written and not summary["unknown_datatypes"]
 
 
@@ -195,8 +204,12 @@ def test_bad_inputs_one_line(bins, tmp_path, capsys, monkeypatch):
     subprocess.run(["smpicc", "-o", str(tmp_path / "fail"), str(src)], check=True, capture_output=True)
     err = _one_line_error(capsys, base + ["--", str(tmp_path / "fail")], 1)
     assert "exit status 3" in err and "rank 1 gives up" in err
-    err = _one_line_error(capsys, base + ["--", bins["fft"], "8", "1"], 1)  # collectives only: nothing traced
-    assert "--graph" in err
+    src = tmp_path / "quiet.c"  # a barrier only: no byte between ranks
+    src.write_text('#include <mpi.h>\nint main(int c, char **v) {\n'
+                   'MPI_Init(&c, &v); MPI_Barrier(MPI_COMM_WORLD); MPI_Finalize(); return 0; }\n')
+    subprocess.run(["smpicc", "-o", str(tmp_path / "quiet"), str(src)], check=True, capture_output=True)
+    err = _one_line_error(capsys, base + ["--", str(tmp_path / "quiet")], 1)
+    assert "sent no message between ranks (collective calls: barrier x4)" in err and "--graph" in err
     monkeypatch.setenv("SMPIRUN", str(tmp_path / "no-smpirun"))
     assert "install libsimgrid-dev" in _one_line_error(capsys, base + ["--", bins["halo"]], 1)
     monkeypatch.setenv("SMPICC", str(tmp_path / "no-smpicc"))

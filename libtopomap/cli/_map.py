@@ -141,10 +141,8 @@ def add_parser(sub):
                    help="slots of each allocation host a hostfile does not size (default "
                         "$SLURM_NTASKS_PER_NODE, else processes / hosts rounded up)")
     p.add_argument("--emit", choices=["mapping", *EMITTERS], default="mapping",
-                   help="format of --output: 'mapping' (process vertex-name lines, default), mpich-rank-order "
-                        "(MPICH_RANK_ORDER), openmpi-rankfile (mpirun --map-by rankfile:file=FILE) or "
-                        "slurm-hostfile (one host per rank: SLURM_HOSTFILE for srun --distribution=arbitrary, "
-                        "MPICH Hydra's mpiexec -f FILE, smpirun -hostfile FILE)")
+                   help="format of --output: 'mapping' (process vertex-name lines, default); "
+                        + describe("launcher-format"))
     return p
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import ArgumentError, MappingError
 from ..vocabulary import check_choice
 from .build import SmpiError, build, parse_result, require_tool, tail
+from .collectives import algorithms_of
 from .traces import rank_files, read_ti_trace
 
 __all__ = ["run", "run_once", "SmpiRunResult", "Simulation", "datatype_sizes", "SMPI_CONFIG"]
@@ -93,7 +94,8 @@ class SmpiRunResult:
         :func:`libtopomap.metrics.evaluate` of both placements under ``routing`` (max congestion,
         hop-bytes, dilation...).
     graph : dict
-        The traced graph: ``processes, edges, bytes, messages, collectives, unknown_datatypes``.
+        The traced graph: ``processes, edges, bytes, messages, collectives, collective_bytes,
+        not_expanded, unknown_datatypes`` (:class:`~libtopomap.smpi.TraceSummary`).
     phases : dict
         Wall seconds of ``platform``, ``run_before``, ``trace``, ``mapping``, ``run_after``, ``total``.
     placement_before, placement_after : list of str
@@ -134,7 +136,8 @@ class SmpiRunResult:
             f"hop-bytes {mb['hop_bytes']:.6g} -> {ma['hop_bytes']:.6g}, "
             f"avg dilation {mb['avg_dilation']:.4g} -> {ma['avg_dilation']:.4g}",
             f"graph (from SMPI's trace): {self.graph['processes']} processes, {self.graph['edges']} edges, "
-            f"{self.graph['bytes']:.6g} bytes in {self.graph['messages']} messages",
+            f"{self.graph['bytes']:.6g} bytes: {self.graph['messages']} point-to-point messages, "
+            f"{self.graph.get('collective_bytes', 0):.6g} bytes of collectives",
             "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
         ])
 
@@ -299,8 +302,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         Refinement of the best constructions (``ta``, ``two-opt``, ``hb-swap``).
     seed : int
     graph : CommGraph or str, optional
-        Map this graph instead of the traced one (e.g. for a program whose traffic is collectives,
-        which the trace does not break into messages).
+        Map this graph instead of the traced one (e.g. for collectives on sub-communicators, which
+        the trace takes over all ranks: :mod:`libtopomap.smpi.collectives`).
     bandwidth, latency : str or float
         Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`).
     compute : bool
@@ -381,12 +384,11 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         phases["run_before"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if graph is None:
-            g, tr = read_ti_trace(index, nprocs, sizes)
+            g, tr = read_ti_trace(index, nprocs, sizes, algorithms=algorithms_of(extra_config))
             if g.n_edges == 0:
                 calls = ", ".join(f"{k} x{v}" for k, v in sorted(tr["collectives"].items())) or "none"
-                raise SmpiError(f"{os.path.basename(binary)} sent no point-to-point message (collective calls: "
-                                f"{calls}); SMPI's trace does not break collectives into messages: give the graph "
-                                "to map (--graph)")
+                raise SmpiError(f"{os.path.basename(binary)} sent no message between ranks (collective calls: "
+                                f"{calls}): give the graph to map (--graph)")
         else:
             from ..patterns import load_graph
 
@@ -429,7 +431,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     if own:
         before.hostfile = after.hostfile = None
     gsum = {"processes": g.n, "edges": g.n_edges, "bytes": float(g.weights.sum()), "messages": tr["messages"],
-            "collectives": tr["collectives"], "unknown_datatypes": tr["unknown_datatypes"],
+            "collectives": tr["collectives"], "collective_bytes": tr.get("collective_bytes", 0),
+            "not_expanded": tr.get("not_expanded", {}), "unknown_datatypes": tr["unknown_datatypes"],
             "source": "smpi-trace-ti" if graph is None else "given"}
     plat = {"path": None if own else info.path, "routes": info.routes, "bytes": info.bytes, "seconds": info.seconds,
             "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
