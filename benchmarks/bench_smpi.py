@@ -27,7 +27,8 @@ placement, on one platform per (network, size, allocation) written by
   routing (max congestion, hop-bytes, average dilation).
 
 Output: a Markdown table (stdout and ``OUT.md``) of times per placement, the speed-up of the best
-libtopomap placement over the launcher's order, the share of the random -> best gap it recovers, and the
+libtopomap placement over the launcher's order, the share of the random -> best gap it recovers, issue 28's
+targets for ``ltm cong/P`` (its speed-up over the launcher's order, its time over the fastest peer's), and the
 Spearman rank correlation of each model metric with SMPI time per instance and pooled (each instance's
 values divided by its launcher-order values); JSON in ``OUT.json``.
 """
