@@ -27,7 +27,8 @@ placement, on one platform per (network, size, allocation) written by
   routing (max congestion, hop-bytes, average dilation).
 
 Output: a Markdown table (stdout and ``OUT.md``) of times per placement, the speed-up of the best
-libtopomap placement over the launcher's order, the share of the random -> best gap it recovers, and the
+libtopomap placement over the launcher's order, the share of the random -> best gap it recovers, issue 28's
+targets for ``ltm cong/P`` (its speed-up over the launcher's order, its time over the fastest peer's), and the
 Spearman rank correlation of each model metric with SMPI time per instance and pooled (each instance's
 values divided by its launcher-order values); JSON in ``OUT.json``.
 """
@@ -325,6 +326,16 @@ def _f(x, fmt="{:.3f}"):
     return "-" if x is None else fmt.format(x)
 
 
+def targets(row):
+    """``(launcher time / ltm cong/P's, ltm cong/P's time / the fastest peer's)`` of a row (None where missing)."""
+    P = {k: v["time"] for k, v in row.get("placements", {}).items() if "time" in v}
+    mine = P.get(f"ltm cong/{row['platform']['routing']}")
+    peers = [v for k, v in P.items() if k not in ("launcher", "random") and not k.startswith("ltm ")]
+    if mine is None:
+        return None, None
+    return (P["launcher"] / mine if "launcher" in P else None), (mine / min(peers) if peers else None)
+
+
 def markdown(rows, pool, meta):
     cols = ["launcher", "random", "ltm cong/ecmp", "ltm cong/P", "ltm hb/ecmp", "ltm hb/P", "scotch"]
     seen = {_col(k, r["platform"]["routing"]) for r in rows for k in r.get("placements", {})}
@@ -337,9 +348,12 @@ def markdown(rows, pool, meta):
          f"minimal on the dragonfly, {'dmodk' if HAVE_DMODK else 'table'} on the trees, table on the fabric).  "
          "`best/L`: launcher time / best libtopomap placement's; "
          "`gap`: share of the random -> fastest gap recovered by the best libtopomap placement "
-         "(and by `ltm cong/P`).", "",
-         "| network | size | alloc | app | ranks | " + " | ".join(cols) + " | best/L | gap best (cong/P) |",
-         "|" + "---|" * (len(cols) + 7)]
+         "(and by `ltm cong/P`).  Issue 28's targets for `ltm cong/P` (`map --strategy all` under the platform's "
+         "routing): `cong/P vs L` (launcher time / its time) >= 1.00x, >= 1.3x on fragmented tori and tapered trees; "
+         "`vs peer` (its time / the fastest peer's: Scotch, KaHIP) <= 1.02; gap >= 90%.  `!` marks a miss.", "",
+         "| network | size | alloc | app | ranks | " + " | ".join(cols)
+         + " | best/L | gap best (cong/P) | cong/P vs L | vs peer |",
+         "|" + "---|" * (len(cols) + 9)]
     for r in rows:
         if "placements" not in r:
             L.append(f"| {r['network']} | {r['size']} | {r['alloc']} | {r.get('app', '-')} | {r['ranks']} | "
@@ -356,8 +370,13 @@ def markdown(rows, pool, meta):
         gr = r.get("gap_recovered", {})
         gb = gr.get(r.get("best_ltm"))
         gp = gr.get(f"ltm cong/{pr}")
+        sp, vp = targets(r)
+        need = 1.3 if r["alloc"] == "frag" and (r.get("family") == "torus" or "2-level" in r["network"]) else 1.0
         L.append(f"| {r['network']} | {r['size']} | {r['alloc']} | {r['app']} | {r['ranks']} | " + " | ".join(cells)
-                 + f" | {_f(r.get('speedup_best_ltm'), '{:.2f}x')} | {_f(gb, '{:.0%}')} ({_f(gp, '{:.0%}')}) |")
+                 + f" | {_f(r.get('speedup_best_ltm'), '{:.2f}x')} | {_f(gb, '{:.0%}')} ({_f(gp, '{:.0%}')}"
+                 + ("!" if gp is not None and gp < 0.9 else "") + ") | "
+                 + _f(sp, "{:.2f}x") + ("!" if sp is not None and sp < need - 5e-4 else "") + " | "
+                 + _f(vp, "{:.3f}") + ("!" if vp is not None and vp > 1.02 else "") + " |")
     L += ["", "## Spearman rank correlation of model metrics with SMPI time", "",
           "Per instance over its placements (mean), and pooled over all placements of all instances with each "
           "instance's values divided by its launcher-order values.", "",

@@ -1,8 +1,8 @@
 """The race's tie-break under single-path routings: :func:`libtopomap.fluid.phase_time` (CM02 fluid sharing).
 
-Exact values on a 4-host fat tree worked by hand, the race's key, and on a 16-host fat tree under ``dmodk`` two
-placements that tie on maximum congestion which the phase time orders as SMPI's deterministic simulated time does
-(hop-bytes orders them the other way).
+Exact values on a 4-host fat tree worked by hand, the race's key (the current placement wins ties of objective and
+phase time), and on a 16-host fat tree under ``dmodk`` two placements that tie on maximum congestion which the
+phase time orders as SMPI's deterministic simulated time does (hop-bytes orders them the other way).
 """
 
 import shutil
@@ -14,7 +14,7 @@ import libtopomap as ltm
 from libtopomap.commgraph import CommGraph
 from libtopomap.errors import TopologyError
 from libtopomap.fluid import demand_routes, phase_time
-from libtopomap.portfolio import MappingProblem, selection_key
+from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio, selection_key
 
 
 def _tiny():
@@ -64,6 +64,20 @@ def test_race_key_breaks_ties_by_phase_time():
     # under ECMP (multipath) the tie-break stays the average congestion (sum of loads over the 16 arcs)
     e_near, m = MappingProblem(t, g, placement=near, routing="ecmp").score(near)
     assert e_near == (2.0, 12.0 / 16, 12.0) and m["phase_time"] is None
+
+
+def test_race_keeps_the_current_placement_on_ties_of_objective_and_phase_time():
+    # a 4-host ring, one unit message each way: at distance 2 (current) or 1 (greedy, rcm) every link carries one
+    # message and each flow is alone on its links, so max congestion and phase time are 1 for both; hop-bytes (4 vs
+    # 2) no longer moves ranks (SMPI's 2:1 tree CG: such a winner was 0.8% slower, benchmarks/results/smpi_ties.md)
+    t = ltm.torus("4")
+    g = CommGraph(2, [0, 1], [1, 0], [1.0, 1.0])
+    problem = MappingProblem(t, g, placement=[0, 2], routing="dimension-order")
+    res = run_portfolio(problem, make_candidates(["greedy", "rcm"], seed=0))
+    assert [o.key for o in res.outcomes] == [(1.0, 1.0, 4.0), (1.0, 1.0, 2.0), (1.0, 1.0, 2.0)]
+    assert res.winner.candidate.baseline and not res.improved
+    # without the current placement, hop-bytes still orders the others
+    assert selection_key((1.0, 1.0, 2.0), "rcm", 2) < selection_key((1.0, 1.0, 4.0), "greedy", 1)
 
 
 def _halo16():

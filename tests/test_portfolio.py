@@ -35,13 +35,17 @@ def test_selection_order():
     cur = _outcome(0, "identity", (2.0, 1.0, 10.0))
     # lower objective first, whatever the rest
     assert select([cur, _outcome(1, "random", (1.0, 9.0, 99.0))]).candidate.index == 1
-    # objective tie: average congestion, then hop-bytes decide (not the list order)
+    # objective tie: the tie-break (average congestion or phase time), then hop-bytes decide (not the list order)
     a, b = _outcome(1, "random", (2.0, 1.0, 12.0)), _outcome(2, "greedy", (2.0, 1.0, 11.0))
     assert select([a, b]).candidate.strategy == "greedy"
     # a full tie keeps the current placement, then follows the fixed strategy order
     tied = [_outcome(3, "random", (2.0, 1.0, 10.0)), _outcome(2, "rcm", (2.0, 1.0, 10.0)),
             _outcome(1, "identity", (2.0, 1.0, 10.0))]
     assert select(tied + [cur]) is cur
+    # a tie of the objective and the tie-break keeps the current placement too: hop-bytes orders the others only
+    fewer_hops = _outcome(2, "greedy", (2.0, 1.0, 9.0))
+    assert select([fewer_hops, cur]) is cur and select([fewer_hops, a]) is fewer_hops
+    assert select([_outcome(1, "greedy", (2.0, 0.9, 99.0)), cur]).candidate.index == 1
     assert [o.candidate.strategy for o in sorted(tied, key=lambda o: selection_key(
         o.key, o.candidate.strategy, o.candidate.index))] == ["rcm", "random", "identity"]
     assert STRATEGY_ORDER.index("greedy") < STRATEGY_ORDER.index("random")

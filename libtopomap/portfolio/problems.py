@@ -71,8 +71,10 @@ class MappingProblem:
     Score: ``(objective, tie-break, hop_bytes)`` from :func:`libtopomap.evaluate` under ``routing``; the tie-break is
     :func:`libtopomap.fluid.phase_time` (all traffic at once, links shared max-min with SimGrid CM02's latency
     weights) under a single-path routing model, the average congestion under a multipath one (``ecmp``,
-    ``oblivious``, ``valiant``).  The metrics add ``phase_time`` (None under a multipath model).  A candidate
-    whose construction already reaches :func:`~libtopomap.metrics.lower_bounds` on both the objective and hop-bytes is
+    ``oblivious``, ``valiant``).  The current placement wins ties of those two
+    (:data:`~libtopomap.portfolio.selection.CURRENT_WINS`); hop-bytes orders the other candidates.  The metrics add
+    ``phase_time`` (None under a multipath model).  A candidate whose construction already reaches
+    :func:`~libtopomap.metrics.lower_bounds` on both the objective and hop-bytes is
     not refined (nothing can beat it).
     """
 

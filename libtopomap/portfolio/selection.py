@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import MappingError
 from .candidates import Candidate
 
-__all__ = ["STRATEGY_ORDER", "Outcome", "Skipped", "PortfolioResult", "rounded_key", "selection_key", "select",
-           "REFINE_BEST", "refinement_choice"]
+__all__ = ["STRATEGY_ORDER", "CURRENT_WINS", "Outcome", "Skipped", "PortfolioResult", "rounded_key", "selection_key",
+           "select", "REFINE_BEST", "refinement_choice"]
 
 #: Tie order of raced strategies after equal scores, by how structured their result is.  The current
 #: placement (candidate 0) comes before all of them (a full tie moves nothing); ``identity`` here is a
@@ -21,6 +21,13 @@ STRATEGY_ORDER = ("greedy", "recursive", "multisection", "dual-bisection", "scot
 # Scores are compared after rounding to this many significant digits, so two placements whose values
 # are mathematically equal but were summed in another order tie (and the next key decides).
 _DIGITS = 12
+
+#: The current placement (candidate 0) wins every tie of the first this many entries of a score; the entries
+#: after them (a mapping's hop-bytes) only order the other candidates.  A mapping that neither lowers the
+#: objective nor the phase time moves ranks for no modelled gain, and what the graph leaves out runs in rank order:
+#: on SMPI's 2-level 2:1 tree the CG proxy's winner tied the launcher's order on both, had 8% fewer hop-bytes and
+#: was 0.8% slower (benchmarks/results/smpi_ties.md).
+CURRENT_WINS = 2
 
 
 @dataclass
@@ -35,7 +42,8 @@ class Outcome:
     key : tuple of float
         The score, lower is better (for mappings ``(objective, tie-break, hop_bytes)``, the tie-break being
         :func:`libtopomap.fluid.phase_time` under a single-path routing, ``avg_congestion`` under a multipath one:
-        :class:`~libtopomap.portfolio.MappingProblem`).
+        :class:`~libtopomap.portfolio.MappingProblem`; the current placement wins ties of the first two,
+        :func:`selection_key`).
     metrics : dict
         Numbers for the report (for mappings: ``objective`` and the keys of
         :func:`libtopomap.evaluate`).
@@ -107,11 +115,14 @@ def _order_index(strategy, index, order=STRATEGY_ORDER):
 
 
 def selection_key(key, strategy, index, order=STRATEGY_ORDER, *, at_bound=False):
-    """The total order of the race: ``(*rounded score, strategy order, candidate index)``.
+    """The total order of the race: ``(*rounded score[:2], challenger, *rounded score[2:], strategy order,
+    candidate index)``.
 
-    The current placement (index 0) comes first in the strategy order, then ``order``, then unknown
-    strategies.  NaN and infinite scores count as ``+inf``.  A result at the problem's lower bounds
-    (``at_bound``) comes before all others, the lowest candidate index first: ``(-1, ..., -1,
+    ``challenger`` is 0 for the current placement (index 0) and 1 for the others, so the current placement wins
+    every tie of the score's first :data:`CURRENT_WINS` entries (for a mapping: the objective and the phase time;
+    hop-bytes only orders the others).  The current placement comes first in the strategy order too, then
+    ``order``, then unknown strategies.  NaN and infinite scores count as ``+inf``.  A result at the problem's
+    lower bounds (``at_bound``) comes before all others, the lowest candidate index first: ``(-1, ..., -1,
     index)``; the serial driver stops at the first one, so the MPI race, which runs every candidate,
     picks the same.  Every entry is a float, so the key can be reduced component by component with
     ``MPI.MIN``.
@@ -124,8 +135,10 @@ def selection_key(key, strategy, index, order=STRATEGY_ORDER, *, at_bound=False)
     True
     """
     if at_bound:
-        return (-1.0,) * (len(key) + 1) + (float(index),)
-    return rounded_key(key) + (float(_order_index(strategy, index, order)), float(index))
+        return (-1.0,) * (len(key) + 2) + (float(index),)
+    k = rounded_key(key)
+    return (k[:CURRENT_WINS] + (0.0 if index == 0 else 1.0,) + k[CURRENT_WINS:]
+            + (float(_order_index(strategy, index, order)), float(index)))
 
 
 def select(outcomes, order=STRATEGY_ORDER):
