@@ -9,7 +9,6 @@ communicator is rebuilt with ``comm.Split(0, key=new_rank)``.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 import zlib
@@ -18,8 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import MappingError
-from ..vocabulary import check_choice
+from ..validation import as_topology, check_bytes, check_choice, check_choices, check_count, check_seed
 from ._report import attach_report
 from .pipeline import check_agreement, topology_fingerprint
 from .driver import race
@@ -169,21 +167,16 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
     rank, size = comm.Get_rank(), comm.Get_size()
     topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
-    def prepare():
+    def prepare():  # the door: every argument checked here (libtopomap.validation), the same error on every rank
         from ..collectives import schedule
-        from ..formats import read as load
-        from ..portfolio import check_memory
 
-        topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-        opts = DEFAULT_OPTIMIZERS if optimizers is None else (
-            (optimizers,) if isinstance(optimizers, str) else tuple(optimizers))
-        if not opts:
-            raise MappingError("optimizers is empty")
-        for o in opts:
-            check_choice("collective-order", o)
+        opts = check_choices("collective-order", optimizers, default=DEFAULT_OPTIMIZERS)
         check_choice("collective-objective", objective)
+        check_seed(seed)
+        check_count(iterations, name="iterations")
         if max_memory is not None:
-            check_memory(max_memory)
+            check_bytes(max_memory, name="max_memory")
+        topo = as_topology(topology)
         steps = schedule(collective, size, root=root)
         return topo, opts, steps, topology_fingerprint(topo), repr(
             (_schedule_fingerprint(steps), objective, opts, iterations, seed, root, max_memory)).encode()
