@@ -1,6 +1,7 @@
 """libtopomap.validation: one checker per kind of input, one exception class per kind of error, and the
-public doors (map_processes, MappingProblem/run_portfolio, the command line) reject the same bad input with
-the same class and a message naming the value.  The MPI doors are in tests/mpi/test_arguments.py."""
+public doors (map_processes, MappingProblem/run_portfolio) reject the same bad input with the same class and
+a message naming the value.  The MPI doors are in tests/mpi/test_arguments.py and test_errors.py, the command
+line's in tests/test_cli_options.py."""
 
 import math
 import pathlib
@@ -183,16 +184,6 @@ def test_map_processes_takes_a_topology_path(tmp_path):
     assert a.vertices.tolist() == b.vertices.tolist()
     with pytest.raises(ArgumentTypeError, match="topology must be a Topology"):
         ltm.map_processes(None, g)
-
-
-def test_cli_time_budget_zero_is_a_usage_error(tmp_path):
-    from libtopomap.cli import main
-
-    path = tmp_path / "t.ltm"
-    ltm.save(str(path), ltm.torus("4"))
-    with pytest.raises(SystemExit) as e:
-        main(["map", "--topology", str(path), "--graph", "stencil:4", "--time-budget", "0"])
-    assert e.value.code == 2
 
 
 # ----------------------------------------------------------------------------------------- one refinement chain
