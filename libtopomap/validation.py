@@ -18,6 +18,8 @@ import math
 import numbers
 import os
 
+import numpy as np
+
 from .errors import ArgumentError, ArgumentTypeError, ChoiceError, CommGraphError
 from .mapping import check_mapping
 from .vocabulary import REGISTRY, check_choice
@@ -71,7 +73,7 @@ def check_seed(seed):
     ...
     libtopomap.errors.ArgumentError: seed must be a non-negative integer below 2**63, got -1
     """
-    if seed is None or type(seed).__name__ == "SeedSequence":  # numpy's, without importing numpy here
+    if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ArgumentTypeError(f"seed must be a non-negative integer or None, got {seed!r}")
