@@ -17,7 +17,7 @@ import numpy as np
 from ._jit import njit
 from .commgraph import as_commgraph
 from .errors import TopologyError
-from .mapping import check_mapping
+from .mapping import Mapping, check_mapping
 from .routing import get_routing, pair_context, pair_flows
 from .vocabulary import MULTIPATH_ROUTINGS
 
@@ -191,7 +191,9 @@ def phase_time(topology, graph, mapping, *, routing, work=FLUID_WORK, deadline=N
     if r.model in MULTIPATH_ROUTINGS:
         return None
     g = as_commgraph(graph)
-    vert = check_mapping(topology, mapping)
+    # a Mapping of this topology was checked when it was made (as libtopomap.evaluate takes it)
+    vert = mapping.vertices if isinstance(mapping, Mapping) and mapping.topology is topology else check_mapping(
+        topology, mapping)
     s, t, size = vert[g.src], vert[g.dst], np.asarray(g.weights, dtype=np.float64)
     keep = (s != t) & (size > 0)
     s, t, size = s[keep], t[keep], size[keep]

@@ -16,25 +16,14 @@ __all__ = ["load"]
 def load(path, format=None, **options):
     """Read a topology file, or discover this machine.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A file, or ``"auto"``: the machine this process sees (:func:`libtopomap.autotopo.discover`;
-        under MPI pass ``topology="auto"`` to the MPI functions instead).
-    format : str, optional
-        A registered format name; sniffed from the content when omitted.
-    **options
-        Passed to the format's reader (e.g. ``switches=`` for ``ltm``, ``slots=`` for ibnetdiscover),
-        or to :func:`~libtopomap.autotopo.discover` for ``"auto"``.
+    The parameters are those of :func:`libtopomap.formats.read`, except that ``path="auto"`` is the
+    machine this process sees (:func:`libtopomap.autotopo.discover`, which takes the ``options``; under
+    MPI pass ``topology="auto"`` to the MPI functions instead).  Functions that take a topology as an
+    object, a path or ``"auto"`` go through :func:`libtopomap.validation.as_topology`, which calls this.
 
     Returns
     -------
     Topology
-
-    Raises
-    ------
-    FormatError
-        ``path:line: message`` for unreadable or malformed input.
     """
     path = os.fspath(path)
     if path == "auto" and format is None:  # discover this machine (libtopomap.autotopo); "./auto" is a file

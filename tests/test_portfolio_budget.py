@@ -109,9 +109,11 @@ def test_portfolio_skips_constructions_out_of_budget_with_a_reason():
 
 @pytest.mark.parametrize("bad", [0, -1.0, "x"])
 def test_total_budget_must_be_positive(bad):
-    from libtopomap.errors import MappingError
+    # a bad option value is an ArgumentError (a wrong type an ArgumentTypeError), as at every door
+    # (libtopomap.validation); it was a MappingError here before
+    from libtopomap.errors import ArgumentError, ArgumentTypeError
 
-    with pytest.raises(MappingError, match="total_budget"):
+    with pytest.raises(ArgumentTypeError if isinstance(bad, str) else ArgumentError, match="total_budget"):
         _race(bad)
 
 

@@ -19,7 +19,7 @@ import re
 from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, describe
-from ._options import add_routing_option, non_negative_float, non_negative_int, positive_float, positive_int
+from ._options import add_routing_option, non_negative_int, positive_float, positive_int
 from ._progress import add_quiet, for_command
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -113,7 +113,7 @@ def add_parser(sub):
                         f"{describe('objective')}")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="base seed; each candidate derives its own (default 0)")
-    p.add_argument("--time-budget", type=non_negative_float, metavar="SEC", help="seconds per refinement")
+    p.add_argument("--time-budget", type=positive_float, metavar="SEC", help="seconds per refinement")
     p.add_argument("--budget", type=positive_float, metavar="SECONDS",
                    help="seconds for the whole race (per rank under mpiexec): constructions estimated beyond what "
                         "is left of their share are skipped with the reason, refinements stop at it "
@@ -155,8 +155,8 @@ def _prepare_job(args):
     """:func:`_prepare` and the allocation (``None`` without ``--allocation`` / ``--emit``)."""
     import numpy as np
 
-    from ..loading import load as read
     from ..patterns import load_graph
+    from ..validation import as_topology
     from ..portfolio import STRATEGY_ORDER, MappingProblem, check_memory, make_candidates
 
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
@@ -167,7 +167,7 @@ def _prepare_job(args):
         raise ArgumentError(f"--emit {args.emit} needs --output FILE")
     if args.concentration is not None and args.strategy not in ("identity", *TWISTED_STRATEGIES):
         raise ArgumentError(f"--concentration applies to --strategy identity or diagonal-shift, not {args.strategy}")
-    topo = read(args.topology)
+    topo = as_topology(args.topology)
     graph = load_graph(args.graph, messages=args.messages)
     allocation = _allocation(args, topo, graph.n)
     current = None

@@ -15,7 +15,8 @@ import numpy as np
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
 from ..mapping import Mapping
-from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, check_choice
+from ..validation import as_topology, check_choice, check_count, check_seconds, check_seed
+from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES
 from ._common import prepare
 from .baselines import map_identity, map_random
 from .dual_bisection import map_dual_bisection
@@ -23,7 +24,7 @@ from .greedy import map_greedy
 from .hopbytes_swap import hopbytes_swap, refine_hopbytes_swap
 from .multicore import map_multicore, multicore_slots
 from .multisection import map_multisection
-from .objectives import OBJECTIVES, check_objective, objective_value
+from .objectives import OBJECTIVES, objective_value
 from .rcm import map_rcm
 from .recursive import map_recursive
 from .scotch import HAVE_SCOTCH, map_scotch
@@ -38,6 +39,7 @@ __all__ = [
     "map_multicore",
     "map_scotch", "map_diagonal_shift", "map_twisted_identity", "TWISTED_STRATEGIES",
     "refine_two_opt", "refine_threshold_accepting", "refine_hopbytes_swap", "compile_kernels",
+    "refinement_chain", "apply_refinement",
 ]
 
 _SEARCH = {"two-opt": two_opt, "ta": threshold_accepting, "hb-swap": hopbytes_swap}
@@ -100,7 +102,8 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
 
     Parameters
     ----------
-    topology : Topology
+    topology : Topology, path or "auto"
+        The network (:func:`libtopomap.validation.as_topology`).
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
     strategy : str
         A strategy of :data:`~libtopomap.vocabulary.REGISTRY`: ``"identity"``, ``"random"``, ``"greedy"``,
@@ -155,9 +158,12 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
 
     Raises
     ------
+    ChoiceError
+        Unknown strategy, objective or refinement (also a :class:`MappingError`).
+    ArgumentError, ArgumentTypeError
+        A bad ``seed``, ``time_budget`` or ``iterations`` (:mod:`libtopomap.validation`).
     MappingError
-        Unknown strategy/objective/refinement, more processes than slots, an empty graph, or
-        ``multicore=True`` where hosts differ in slots.
+        More processes than slots, an empty graph, or ``multicore=True`` where hosts differ in slots.
     CommGraphError
         Negative, NaN or infinite weights.
 
@@ -176,9 +182,13 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     check_choice("strategy", strategy)
     if strategy == "scotch" and not HAVE_SCOTCH:
         raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
-    check_objective(objective)
+    check_choice("objective", objective)
     if refine is not None:
         check_choice("refinement", refine)
+    topology = as_topology(topology)
+    seed = check_seed(seed)
+    time_budget = check_seconds(time_budget, name="time_budget")
+    iterations = check_count(iterations, name="iterations")
     if concentration is not None and strategy not in ("identity",) + TWISTED_STRATEGIES:
         raise MappingError(f"concentration= applies to the strategies identity and diagonal-shift, not {strategy!r}")
     topology, g, slots, _ = prepare(topology, graph, slots, seed)
@@ -212,19 +222,71 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
             m = map_multicore(topology, g, slots=slots, seed=seed, inner=strategy, **kw)
         else:
             m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed, **kw)
-    t_refine = time.perf_counter()
     if refine is not None:
         # the refinement evaluates its start and its result itself (exactly, within its time budget)
         # and never returns a worse mapping, so no second evaluation is needed here
-        rng = np.random.default_rng(seed)
-        r = m.vertices
-        for name in (("hb-swap",) if objective == "hopbytes" and refine != "hb-swap" else ()) + (refine,):
-            kw = {"routing": routing}
-            r, _, _, _ = _SEARCH[name](topology, g, r, slots, objective, rng=rng, time_budget=time_budget,
-                                       iterations=iterations, t_start=t_refine, **kw)
-            t_refine = time.perf_counter()
+        r = apply_refinement(topology, g, m.vertices, slots, refine=refine, objective=objective,
+                             rng=np.random.default_rng(seed), routing=routing, time_budget=time_budget,
+                             iterations=iterations)
         m = Mapping(topology, r, strategy=f"{m.strategy}+{refine}", slots=slots)
     return m
+
+
+def refinement_chain(refine, objective):
+    """The searches that the refinement ``refine`` runs, in order: under the hop-bytes objective,
+    ``two-opt`` and ``ta`` start from the local optimum of ``hb-swap``."""
+    return (("hb-swap",) if objective == "hopbytes" and refine != "hb-swap" else ()) + (refine,)
+
+
+def apply_refinement(topology, graph, vertices, slots, *, refine, objective, rng, routing=None, time_budget=None,
+                     iterations=None, deadline=None):
+    """Run the refinement chain :func:`refinement_chain` of ``refine`` on a placement; the one chain of
+    :func:`map_processes`, :meth:`libtopomap.portfolio.MappingProblem.refine` and so of the MPI race.
+
+    The inputs are trusted (checked by the public caller): ``graph`` a :class:`~libtopomap.CommGraph`,
+    ``vertices`` a placement of its processes in ``slots``, ``refine`` and ``objective`` registered names.
+
+    Parameters
+    ----------
+    topology : Topology
+    graph : CommGraph
+    vertices : numpy.ndarray of int
+        The placement to refine (process -> vertex).
+    slots : numpy.ndarray of int
+        Usable slots per vertex.
+    refine, objective : str
+    rng : numpy.random.Generator
+        Shared by the searches of the chain, in order.
+    routing : str or Routing, optional
+        Routing model of the searches' objective.
+    time_budget : float, optional
+        Seconds of each search (its setup and final evaluation included).
+    iterations : int, optional
+        Moves of each search.
+    deadline : float, optional
+        A :func:`time.perf_counter` value that ends the chain: no search starts after it, threshold
+        accepting stops at it and hb-swap's budget is cut to it (two-opt is a plain descent bounded by its
+        moves and its stall limit).
+
+    Returns
+    -------
+    numpy.ndarray of int
+        The refined placement, never worse than ``vertices`` on ``objective``.
+    """
+    r = vertices
+    for name in refinement_chain(refine, objective):
+        now = time.perf_counter()
+        budget, kw = time_budget, {"routing": routing}
+        if deadline is not None:
+            if now >= deadline:
+                break
+            if name == "ta":
+                kw["deadline"] = deadline
+            elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds
+                budget = deadline - now if budget is None else min(budget, deadline - now)
+        r, _, _, _ = _SEARCH[name](topology, graph, r, slots, objective, rng=rng, time_budget=budget,
+                                   iterations=iterations, t_start=now, **kw)
+    return r
 
 
 def compile_kernels(strategies=None, *, objective="congestion", refine=None):

@@ -1,5 +1,6 @@
 """An OSU-style benchmark of collectives on the original and the reordered communicator.
 
+import os
 For each collective the communication graph that is mapped is the one that really runs: the explicit
 point-to-point schedule (binomial-tree Bcast, recursive-doubling Allreduce, Bruck Alltoall; Cui 2024
 section 2.3.2, MPICH's orders from :mod:`libtopomap.collectives.schedules`) or, for
@@ -13,7 +14,6 @@ after; the results on both communicators are checked to be identical (and correc
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import zlib
@@ -428,10 +428,10 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
             reordered.Free()
     name = "ecmp" if routing is None else routing
     if name == "native":
-        from ..loading import load as read
         from ..routing import native_routing
+        from ..validation import as_topology
 
-        name = native_routing(read(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology)
+        name = native_routing(as_topology(topology))
     return {"n_processes": p, "iterations": int(iterations), "routing": name, "results": results}
 
 

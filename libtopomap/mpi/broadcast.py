@@ -229,14 +229,9 @@ def _planned(comm, state, root, name, mode, key, hit, every_hit, topology, fake_
     else:
         from ..collectives import dragonfly_bcast
 
-        def read():
-            if isinstance(topology, (str, os.PathLike)):
-                from ..loading import load as read_file
+        from ..validation import as_topology
 
-                return read_file(os.fspath(topology))
-            return topology
-
-        topo = collective_call(comm, read, what="reading the broadcast topology")
+        topo = collective_call(comm, as_topology, topology, what="reading the broadcast topology")
         vertices = locate(comm, topo, fake_names=fake_names, placement=placement)
         steps = collective_call(comm, dragonfly_bcast, topo, vertices, name, root=root,
                                 what="building the broadcast schedule")

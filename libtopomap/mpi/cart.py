@@ -14,13 +14,13 @@ Cartesian rank ``k`` and runs where the mapping put that rank.
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
 from mpi4py import MPI
 
 from ..cartesian import cart_neighbors, check_cart_args
+from ..validation import as_topology
 from .auto import resolve as resolve_auto
 from ._report import attach_report
 from .pipeline import agree_options, check_agreement, reorder_ranks
@@ -120,11 +120,7 @@ def Create_cart(comm, dims, periods=None, reorder=True, *, topology=None, weight
 
     topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
-    def load_topology():
-        from ..formats import read
-
-        return read(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-    topo = collective_call(comm, load_topology, what="preparing the topology")
+    topo = collective_call(comm, as_topology, topology, what="preparing the topology")
     current = locate(comm, topo, fake_names=fake_names, placement=placement).astype(np.int64)
     if np.unique(current).size == 1:  # one host: every placement is the same
         return comm.Create_cart(d, p, reorder=False)

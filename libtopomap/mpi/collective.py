@@ -9,7 +9,6 @@ communicator is rebuilt with ``comm.Split(0, key=new_rank)``.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 import zlib
@@ -18,14 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import MappingError
-from ..vocabulary import check_choice
+from ..validation import as_topology, check_bytes, check_choice, check_choices, check_count, check_seed
 from ._report import attach_report
 from .pipeline import check_agreement, topology_fingerprint
 from .driver import race
 from .auto import resolve as resolve_auto
 from .location import locate
-from .agreement import collective_call
+from .agreement import agree_arguments, collective_call
 
 __all__ = ["reorder_for_collective", "DEFAULT_OPTIMIZERS", "CollectiveReport", "TopomapIntracomm"]
 
@@ -151,9 +149,12 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
 
     Raises
     ------
+    ChoiceError, ArgumentError, ArgumentTypeError
+        On every rank, when every rank passed the same bad argument (an unknown collective, objective or
+        optimizer; a bad ``seed``, ``iterations`` or ``max_memory``), checked before any other MPI call.
     CommError
-        On every rank, when any rank fails (bad topology, unknown collective/objective/optimizer, a
-        process not found in the topology...), naming the failing rank(s).
+        On every rank, when any rank fails otherwise (bad topology, a process not found in the
+        topology, arguments that differ between ranks...), naming the failing rank(s).
 
     References
     ----------
@@ -167,28 +168,27 @@ def reorder_for_collective(comm, topology, collective="allreduce", *, objective=
                       "the returned communicator always carries .report", DeprecationWarning, stacklevel=2)
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
+
+    def check():  # the door (libtopomap.validation): the same error on every rank, before any other MPI call
+        if isinstance(collective, str):
+            check_choice("collective", collective)
+        check_choice("collective-objective", objective)
+        check_seed(seed)
+        check_count(iterations, name="iterations")
+        if max_memory is not None:
+            check_bytes(max_memory, name="max_memory")
+        return check_choices("collective-order", optimizers, default=DEFAULT_OPTIMIZERS)
+    opts = agree_arguments(comm, check, what="checking the arguments of reorder_for_collective")
     topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
     def prepare():
         from ..collectives import schedule
-        from ..formats import read as load
-        from ..portfolio import check_memory
 
-        topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-        opts = DEFAULT_OPTIMIZERS if optimizers is None else (
-            (optimizers,) if isinstance(optimizers, str) else tuple(optimizers))
-        if not opts:
-            raise MappingError("optimizers is empty")
-        for o in opts:
-            check_choice("collective-order", o)
-        check_choice("collective-objective", objective)
-        if max_memory is not None:
-            check_memory(max_memory)
+        topo = as_topology(topology)
         steps = schedule(collective, size, root=root)
-        return topo, opts, steps, topology_fingerprint(topo), repr(
+        return topo, steps, topology_fingerprint(topo), repr(
             (_schedule_fingerprint(steps), objective, opts, iterations, seed, root, max_memory)).encode()
-    topo, opts, steps, topo_print, options_print = collective_call(comm, prepare,
-                                                                   what="preparing the collective placement")
+    topo, steps, topo_print, options_print = collective_call(comm, prepare, what="preparing the collective placement")
     # Inputs that must be equal on every rank, agreed before they can send the ranks down different paths.
     check_agreement(comm, "topology", topo_print)
     check_agreement(comm, "options (collective, objective, optimizers, iterations, seed, root, max_memory)",

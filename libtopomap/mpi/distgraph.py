@@ -128,11 +128,12 @@ def Create_dist_graph_adjacent(comm, sources, destinations, sourceweights=None, 
 
     Raises
     ------
-    ArgumentError, ArgumentTypeError
+    ChoiceError, ArgumentError, ArgumentTypeError
         On every rank, when every rank passed the same bad argument (a ``ValueError`` /
-        ``TypeError``, as mpi4py raises): a rank out of range, a weight that does not fit an MPI
-        ``int``, lists of different lengths, ``MPI.WEIGHTS_EMPTY`` with neighbours, a negative or
-        non-integer ``seed``, a ``time_budget`` that is not finite and > 0...
+        ``TypeError``, as mpi4py raises; :mod:`libtopomap.validation`): an unknown strategy, objective or
+        refinement, a rank out of range, a weight that does not fit an MPI ``int``, lists of different
+        lengths, ``MPI.WEIGHTS_EMPTY`` with neighbours, a negative or non-integer ``seed``, a
+        ``time_budget`` that is not finite and > 0...
     CommError
         On every rank, before any other collective, when only some ranks passed bad arguments, or
         the ranks passed different ``reorder``, ``topology`` (given or not), ``strategies``,

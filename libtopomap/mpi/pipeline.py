@@ -9,7 +9,6 @@ portfolio, selection).  Errors on any rank raise :class:`~libtopomap.CommError` 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import zlib
 
@@ -17,8 +16,9 @@ import numpy as np
 from mpi4py import MPI
 
 from ..commgraph import CommGraph
-from ..errors import ArgumentError, ArgumentTypeError, CommError, MappingError
-from ..vocabulary import check_choice
+from ..errors import ArgumentError, ArgumentTypeError, CommError
+from ..validation import (as_topology, check_bytes, check_choice, check_choices, check_count, check_seconds,
+                          check_seed)
 from ..mapping import assign_new_ranks
 from ._report import TopomapReport
 from .auto import resolve as resolve_auto
@@ -139,34 +139,24 @@ def general_lists(size, sources, degrees, destinations, weights):
 
 def check_options(*, strategies, objective, seed, time_budget, iterations, refine, max_memory, total_budget=None,
                   routing=None):
-    """Local checks of the options that must be equal on every rank (their agreement is separate)."""
-    import math
-    import numbers
+    """Local checks of the options that must be equal on every rank (their agreement is separate), with
+    :mod:`libtopomap.validation`: the MPI calls' one door, before any MPI call."""
+    from ..mappers import STRATEGIES
 
-    if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise ArgumentTypeError(f"seed must be a non-negative integer, got {seed!r}")
-        if not 0 <= seed < 2**63:
-            raise ArgumentError(f"seed must be in 0..2**63-1, got {seed}")
-    if time_budget is not None:
-        if isinstance(time_budget, bool) or not isinstance(time_budget, numbers.Real):
-            raise ArgumentTypeError(f"time_budget must be a number of seconds, got {time_budget!r}")
-        if not (math.isfinite(time_budget) and time_budget > 0):
-            raise ArgumentError(f"time_budget must be a finite number of seconds > 0, got {time_budget!r}")
-    if total_budget is not None:
-        if isinstance(total_budget, bool) or not isinstance(total_budget, numbers.Real):
-            raise ArgumentTypeError(f"total_budget must be a number of seconds, got {total_budget!r}")
-        if not total_budget > 0:  # math.inf: no budget
-            raise ArgumentError(f"total_budget must be a number of seconds > 0, got {total_budget!r}")
+    check_choices("strategy", strategies, default=_default_strategies(), choices=STRATEGIES)
+    check_choice("objective", objective)
+    if refine is not None:
+        check_choice("refinement", refine)
+    check_seed(seed)
+    check_seconds(time_budget, name="time_budget")
+    check_seconds(total_budget, name="total_budget", finite=False)  # math.inf: no budget
+    check_count(iterations, name="iterations")
+    if max_memory is not None:
+        check_bytes(max_memory, name="max_memory")
     if routing is not None:
         from ..routing import get_routing
 
         get_routing("ecmp" if routing == "native" else routing)  # the name; the topology is checked later
-    if iterations is not None:
-        if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
-            raise ArgumentTypeError(f"iterations must be an integer, got {iterations!r}")
-        if not 0 <= iterations < 2**62:
-            raise ArgumentError(f"iterations must be >= 0, got {iterations}")
 
 
 def options_to_agree(reorder, topology, **options):
@@ -345,31 +335,19 @@ def _reorder_ranks(comm, topology, lists, *, kernels, strategies, objective, see
                    fake_names, placement, max_memory=None, total_budget=None, routing=None):
     """:func:`reorder_ranks`; ``kernels`` (an ExitStack) holds the plain-Python mode of a small job."""
     from .._jit import python_kernels, small_enough_for_python
-    from ..formats import read as load
-    from ..portfolio import MappingProblem, check_memory, make_candidates
+    from ..portfolio import MappingProblem, make_candidates
 
     t_start = time.perf_counter()
     rank, size = comm.Get_rank(), comm.Get_size()
     timings = {}
     topology, fake_names, placement = resolve_auto(comm, topology, fake_names, placement)
 
-    # 0. Inputs (same on all ranks): the topology and options, checked before any collective data.
+    # 0. Inputs (same on all ranks): the topology, and the options checked at entry (check_options) and
+    # agreed on before any collective data.
     def prepare():
-        topo = load(os.fspath(topology)) if isinstance(topology, (str, os.PathLike)) else topology
-        from ..mappers import STRATEGIES
-        from ..mappers.objectives import check_objective
-
+        topo = as_topology(topology)
         strats = _default_strategies() if strategies is None else (
             (strategies,) if isinstance(strategies, str) else tuple(strategies))
-        if not strats:
-            raise MappingError("strategies is empty")
-        for s in strats:
-            check_choice("strategy", s, choices=STRATEGIES)
-        check_objective(objective)
-        if refine is not None:
-            check_choice("refinement", refine)
-        if max_memory is not None:
-            check_memory(max_memory)
         return topo, strats, topology_fingerprint(topo), repr(
             (strats, objective, seed, refine, iterations, time_budget, max_memory, total_budget, routing)).encode()
     topo, strats, topo_print, options_print = collective_call(comm, prepare, what="preparing the topology")

@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from ..errors import MappingError
+from ..validation import check_bytes
 
 __all__ = ["estimate_memory", "collective_memory", "default_max_memory", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "default_iterations", "DEFAULT_TOTAL_BUDGET",
@@ -160,15 +161,7 @@ def format_bytes(b):
 
 def check_memory(max_memory):
     """Validate ``max_memory`` (bytes per node, positive) or return the default."""
-    if max_memory is None:
-        return default_max_memory()
-    try:
-        ok = float(max_memory) > 0 and float(max_memory) == int(max_memory)
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise MappingError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
-    return int(max_memory)
+    return default_max_memory() if max_memory is None else check_bytes(max_memory, name="max_memory")
 
 
 def plan_ranks(node_of_rank, estimates, max_memory):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MappingError
+from ..validation import check_seed
 
 __all__ = ["Candidate", "candidate_seed", "make_candidates"]
 
@@ -87,6 +88,7 @@ def make_candidates(strategies, *, seed, refine=None, count=None, starts=None, s
     >>> [c.label for c in make_candidates(["greedy", "rcm"], seed=0, refine="ta", count=3)]
     ['current', 'greedy+ta', 'rcm+ta', 'greedy+ta']
     """
+    seed = check_seed(seed)
     strategies = tuple(strategies)
     if not strategies:
         raise MappingError("the portfolio has no strategies")

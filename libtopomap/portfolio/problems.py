@@ -15,7 +15,7 @@ import numpy as np
 
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
-from ..vocabulary import check_choice
+from ..validation import check_choice, check_count, check_graph, check_mapping, check_seconds
 from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory, default_iterations, estimate_memory,
                      estimate_seconds)
 from .selection import STRATEGY_ORDER, Outcome, rounded_key
@@ -37,7 +37,7 @@ class MappingProblem:
     Parameters
     ----------
     topology : Topology
-    graph : CommGraph
+    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
     slots : array_like of int, optional
         Slots this job may use per vertex (default ``topology.slots``).
     placement : array_like of int, optional
@@ -85,13 +85,14 @@ class MappingProblem:
     @renamed_keyword("current", "placement")
     def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
                  iterations=None, total_budget=None, routing=None, concentration=None):
-        from ..mappers.objectives import check_objective
-        from ..routing import get_routing
+        # the door of every mapping race: checked here once, trusted by construct, refine and polish
         from ..mappers._common import check_slots
+        from ..routing import get_routing
 
+        graph = check_graph(graph)
         self.topology = topology
         self.graph = graph
-        self.objective = check_objective(objective)
+        self.objective = check_choice("objective", objective)
         r = get_routing(routing, topology)
         r.check(topology)
         self.routing = r.name
@@ -100,20 +101,15 @@ class MappingProblem:
             from ..mappers.baselines import map_identity
 
             placement = map_identity(topology, graph, slots=self.slots).vertices
-        self.placement = np.asarray(placement, dtype=np.int64)
-        self.time_budget = time_budget
+        self.placement = check_mapping(topology, placement, graph.n, slots=self.slots).astype(np.int64)
+        self.time_budget = check_seconds(time_budget, name="time_budget")
         self.concentration = concentration
+        iterations = check_count(iterations, name="iterations")
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
         self._bounds = None
-        total_budget = DEFAULT_TOTAL_BUDGET if total_budget is None else total_budget
-        try:
-            ok = float(total_budget) > 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise MappingError(f"total_budget must be a positive number of seconds, got {total_budget!r}")
-        self.total_budget = float(total_budget)
+        self.total_budget = check_seconds(DEFAULT_TOTAL_BUDGET if total_budget is None else total_budget,
+                                          name="total_budget", finite=False)
         self._t0 = None
         self._slowdown = 1.0
         self._score_seconds = 0.0
@@ -195,11 +191,12 @@ class MappingProblem:
 
     def score(self, vertices):
         """``(key, metrics)`` of a placement."""
+        from ..fluid import phase_time
+        from ..mapping import Mapping
         from ..metrics import evaluate
 
-        from ..fluid import phase_time
-
         t0 = time.perf_counter()
+        vertices = Mapping(self.topology, vertices, slots=self.slots)  # checked once for both scores
         m = evaluate(self.topology, self.graph, vertices, routing=self.routing)
         # the tie-break of single-path routings: how long the traffic takes when links are shared as SMPI's
         # CM02 shares them (equal maximum congestion, different times: the 4-ary 3-tree under dmodk).  Bounded
@@ -224,14 +221,13 @@ class MappingProblem:
         return _at_bound(metrics["objective"], b[self.objective]) and _at_bound(metrics["hop_bytes"], b["hopbytes"])
 
     def validate(self, vertices):
-        """Raise MappingError unless ``vertices`` is a placement of this job into its slots."""
-        from ..mapping import check_mapping
-
+        """Raise MappingError unless ``vertices`` is a placement of this job into its slots (for a
+        placement from outside the race, such as a winner received from another rank)."""
         check_mapping(self.topology, vertices, self.graph.n, slots=self.slots)
 
     def _outcome(self, c, verts, label, t0, note="", scored=None):
+        # verts is trusted: the placement checked at the door, a Mapping of map_processes, or a search's result
         if scored is None:
-            self.validate(verts)
             scored = self.score(verts)
         key, metrics = scored
         return Outcome(c, label, key, metrics, verts, time.perf_counter() - t0, note=note,
@@ -271,7 +267,6 @@ class MappingProblem:
             if self._baseline_score is not None and np.array_equal(verts, self.placement):
                 # the current placement again (identity): its score is known, scoring it again could
                 # take seconds on a large scrambled start
-                self.validate(verts)
                 scored = (self._baseline_score[0], dict(self._baseline_score[1]))
             out = self._outcome(c, verts, m.strategy or c.strategy, t0, scored=scored)
         except Exception as e:
@@ -290,11 +285,7 @@ class MappingProblem:
         left of the overall budget); it is skipped, with a note, when that is less than three times
         the estimated cost of one search state (:meth:`_state_seconds`).
         """
-        from ..commgraph import as_commgraph
-        from ..mappers import spare_weakest_hosts
-        from ..mappers.hopbytes_swap import hopbytes_swap
-        from ..mappers.threshold_accepting import threshold_accepting
-        from ..mappers.two_opt import two_opt
+        from ..mappers import apply_refinement, spare_weakest_hosts
 
         c = candidate
         if not c.refine or built.at_bound or c.baseline or self.graph.n_edges == 0:
@@ -311,25 +302,10 @@ class MappingProblem:
             used = self.slots
             if c.strategy != "identity" and self.objective == "congestion":
                 used = spare_weakest_hosts(self.topology, self.slots, self.graph.n)
-            # as map_processes(strategy="identity", refine=...) does, with the race's deadline
-            rng = np.random.default_rng(c.seed)
-            g = as_commgraph(self.graph)
-            r = built.payload
-            # two-opt is a plain descent bounded by its moves and its stall limit: no deadline
-            names = (("hb-swap",) if self.objective == "hopbytes" and c.refine != "hb-swap" else ()) + (c.refine,)
-            for name in names:
-                now = time.perf_counter()
-                if now >= deadline:
-                    break
-                budget = self.time_budget
-                kw = {"routing": self.routing}
-                if name == "ta":
-                    kw["deadline"] = deadline
-                elif name == "hb-swap":  # its moves do not depend on the clock until the budget binds
-                    budget = deadline - now if budget is None else min(budget, deadline - now)
-                fn = {"ta": threshold_accepting, "hb-swap": hopbytes_swap, "two-opt": two_opt}[name]
-                r, _, _, _ = fn(self.topology, g, r, used, self.objective, rng=rng, time_budget=budget,
-                                iterations=self.iterations, t_start=now, **kw)
+            # the chain of map_processes(refine=...), with the race's deadline
+            r = apply_refinement(self.topology, self.graph, built.payload, used, refine=c.refine,
+                                 objective=self.objective, rng=np.random.default_rng(c.seed), routing=self.routing,
+                                 time_budget=self.time_budget, iterations=self.iterations, deadline=deadline)
             out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
@@ -369,7 +345,6 @@ class MappingProblem:
 
         Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
         """
-        from ..commgraph import as_commgraph
         from ..mappers import spare_weakest_hosts
         from ..mappers.hopbytes_swap import hopbytes_ils, ils_moves
         from ..mappers.threshold_accepting import capped_hopbytes_descent, capped_moves
@@ -383,7 +358,7 @@ class MappingProblem:
             return winner
         t0 = time.perf_counter()
         rng = np.random.default_rng([0 if c.seed is None else int(c.seed), int(c.index), 1])
-        g = as_commgraph(self.graph)
+        g = self.graph
         try:
             # the race's budget binds only where it is nearly spent (as for the refinements)
             deadline = t0 + self.remaining() - self._score_seconds

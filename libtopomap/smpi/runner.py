@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import ArgumentError, MappingError
+from ..validation import as_topology
 from ..vocabulary import check_choice
 from .build import SmpiError, build, parse_result, require_tool, tail
 from .collectives import algorithms_of
@@ -342,10 +343,7 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     nprocs = int(nprocs)
     if nprocs < 1:
         raise ArgumentError(f"the number of ranks must be >= 1, got {nprocs}")
-    if isinstance(topology, (str, os.PathLike)):
-        from ..formats import read
-
-        topology = read(os.fspath(topology))
+    topology = as_topology(topology)
     if allocation is None:
         hv = [int(v) for v in topology.hosts]
         alloc = Allocation(tuple(topology.names[v] for v in hv),

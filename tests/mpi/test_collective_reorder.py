@@ -9,7 +9,7 @@ from mpi4py import MPI
 
 import libtopomap as ltm
 from libtopomap.collectives import schedule, total_hops
-from libtopomap.errors import CommError
+from libtopomap.errors import ChoiceError, CommError
 from libtopomap.mpi import reorder_for_collective
 from _helpers import COMM, P, RANK
 
@@ -109,9 +109,10 @@ def test_bcast_with_root_and_contention_objective():
 def test_errors_are_raised_on_every_rank():
     topo = _machine()
     placement = _nodes().tolist()
-    with pytest.raises(CommError, match="unknown optimizer 'bogus'"):
+    # unknown names are checked at the door, before any other MPI call (libtopomap.validation)
+    with pytest.raises(ChoiceError, match="unknown optimizer 'bogus'"):
         reorder_for_collective(COMM, topo, optimizers=("two-opt", "bogus"), iterations=10, placement=placement)
-    with pytest.raises(CommError, match="unknown collective"):
+    with pytest.raises(ChoiceError, match="unknown collective"):
         reorder_for_collective(COMM, topo, "scatter", iterations=10, placement=placement)
     bad = placement[:-1]
     with pytest.raises(CommError):

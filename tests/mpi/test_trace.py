@@ -359,9 +359,9 @@ def test_reorder_errors_agree_across_ranks():
     spec = "stencil:%d" % P if RANK else "/nonexistent/graph.edges"
     all_same(raised(lambda: ltm.reorder(COMM, spec, topology=topo, placement=list(range(P)))),
               "CommError", "rank 0", "graph.edges")
-    # a bad strategy everywhere: the portfolio's error
+    # a bad strategy everywhere: map_processes' error, raised at the door (libtopomap.validation)
     all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
-                                          strategies=["nope"])), "CommError", "unknown strategy 'nope'")
+                                          strategies=["nope"])), "ChoiceError", "unknown strategy 'nope'")
     assert issubclass(ltm.ArgumentError, ValueError)
 
 
