@@ -63,7 +63,7 @@ DRAGONFLY = {4096: (64, 8, 8, 8), 32768: (128, 16, 16, 8), 65536: (256, 16, 16, 
              262144: (512, 32, 16, 16)}
 FAMILIES = ("torus", "fattree", "dragonfly")
 CONSTRUCTIONS = ("identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch")
-EXTRA = ("greedy+ta", "portfolio")
+EXTRA = ("greedy+ta", "portfolio", "portfolio-hopbytes")
 # --peers: KaHIP process mapping and SharedMap (benchmarks/peer_mappers.py), fat trees only (hierarchies)
 PEER_RUNS = {"kahip-fast": "KaHIP fast", "kahip-eco": "KaHIP eco", "kahip-strong": "KaHIP strong",
              "sharedmap-fast": "SharedMap fast", "sharedmap-eco": "SharedMap eco",
@@ -126,8 +126,10 @@ def _portfolio_driver():
     return None
 
 
-def run_portfolio(topo, g, strategies, seed, ta_budget):
-    """The portfolio: every construction refined by threshold accepting, the best by max congestion.
+def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, objective="congestion"):
+    """The portfolio: every construction refined by threshold accepting, the best by max congestion;
+    with ``objective="hopbytes"``, what ``map --strategy all --objective hopbytes`` runs (no
+    refinement, the winner polished for hop-bytes by the race).
 
     Returns ``(mapping, info)``.  Uses ``libtopomap.portfolio`` when it has a driver (see
     :func:`_portfolio_driver`); otherwise the same steps through the public API, as
@@ -141,16 +143,34 @@ def run_portfolio(topo, g, strategies, seed, ta_budget):
 
     pf = _portfolio_driver()
     if pf is not None:  # HOOK: adapter for the portfolio driver (see _portfolio_driver)
-        problem = pf.MappingProblem(topo, g, objective="congestion", time_budget=ta_budget)
-        cands = pf.make_candidates([s for s in strategies if s != "identity"], seed=seed, refine="ta")
-        res = pf.run_portfolio(problem, cands)
+        problem = pf.MappingProblem(topo, g, objective=objective, time_budget=ta_budget,
+                                    total_budget=race_budget)
+        cands = pf.make_candidates([s for s in strategies if s != "identity"], seed=seed,
+                                   refine="ta" if objective == "congestion" else None)
+        phases, started = [], {}
+
+        def progress(phase, cand, outcome):  # wall and CPU seconds of every phase of every candidate
+            if outcome is None:
+                started[phase, cand.index] = (time.perf_counter(), _cpu_s())
+                return
+            t0, c0 = started.pop((phase, cand.index))
+            phases.append({"phase": phase, "label": cand.label, "wall_s": round(time.perf_counter() - t0, 3),
+                           "cpu_s": round(_cpu_s() - c0, 3)})
+
+        t0, c0 = time.perf_counter(), _cpu_s()
+        res = pf.run_portfolio(problem, cands, progress=progress)
+        phases.append({"phase": "whole race", "label": "", "wall_s": round(time.perf_counter() - t0, 3),
+                       "cpu_s": round(_cpu_s() - c0, 3)})
         m = ltm.Mapping(topo, np.asarray(res.winner.payload), strategy=res.winner.label)
         return m, {"portfolio_impl": "libtopomap.portfolio.run_portfolio", "portfolio_winner": res.winner.label,
                    "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped],
                    "portfolio_outcomes": [{"label": o.label, "seconds": round(o.seconds, 3),
                                            "max_congestion": o.metrics.get("max_congestion"),
                                            "hop_bytes": o.metrics.get("hop_bytes"), "note": o.note}
-                                          for o in res.outcomes]}
+                                          for o in res.outcomes],
+                   "portfolio_phases": phases, "race_budget_s": problem.total_budget}
+    if objective != "congestion":
+        raise RuntimeError("portfolio-hopbytes needs the libtopomap.portfolio driver")
     best, best_val, per = None, math.inf, {}
     for s in strategies:
         t0 = time.perf_counter()
@@ -248,8 +268,10 @@ def _child(conn, inst, what, opts):
         elif what == "greedy+ta":
             m = ltm.map_processes(topo, g, strategy="greedy", refine="ta", objective="congestion", seed=SEED,
                                   time_budget=opts["ta_budget"])
-        elif what == "portfolio":
-            m, extra = run_portfolio(topo, g, opts["portfolio_strategies"], SEED, opts["ta_budget"])
+        elif what in ("portfolio", "portfolio-hopbytes"):
+            m, extra = run_portfolio(topo, g, opts["portfolio_strategies"], SEED, opts["ta_budget"],
+                                     opts.get("race_budget"),
+                                     objective="hopbytes" if what == "portfolio-hopbytes" else "congestion")
         else:
             m = ltm.map_processes(topo, g, strategy=what, seed=SEED)
             # --repeat: the construction again on the same instance; the least time counts (timings on a
@@ -615,26 +637,29 @@ def targets(rows, sizes, strategies):
                  and any(_is_peer(r) for r in rows if r["instance"] == i)]
         if not insts:
             continue
-        conds, det = [], []
-        for inst in insts:
-            best, faster = peer_reference(rows, inst)
-            r = by.get((inst, "portfolio"))
-            if best is None:
-                conds.append(None)
-                det.append(f"{inst}: no peer finished")
+        for label in ("portfolio", "portfolio-hopbytes"):
+            if not any((i, label) in by for i in insts):
                 continue
-            if not _ok(r):
-                conds.append(None if r is None else False)
-                det.append(f"{inst}: portfolio {'not run' if r is None else _status(r)}")
-                continue
-            hb, tx = r["hop_bytes"] / best["hop_bytes"], r["strategy_s"] / faster["strategy_s"]
-            conds += [hb <= PEER_TARGET + 1e-12, tx <= 1.0]
-            det.append(f"{inst}: portfolio {r['hop_bytes']:,.0f} = {hb:.3f}x {best['strategy']} "
-                       f"{best['hop_bytes']:,.0f}; {r['strategy_s']:.1f} s = {tx:.2f}x {faster['strategy']} "
-                       f"{faster['strategy_s']:.1f} s (cpu {_f(r.get('strategy_cpu_s'), '.0f')} s vs "
-                       f"{_f(faster.get('strategy_cpu_s'), '.0f')} s)")
-        out.append((f"{P:,} fat tree: portfolio hop-bytes <= {PEER_TARGET}x best of KaHIP/SharedMap, "
-                    "time <= the faster", verdict(conds), "; ".join(det)))
+            conds, det = [], []
+            for inst in insts:
+                best, faster = peer_reference(rows, inst)
+                r = by.get((inst, label))
+                if best is None:
+                    conds.append(None)
+                    det.append(f"{inst}: no peer finished")
+                    continue
+                if not _ok(r):
+                    conds.append(None if r is None else False)
+                    det.append(f"{inst}: {label} {'not run' if r is None else _status(r)}")
+                    continue
+                hb, tx = r["hop_bytes"] / best["hop_bytes"], r["strategy_s"] / faster["strategy_s"]
+                conds += [hb <= PEER_TARGET + 1e-12, tx <= 1.0]
+                det.append(f"{inst}: {label} {r['hop_bytes']:,.0f} = {hb:.3f}x {best['strategy']} "
+                           f"{best['hop_bytes']:,.0f}; {r['strategy_s']:.1f} s = {tx:.2f}x {faster['strategy']} "
+                           f"{faster['strategy_s']:.1f} s (cpu {_f(r.get('strategy_cpu_s'), '.0f')} s vs "
+                           f"{_f(faster.get('strategy_cpu_s'), '.0f')} s)")
+            out.append((f"{P:,} fat tree: {label} hop-bytes <= {PEER_TARGET}x best of KaHIP/SharedMap, "
+                        "time <= the faster", verdict(conds), "; ".join(det)))
     # --- 262,144
     P = 262144
     inst = f"torus {TORUS[P]} scrambled"
@@ -794,6 +819,9 @@ def main(argv=None):
     ap.add_argument("--ta-budget", type=float, default=None,
                     help="seconds of each threshold accepting run in greedy+ta and the portfolio "
                          "(default: none, the library's default number of moves)")
+    ap.add_argument("--race-budget", type=float, default=None,
+                    help="the portfolio's total_budget in seconds (default: the library's; 'inf': none, every "
+                         "candidate runs whatever the load)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each construction this many times in its child and report the least time "
                          "(default 1; the portfolio and greedy+ta always run once)")
@@ -845,11 +873,13 @@ def main(argv=None):
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     opts = {"mem_cap_gib": args.mem_cap or None, "ta_budget": args.ta_budget, "repeat": args.repeat,
-            "portfolio_strategies": list(STRATEGIES), "peer_threads": args.peer_threads}
+            "portfolio_strategies": list(STRATEGIES), "peer_threads": args.peer_threads,
+            "race_budget": args.race_budget}
     meta = {"machine": machine_info(), "options": {"sizes": sizes, "instances": families, "strategies": strategies,
                                                   "timeout_s": args.timeout, "mem_cap_gib": args.mem_cap or None,
                                                   "ta_budget_s": args.ta_budget, "quick": args.quick,
                                                   "repeat": args.repeat, "peers": peers,
+                                                  "race_budget_s": args.race_budget,
                                                   "peer_threads": args.peer_threads, "peers_skipped": peer_skips,
                                                   "scramble_seed": SCRAMBLE_SEED, "seed": SEED,
                                                   "portfolio_impl": "libtopomap.portfolio" if _portfolio_driver()
