@@ -353,6 +353,9 @@ def _collect(p, rx, inst, what, timeout, t_start, before):
         row["status"] = "timeout"
         p.kill()
     p.join(10)
+    if p.is_alive() and done:  # its result is in; on a heavily loaded machine exiting can take longer
+        p.kill()
+        p.join(10)
     if p.is_alive():  # pragma: no cover - kill() did not take: do not hang, report it
         row["status"] += " (child did not exit)"
     elif row["status"] == "running":
@@ -463,7 +466,7 @@ def peer_reference(rows, inst):
 
 def markdown(rows):
     scotch = {r["instance"]: r.get("max_congestion") for r in rows
-              if r["strategy"] == "scotch" and r["status"] == "ok"}
+              if r["strategy"] == "scotch" and _ok(r)}
     lines = ["| instance | P | strategy | status | setup s | strategy s | cpu s | evaluate s | peak RSS MiB | "
              "max congestion | / scotch | avg dilation | hop-bytes | x best peer | time x faster peer | load |",
              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -507,7 +510,7 @@ def growth_table(rows):
 def _status(r):
     """Status with the timeout and the phase that was running, e.g. ``timeout (300 s) in evaluate``."""
     st = r["status"]
-    if st == "ok":
+    if st.startswith("ok"):
         return st
     if st == "timeout":
         st += f" ({r['timeout_s']:.0f} s)"
@@ -516,7 +519,8 @@ def _status(r):
 
 
 def _ok(r):
-    return r is not None and r["status"] == "ok"
+    """A measurement with a result (a child that then did not exit in time still gave one)."""
+    return r is not None and r["status"].startswith("ok")
 
 
 def _fit_exponent(points):
@@ -550,7 +554,7 @@ def targets(rows, sizes, strategies):
     def secs(r, key):
         if r is None:
             return None, "not run"
-        if r["status"] == "ok" or (key == "strategy_s" and r.get("strategy_s") is not None):
+        if _ok(r) or (key == "strategy_s" and r.get("strategy_s") is not None):
             return r.get(key), f"{r.get(key):.1f} s"
         return math.inf, _status(r)
 
@@ -793,7 +797,7 @@ def memory_skip(inst, label, rows):
     count, else :data:`PEER_MIB_PER_PROC` per process; the machine is shared, so what counts is
     ``MemAvailable`` now, less 1 GiB for everybody else."""
     prev = [r for r in rows if r["strategy"] == label and r.get("peak_rss_mib") and r["P"] < inst["P"]
-            and r["status"] == "ok"]
+            and _ok(r)]
     if prev:
         r = max(prev, key=lambda r: r["P"])
         need = 1.25 * r["peak_rss_mib"] * inst["P"] / r["P"]
