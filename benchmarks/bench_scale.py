@@ -126,7 +126,7 @@ def _portfolio_driver():
     return None
 
 
-def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, objective="congestion"):
+def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, objective="congestion", on_phase=None):
     """The portfolio: every construction refined by threshold accepting, the best by max congestion;
     with ``objective="hopbytes"``, what ``map --strategy all --objective hopbytes`` runs (no
     refinement, the winner polished for hop-bytes by the race).
@@ -136,6 +136,8 @@ def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, object
     ``libtopomap map --strategy all --refine ta`` runs them today: ``map_processes(strategy=s,
     refine="ta")`` for each ``s`` (the refinement's own budget: ``ta_budget`` seconds, or the
     library's default number of moves when None), each scored by ECMP max congestion.
+    ``on_phase(phases)`` gets the list of timed phases after each one (a race killed at the
+    timeout still reports where its time went).
     """
     import numpy as np
 
@@ -156,6 +158,8 @@ def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, object
             t0, c0 = started.pop((phase, cand.index))
             phases.append({"phase": phase, "label": cand.label, "wall_s": round(time.perf_counter() - t0, 3),
                            "cpu_s": round(_cpu_s() - c0, 3)})
+            if on_phase is not None:
+                on_phase(phases)
 
         t0, c0 = time.perf_counter(), _cpu_s()
         res = pf.run_portfolio(problem, cands, progress=progress)
@@ -271,7 +275,8 @@ def _child(conn, inst, what, opts):
         elif what in ("portfolio", "portfolio-hopbytes"):
             m, extra = run_portfolio(topo, g, opts["portfolio_strategies"], SEED, opts["ta_budget"],
                                      opts.get("race_budget"),
-                                     objective="hopbytes" if what == "portfolio-hopbytes" else "congestion")
+                                     objective="hopbytes" if what == "portfolio-hopbytes" else "congestion",
+                                     on_phase=lambda phases: send("event", portfolio_phases=list(phases)))
         else:
             m = ltm.map_processes(topo, g, strategy=what, seed=SEED)
             # --repeat: the construction again on the same instance; the least time counts (timings on a
