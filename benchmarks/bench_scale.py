@@ -33,6 +33,19 @@ mapping is a bijection into slots and calls ``evaluate`` ("evaluate s").  Peak R
 ``VmHWM`` (``/proc/self/status``; read by the parent just before it kills a child that ran out of
 time).  A child past ``--timeout`` is killed and reported ``timeout``; one that hits the
 ``--mem-cap`` address-space limit (``RLIMIT_AS``) or is killed by the kernel is ``OOM/over cap``.
+``portfolio-hopbytes`` is ``map --strategy all --objective hopbytes``; ``--race-budget`` sets the
+races' ``total_budget`` (``inf``: every candidate runs, whatever the load); the portfolio rows' JSON
+holds wall and CPU seconds of every phase of every candidate (``portfolio_phases``).
+
+Peers (``--peers``, fat trees only; ``pip install -e '.[peers]'``, a missing one is skipped with a
+note): KaHIP's ``process_mapping`` (fast, eco, strong) and SharedMap (fast, eco, strong;
+``--peer-threads``), run by ``peer_mappers.py`` as ``bench_quality.py`` runs them (hierarchy and
+distances from the tree) in the same kind of child, evaluated by the same ``evaluate``; a peer whose
+estimated memory exceeds what the machine has free is skipped with the reason.  Columns "x best
+peer" (hop-bytes over the best of KaHIP and SharedMap) and "time x faster peer" (strategy seconds
+over the faster of them, each tool counted with its run of least hop-bytes); "cpu s" is the child's
+CPU seconds in the strategy (all threads), the fairer clock on a shared machine.
+
 The JSON and Markdown files are rewritten after every measurement, so an interrupted run keeps what
 it measured.  At the end, one line per target of the scale issue (issue 11) says PASS, FAIL or why
 it could not be decided.
