@@ -54,10 +54,7 @@ counts as a peer: the ``scotch`` row) and lists each miss with its numbers.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import glob
 import json
-import os
 import pathlib
 import sys
 import time
@@ -68,8 +65,6 @@ import numpy as np
 import libtopomap as ltm
 from libtopomap import Topology
 from libtopomap.mappers import STRATEGIES, map_processes
-from libtopomap.mappers.multisection import topology_hierarchy
-from libtopomap.mappers.scotch import repair_slots
 from libtopomap.patterns import scrambled_torus
 from libtopomap.collectives import schedule, schedule_graph
 from libtopomap.metrics import lower_bounds
@@ -81,6 +76,10 @@ RESULTS = HERE / "results"
 FABRICS = HERE.parent / "tests" / "data" / "fabrics"
 sys.path.insert(0, str(HERE))
 from bench_mapping import spmv_pattern  # noqa: E402
+# the peers' runners live in peer_mappers.py (shared with bench_scale.py); bench_smpi.py reads them here
+from peer_mappers import have as _have  # noqa: E402
+from peer_mappers import kahip_lib as _kahip_lib  # noqa: E402, F401
+from peer_mappers import machine_hierarchy, run_kahip, run_mtkahypar, run_sharedmap  # noqa: E402
 
 MTK_MAX_TARGET = 300
 PEERS = ("KaHIP", "SharedMap", "Mt-KaHyPar")
@@ -148,117 +147,6 @@ def instances(quick):
     add("fattree-8-4", "fat tree 8-ary 4-tree (4,096 hosts), stencil 64x64 (the issue's instance)",
         ltm.fattree(8, 4), scrambled_torus("64x64", 0))
     return out
-
-
-# ----------------------------------------------------------------------------------------- peers
-def _kahip_lib():
-    try:
-        import kahip
-    except ImportError:
-        return None
-    so = glob.glob(os.path.join(os.path.dirname(kahip.__file__), "kahip*.so"))
-    if not so:
-        return None
-    lib = ctypes.CDLL(so[0])
-    P = ctypes.POINTER(ctypes.c_int)
-    lib.process_mapping.argtypes = [P, P, P, P, P, P, P, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                    ctypes.POINTER(ctypes.c_double), ctypes.c_bool, ctypes.c_int, P, P, P]
-    lib.process_mapping.restype = None
-    return lib
-
-
-def _have(module):
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
-def machine_hierarchy(t, slots):
-    """``(hierarchy, distance, pe_vertex)`` bottom-up for KaHIP/SharedMap, or None.
-
-    The tree of :func:`topology_hierarchy` when it is uniform, with one more level for several
-    slots per host (distance 1 there: KaHIP needs positive distances); the distance of a level is
-    the hop distance between the first leaves of two children of a node of that level.  PE ``i``
-    runs on ``pe_vertex[i]`` (leaves in depth-first order, each repeated by its slots)."""
-    h = topology_hierarchy(t)
-    ar = h.arities()
-    s = np.asarray(slots)[h.vertex[h.vertex >= 0]]
-    if ar is None or np.unique(s).size != 1:
-        return None
-    depth = h.depth()
-    dist = []
-    for level in range(len(ar)):
-        x = int(np.flatnonzero((depth == len(ar) - 1 - level) & (h.vertex < 0))[0])
-        a, b = h.children(x)[:2]
-        dist.append(int(t.distance(h.rep[a], h.rep[b])))
-    order = []
-    stack = [h.root]
-    while stack:
-        x = stack.pop()
-        if h.vertex[x] >= 0:
-            order.append(int(h.vertex[x]))
-        else:
-            stack.extend(h.children(x).tolist()[::-1])
-    per = int(s[0])
-    pe_vertex = np.repeat(np.asarray(order, np.int64), per)
-    if per > 1:
-        ar, dist = [per] + ar, [1] + dist
-    return ar, dist, pe_vertex
-
-
-def _sym_csr(g):
-    s = g.symmetric()
-    w = np.maximum(1, np.rint(s.data)).astype(np.int64)
-    return s.indptr.astype(np.int64), s.indices.astype(np.int64), w
-
-
-def run_kahip(lib, t, g, slots, hier, mode):
-    ar, dist, pe_vertex = hier
-    ptr, idx, w = _sym_csr(g)
-    P = ctypes.POINTER(ctypes.c_int)
-    c = lambda a: np.ascontiguousarray(a, np.int32)  # noqa: E731
-    n = c([g.n])
-    xadj, adj, ew, vw = c(ptr), c(idx), c(w), c(np.ones(g.n))
-    hier_a, dist_a = c(ar), c(dist)
-    part, cut, qap = np.zeros(g.n, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
-    imb = ctypes.c_double(0.0)
-    p = lambda a: a.ctypes.data_as(P)  # noqa: E731
-    lib.process_mapping(p(n), p(vw), p(xadj), p(ew), p(adj), p(hier_a), p(dist_a), len(ar), mode, 0,
-                        ctypes.byref(imb), True, 0, p(cut), p(qap), p(part))
-    return repair_slots(t, pe_vertex[part.astype(np.int64)], slots)
-
-
-def run_sharedmap(t, g, slots, hier, mode):
-    from chszlablib import Decomposition, Graph
-
-    ar, dist, pe_vertex = hier
-    ptr, idx, w = _sym_csr(g)
-    cg = Graph.from_csr(ptr, idx, edge_weights=w)
-    r = Decomposition.process_map(cg, ar, dist, mode=mode, imbalance=0.0, threads=1, seed=0)
-    return repair_slots(t, pe_vertex[np.asarray(r.assignment, np.int64)], slots)
-
-
-def run_mtkahypar(t, g, slots):
-    import mtkahypar
-
-    if "init" not in run_mtkahypar.__dict__:
-        run_mtkahypar.init = mtkahypar.initialize(1)
-    mk = run_mtkahypar.init
-    ctx = mk.context_from_preset(mtkahypar.PresetType.DEFAULT)
-    ctx.logging = False
-    k = t.n_vertices
-    ctx.set_mapping_parameters(k, 0.0)
-    ctx.set_individual_target_block_weights([int(x) for x in slots])
-    s = g.symmetric().tocoo()
-    keep = s.row < s.col
-    edges = [tuple(e) for e in np.stack([s.row[keep], s.col[keep]], 1).tolist()]
-    graph = mk.create_graph(ctx, g.n, len(edges), edges, [1] * g.n,
-                            np.maximum(1, np.rint(s.data[keep])).astype(int).tolist())
-    links = [tuple(e) for e in np.stack([t.link_u, t.link_v], 1).astype(int).tolist()]
-    target = mk.create_target_graph(ctx, k, len(links), links, [1] * len(links))
-    part = graph.map_onto_graph(target, ctx)
-    v = np.array([part.block_id(i) for i in range(g.n)], np.int64)
-    return repair_slots(t, v, slots)
 
 
 # ----------------------------------------------------------------------------------------- driver

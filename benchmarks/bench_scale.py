@@ -33,6 +33,19 @@ mapping is a bijection into slots and calls ``evaluate`` ("evaluate s").  Peak R
 ``VmHWM`` (``/proc/self/status``; read by the parent just before it kills a child that ran out of
 time).  A child past ``--timeout`` is killed and reported ``timeout``; one that hits the
 ``--mem-cap`` address-space limit (``RLIMIT_AS``) or is killed by the kernel is ``OOM/over cap``.
+``portfolio-hopbytes`` is ``map --strategy all --objective hopbytes``; ``--race-budget`` sets the
+races' ``total_budget`` (``inf``: every candidate runs, whatever the load); the portfolio rows' JSON
+holds wall and CPU seconds of every phase of every candidate (``portfolio_phases``).
+
+Peers (``--peers``, fat trees only; ``pip install -e '.[peers]'``, a missing one is skipped with a
+note): KaHIP's ``process_mapping`` (fast, eco, strong) and SharedMap (fast, eco, strong;
+``--peer-threads``), run by ``peer_mappers.py`` as ``bench_quality.py`` runs them (hierarchy and
+distances from the tree) in the same kind of child, evaluated by the same ``evaluate``; a peer whose
+estimated memory exceeds what the machine has free is skipped with the reason.  Columns "x best
+peer" (hop-bytes over the best of KaHIP and SharedMap) and "time x faster peer" (strategy seconds
+over the faster of them, each tool counted with its run of least hop-bytes); "cpu s" is the child's
+CPU seconds in the strategy (all threads), the fairer clock on a shared machine.
+
 The JSON and Markdown files are rewritten after every measurement, so an interrupted run keeps what
 it measured.  At the end, one line per target of the scale issue (issue 11) says PASS, FAIL or why
 it could not be decided.
@@ -63,7 +76,14 @@ DRAGONFLY = {4096: (64, 8, 8, 8), 32768: (128, 16, 16, 8), 65536: (256, 16, 16, 
              262144: (512, 32, 16, 16)}
 FAMILIES = ("torus", "fattree", "dragonfly")
 CONSTRUCTIONS = ("identity", "random", "greedy", "rcm", "recursive", "multisection", "scotch")
-EXTRA = ("greedy+ta", "portfolio")
+EXTRA = ("greedy+ta", "portfolio", "portfolio-hopbytes")
+# --peers: KaHIP process mapping and SharedMap (benchmarks/peer_mappers.py), fat trees only (hierarchies)
+PEER_RUNS = {"kahip-fast": "KaHIP fast", "kahip-eco": "KaHIP eco", "kahip-strong": "KaHIP strong",
+             "sharedmap-fast": "SharedMap fast", "sharedmap-eco": "SharedMap eco",
+             "sharedmap-strong": "SharedMap strong"}
+PEER_MODULES = {"KaHIP": "kahip", "SharedMap": "chszlablib"}
+PEER_TARGET = 0.97        # issue 29: hop-bytes <= 0.97x the best of KaHIP and SharedMap, no slower than the faster
+PEER_MIB_PER_PROC = 0.05  # MiB per process when no smaller size ran (SharedMap strong: 2.5 GiB at 65,536)
 SCRAMBLE_SEED = 1
 SEED = 0
 
@@ -119,14 +139,18 @@ def _portfolio_driver():
     return None
 
 
-def run_portfolio(topo, g, strategies, seed, ta_budget):
-    """The portfolio: every construction refined by threshold accepting, the best by max congestion.
+def run_portfolio(topo, g, strategies, seed, ta_budget, race_budget=None, objective="congestion", on_phase=None):
+    """The portfolio: every construction refined by threshold accepting, the best by max congestion;
+    with ``objective="hopbytes"``, what ``map --strategy all --objective hopbytes`` runs (no
+    refinement, the winner polished for hop-bytes by the race).
 
     Returns ``(mapping, info)``.  Uses ``libtopomap.portfolio`` when it has a driver (see
     :func:`_portfolio_driver`); otherwise the same steps through the public API, as
     ``libtopomap map --strategy all --refine ta`` runs them today: ``map_processes(strategy=s,
     refine="ta")`` for each ``s`` (the refinement's own budget: ``ta_budget`` seconds, or the
     library's default number of moves when None), each scored by ECMP max congestion.
+    ``on_phase(phases)`` gets the list of timed phases after each one (a race killed at the
+    timeout still reports where its time went).
     """
     import numpy as np
 
@@ -134,16 +158,36 @@ def run_portfolio(topo, g, strategies, seed, ta_budget):
 
     pf = _portfolio_driver()
     if pf is not None:  # HOOK: adapter for the portfolio driver (see _portfolio_driver)
-        problem = pf.MappingProblem(topo, g, objective="congestion", time_budget=ta_budget)
-        cands = pf.make_candidates([s for s in strategies if s != "identity"], seed=seed, refine="ta")
-        res = pf.run_portfolio(problem, cands)
+        problem = pf.MappingProblem(topo, g, objective=objective, time_budget=ta_budget,
+                                    total_budget=race_budget)
+        cands = pf.make_candidates([s for s in strategies if s != "identity"], seed=seed,
+                                   refine="ta" if objective == "congestion" else None)
+        phases, started = [], {}
+
+        def progress(phase, cand, outcome):  # wall and CPU seconds of every phase of every candidate
+            if outcome is None:
+                started[phase, cand.index] = (time.perf_counter(), _cpu_s())
+                return
+            t0, c0 = started.pop((phase, cand.index))
+            phases.append({"phase": phase, "label": cand.label, "wall_s": round(time.perf_counter() - t0, 3),
+                           "cpu_s": round(_cpu_s() - c0, 3)})
+            if on_phase is not None:
+                on_phase(phases)
+
+        t0, c0 = time.perf_counter(), _cpu_s()
+        res = pf.run_portfolio(problem, cands, progress=progress)
+        phases.append({"phase": "whole race", "label": "", "wall_s": round(time.perf_counter() - t0, 3),
+                       "cpu_s": round(_cpu_s() - c0, 3)})
         m = ltm.Mapping(topo, np.asarray(res.winner.payload), strategy=res.winner.label)
         return m, {"portfolio_impl": "libtopomap.portfolio.run_portfolio", "portfolio_winner": res.winner.label,
                    "portfolio_skipped": [f"{x.candidate.label}: {x.reason}" for x in res.skipped],
                    "portfolio_outcomes": [{"label": o.label, "seconds": round(o.seconds, 3),
                                            "max_congestion": o.metrics.get("max_congestion"),
                                            "hop_bytes": o.metrics.get("hop_bytes"), "note": o.note}
-                                          for o in res.outcomes]}
+                                          for o in res.outcomes],
+                   "portfolio_phases": phases, "race_budget_s": problem.total_budget}
+    if objective != "congestion":
+        raise RuntimeError("portfolio-hopbytes needs the libtopomap.portfolio driver")
     best, best_val, per = None, math.inf, {}
     for s in strategies:
         t0 = time.perf_counter()
@@ -155,6 +199,42 @@ def run_portfolio(topo, g, strategies, seed, ta_budget):
             best, best_val = m, val
     return best, {"portfolio_impl": "fallback: map_processes(strategy=s, refine='ta') for every strategy",
                   "portfolio_steps": per, "portfolio_winner": best.strategy}
+
+
+def _cpu_s():
+    """CPU seconds of this process, all its threads, user and system."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_peer(topo, g, label, opts):
+    """A peer's mapping (``label`` from :data:`PEER_RUNS`): ``(mapping, info)``.
+
+    The hierarchy and level distances come from the fat tree (``peer_mappers.machine_hierarchy``,
+    as ``bench_quality.py`` computes them); that step is timed apart (``hierarchy_s``), as a user
+    of KaHIP or SharedMap would write "16:16:16" and "2:4:6" by hand.  KaHIP and SharedMap run
+    with seed 0 and no imbalance; SharedMap with ``opts["peer_threads"]`` threads."""
+    import numpy as np
+
+    import libtopomap as ltm
+    import peer_mappers as pm
+
+    tool, mode = label.split()
+    slots = np.asarray(topo.slots, np.int64)
+    t0, c0 = time.perf_counter(), _cpu_s()
+    hier = pm.machine_hierarchy(topo, slots) if g.n == int(slots.sum()) else None
+    info = {"hierarchy_s": time.perf_counter() - t0, "hierarchy_cpu_s": _cpu_s() - c0}
+    if hier is None:
+        raise ValueError(f"{tool} needs a uniform hierarchy that the job fills")
+    info["hierarchy"] = ":".join(map(str, hier[0])) + " distances " + ":".join(map(str, hier[1]))
+    t0 = time.perf_counter()
+    if tool == "KaHIP":
+        v = pm.run_kahip(pm.kahip_lib(), topo, g, slots, hier, pm.KAHIP_MODES[mode])
+    else:
+        info["threads"] = opts["peer_threads"]
+        v = pm.run_sharedmap(topo, g, slots, hier, mode, threads=opts["peer_threads"])
+    info["strategy_s"] = time.perf_counter() - t0
+    return ltm.Mapping(topo, np.asarray(v, np.int64), strategy=label), info
 
 
 def _check_bijection(topo, g, m):
@@ -199,12 +279,17 @@ def _child(conn, inst, what, opts):
         send("event", phase="setup", setup_s=time.perf_counter() - t0, n_vertices=topo.n_vertices,
              n_links=topo.n_links, P=g.n, edges=g.n_edges)
         extra = {}
-        t0 = time.perf_counter()
-        if what == "greedy+ta":
+        t0, c0 = time.perf_counter(), _cpu_s()
+        if what in PEER_RUNS.values():
+            m, extra = run_peer(topo, g, what, opts)
+        elif what == "greedy+ta":
             m = ltm.map_processes(topo, g, strategy="greedy", refine="ta", objective="congestion", seed=SEED,
                                   time_budget=opts["ta_budget"])
-        elif what == "portfolio":
-            m, extra = run_portfolio(topo, g, opts["portfolio_strategies"], SEED, opts["ta_budget"])
+        elif what in ("portfolio", "portfolio-hopbytes"):
+            m, extra = run_portfolio(topo, g, opts["portfolio_strategies"], SEED, opts["ta_budget"],
+                                     opts.get("race_budget"),
+                                     objective="hopbytes" if what == "portfolio-hopbytes" else "congestion",
+                                     on_phase=lambda phases: send("event", portfolio_phases=list(phases)))
         else:
             m = ltm.map_processes(topo, g, strategy=what, seed=SEED)
             # --repeat: the construction again on the same instance; the least time counts (timings on a
@@ -219,6 +304,7 @@ def _child(conn, inst, what, opts):
                 extra["strategy_runs_s"] = runs
                 extra["strategy_s"] = min(runs)
         extra.setdefault("strategy_s", time.perf_counter() - t0)
+        extra["strategy_cpu_s"] = _cpu_s() - c0 - extra.get("hierarchy_cpu_s", 0.0)
         send("event", phase="strategy", **extra)
         bij = _check_bijection(topo, g, m)
         t0 = time.perf_counter()
@@ -285,6 +371,9 @@ def _collect(p, rx, inst, what, timeout, t_start, before):
         row["status"] = "timeout"
         p.kill()
     p.join(10)
+    if p.is_alive() and done:  # its result is in; on a heavily loaded machine exiting can take longer
+        p.kill()
+        p.join(10)
     if p.is_alive():  # pragma: no cover - kill() did not take: do not hang, report it
         row["status"] += " (child did not exit)"
     elif row["status"] == "running":
@@ -328,7 +417,7 @@ def machine_info():
                     info[k.strip().lower() + "_gib"] = round(int(v.split()[0]) / 2 ** 20, 2)
     except OSError:
         pass
-    for mod in ("scipy", "scotchpy64", "libtopomap"):
+    for mod in ("scipy", "scotchpy64", "libtopomap", "kahip", "chszlablib"):
         try:
             from importlib.metadata import version
             info[mod] = version(mod)
@@ -371,21 +460,48 @@ def _f(x, fmt):
     return "" if x is None else format(x, fmt)
 
 
+def _is_peer(r):
+    return r["strategy"] in PEER_RUNS.values()
+
+
+def peer_reference(rows, inst):
+    """``(best, faster)`` of KaHIP and SharedMap on an instance, or ``(None, None)`` when neither ran.
+
+    Each tool counts with its run of least hop-bytes (its best setting among those run);
+    ``best`` is the one of them with the least hop-bytes, ``faster`` the one with the least
+    strategy seconds (the issue's "the best of KaHIP and SharedMap" and "the faster of them")."""
+    tools = {}
+    for r in rows:
+        if r["instance"] == inst and _is_peer(r) and _ok(r):
+            tool = r["strategy"].split()[0]
+            if tool not in tools or r["hop_bytes"] < tools[tool]["hop_bytes"]:
+                tools[tool] = r
+    if not tools:
+        return None, None
+    return (min(tools.values(), key=lambda r: r["hop_bytes"]),
+            min(tools.values(), key=lambda r: r["strategy_s"]))
+
+
 def markdown(rows):
     scotch = {r["instance"]: r.get("max_congestion") for r in rows
-              if r["strategy"] == "scotch" and r["status"] == "ok"}
-    lines = ["| instance | P | strategy | status | setup s | strategy s | evaluate s | peak RSS MiB | "
-             "max congestion | / scotch | avg dilation | hop-bytes | load |",
-             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+              if r["strategy"] == "scotch" and _ok(r)}
+    lines = ["| instance | P | strategy | status | setup s | strategy s | cpu s | evaluate s | peak RSS MiB | "
+             "max congestion | / scotch | avg dilation | hop-bytes | x best peer | time x faster peer | load |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         sc = scotch.get(r["instance"])
         ratio = r["max_congestion"] / sc if sc and r.get("max_congestion") is not None else None
+        best, faster = peer_reference(rows, r["instance"])
+        hb = r["hop_bytes"] / best["hop_bytes"] if best and r.get("hop_bytes") is not None else None
+        tx = r["strategy_s"] / faster["strategy_s"] if faster and r.get("strategy_s") is not None else None
         status = _status(r)
         lines.append(
             f"| {r['instance']} | {r['P']} | {r['strategy']} | {status} | {_f(r.get('setup_s'), '.2f')} | "
-            f"{_f(r.get('strategy_s'), '.2f')} | {_f(r.get('evaluate_s'), '.2f')} | "
+            f"{_f(r.get('strategy_s'), '.2f')} | {_f(r.get('strategy_cpu_s'), '.1f')} | "
+            f"{_f(r.get('evaluate_s'), '.2f')} | "
             f"{_f(r.get('peak_rss_mib'), '.0f')} | {_f(r.get('max_congestion'), '.3f')} | {_f(ratio, '.3f')} | "
-            f"{_f(r.get('avg_dilation'), '.3f')} | {_f(r.get('hop_bytes'), '.0f')} | "
+            f"{_f(r.get('avg_dilation'), '.3f')} | {_f(r.get('hop_bytes'), '.0f')} | {_f(hb, '.3f')} | "
+            f"{_f(tx, '.2f')} | "
             f"{_f(r.get('load_before'), '.1f')}-{_f(r.get('load_after'), '.1f')} |")
     return "\n".join(lines)
 
@@ -412,7 +528,7 @@ def growth_table(rows):
 def _status(r):
     """Status with the timeout and the phase that was running, e.g. ``timeout (300 s) in evaluate``."""
     st = r["status"]
-    if st == "ok":
+    if st.startswith("ok"):
         return st
     if st == "timeout":
         st += f" ({r['timeout_s']:.0f} s)"
@@ -421,7 +537,8 @@ def _status(r):
 
 
 def _ok(r):
-    return r is not None and r["status"] == "ok"
+    """A measurement with a result (a child that then did not exit in time still gave one)."""
+    return r is not None and r["status"].startswith("ok")
 
 
 def _fit_exponent(points):
@@ -455,7 +572,7 @@ def targets(rows, sizes, strategies):
     def secs(r, key):
         if r is None:
             return None, "not run"
-        if r["status"] == "ok" or (key == "strategy_s" and r.get("strategy_s") is not None):
+        if _ok(r) or (key == "strategy_s" and r.get("strategy_s") is not None):
             return r.get(key), f"{r.get(key):.1f} s"
         return math.inf, _status(r)
 
@@ -536,6 +653,35 @@ def targets(rows, sizes, strategies):
             conds += [t <= 300, None if mem is None else mem <= 4096]
             det.append(f"{inst}: {txt}, {_f(mem, '.0f') or '?'} MiB")
         out.append(("65,536: whole portfolio <= 300 s and <= 4 GB", verdict(conds), "; ".join(det)))
+    # --- peers at scale (issue 29): the portfolio against KaHIP and SharedMap on the fat trees
+    for P in (32768, 65536):
+        insts = [i for i in inst_at.get(P, []) if i.startswith("fattree")
+                 and any(_is_peer(r) for r in rows if r["instance"] == i)]
+        if not insts:
+            continue
+        for label in ("portfolio", "portfolio-hopbytes"):
+            if not any((i, label) in by for i in insts):
+                continue
+            conds, det = [], []
+            for inst in insts:
+                best, faster = peer_reference(rows, inst)
+                r = by.get((inst, label))
+                if best is None:
+                    conds.append(None)
+                    det.append(f"{inst}: no peer finished")
+                    continue
+                if not _ok(r):
+                    conds.append(None if r is None else False)
+                    det.append(f"{inst}: {label} {'not run' if r is None else _status(r)}")
+                    continue
+                hb, tx = r["hop_bytes"] / best["hop_bytes"], r["strategy_s"] / faster["strategy_s"]
+                conds += [hb <= PEER_TARGET + 1e-12, tx <= 1.0]
+                det.append(f"{inst}: {label} {r['hop_bytes']:,.0f} = {hb:.3f}x {best['strategy']} "
+                           f"{best['hop_bytes']:,.0f}; {r['strategy_s']:.1f} s = {tx:.2f}x {faster['strategy']} "
+                           f"{faster['strategy_s']:.1f} s (cpu {_f(r.get('strategy_cpu_s'), '.0f')} s vs "
+                           f"{_f(faster.get('strategy_cpu_s'), '.0f')} s)")
+            out.append((f"{P:,} fat tree: {label} hop-bytes <= {PEER_TARGET}x best of KaHIP/SharedMap, "
+                        "time <= the faster", verdict(conds), "; ".join(det)))
     # --- 262,144
     P = 262144
     inst = f"torus {TORUS[P]} scrambled"
@@ -597,7 +743,8 @@ def targets(rows, sizes, strategies):
 
 def _best(rows, inst, key="max_congestion"):
     ours = [r for r in rows
-            if r["instance"] == inst and _ok(r) and r["strategy"] not in ("identity", "random", "scotch")]
+            if r["instance"] == inst and _ok(r) and r["strategy"] not in ("identity", "random", "scotch")
+            and not _is_peer(r)]
     if not ours:
         return None
     return min(ours, key=lambda r: (r[key], r["max_congestion"] if key != "max_congestion" else r["avg_dilation"]))
@@ -628,6 +775,60 @@ def write(args, meta, rows, sizes, strategies, final):
     return text, res
 
 
+def select_peers(spec, ap):
+    """``(labels, notes)``: the peer runs of ``--peers`` whose package is installed, and a note for
+    each one skipped because it is not."""
+    names = list(PEER_RUNS) if spec.strip() == "all" else [x.strip() for x in spec.split(",") if x.strip()]
+    unknown = [x for x in names if x not in PEER_RUNS]
+    if unknown:
+        ap.error(f"unknown peers {unknown}; choose from {','.join(PEER_RUNS)} or all")
+    labels, notes = [], []
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import peer_mappers as pm
+
+    for x in names:
+        label = PEER_RUNS[x]
+        module = PEER_MODULES[label.split()[0]]
+        ok = pm.kahip_lib() is not None if module == "kahip" else pm.have(module)
+        if ok:
+            labels.append(label)
+        else:
+            notes.append(f"{label} skipped: {module} is not installed (pip install -e '.[peers]')")
+    return labels, notes
+
+
+def _mem_available_mib():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def memory_skip(inst, label, rows):
+    """Why a peer run should not start (the machine's free memory cannot hold it), or None.
+
+    Needed: 1.25x its peak RSS at the largest smaller size of this run scaled by the process
+    count, else :data:`PEER_MIB_PER_PROC` per process; the machine is shared, so what counts is
+    ``MemAvailable`` now, less 1 GiB for everybody else."""
+    prev = [r for r in rows if r["strategy"] == label and r.get("peak_rss_mib") and r["P"] < inst["P"]
+            and _ok(r)]
+    if prev:
+        r = max(prev, key=lambda r: r["P"])
+        need = 1.25 * r["peak_rss_mib"] * inst["P"] / r["P"]
+        basis = f"1.25x {r['peak_rss_mib']:.0f} MiB at {r['P']:,} scaled"
+    else:
+        need = PEER_MIB_PER_PROC * inst["P"]
+        basis = f"{PEER_MIB_PER_PROC} MiB per process"
+    free = _mem_available_mib()
+    if free is not None and free - 1024 < need:
+        return f"not run: needs ~{need:.0f} MiB ({basis}), {free:.0f} MiB available less 1 GiB kept free"
+    return None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", help=f"comma-separated process counts from {','.join(map(str, SIZES))} (default all)")
@@ -640,9 +841,16 @@ def main(argv=None):
     ap.add_argument("--ta-budget", type=float, default=None,
                     help="seconds of each threshold accepting run in greedy+ta and the portfolio "
                          "(default: none, the library's default number of moves)")
+    ap.add_argument("--race-budget", type=float, default=None,
+                    help="the portfolio's total_budget in seconds (default: the library's; 'inf': none, every "
+                         "candidate runs whatever the load)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each construction this many times in its child and report the least time "
                          "(default 1; the portfolio and greedy+ta always run once)")
+    ap.add_argument("--peers", default="",
+                    help=f"comma-separated peer runs on the fat trees, from {','.join(PEER_RUNS)}, or 'all' "
+                         "(default none; needs the peers extra: pip install -e '.[peers]')")
+    ap.add_argument("--peer-threads", type=int, default=1, help="SharedMap's threads (default 1)")
     ap.add_argument("--quick", action="store_true", help="only 4,096 processes (torus, fat tree and dragonfly)")
     ap.add_argument("--json", default=str(RESULTS / "scale.json"))
     ap.add_argument("--md", default=str(RESULTS / "scale.md"))
@@ -678,17 +886,23 @@ def main(argv=None):
     if skipped:
         print(f"note: {', '.join(skipped)} not available (scotchpy missing): skipped", file=sys.stderr)
     strategies = [s for s in wanted if s in available]
+    peers, peer_skips = select_peers(args.peers, ap)
+    for why in peer_skips:
+        print(f"note: {why}", file=sys.stderr)
     if args.mem_cap is None:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
         args.mem_cap = round(0.75 * total, 1)
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     opts = {"mem_cap_gib": args.mem_cap or None, "ta_budget": args.ta_budget, "repeat": args.repeat,
-            "portfolio_strategies": list(STRATEGIES)}
+            "portfolio_strategies": list(STRATEGIES), "peer_threads": args.peer_threads,
+            "race_budget": args.race_budget}
     meta = {"machine": machine_info(), "options": {"sizes": sizes, "instances": families, "strategies": strategies,
                                                   "timeout_s": args.timeout, "mem_cap_gib": args.mem_cap or None,
                                                   "ta_budget_s": args.ta_budget, "quick": args.quick,
-                                                  "repeat": args.repeat,
+                                                  "repeat": args.repeat, "peers": peers,
+                                                  "race_budget_s": args.race_budget,
+                                                  "peer_threads": args.peer_threads, "peers_skipped": peer_skips,
                                                   "scramble_seed": SCRAMBLE_SEED, "seed": SEED,
                                                   "portfolio_impl": "libtopomap.portfolio" if _portfolio_driver()
                                                   else "fallback (no libtopomap.portfolio driver)"}}
@@ -697,8 +911,11 @@ def main(argv=None):
     rows = []
     t_all = time.perf_counter()
     for inst in instances(sizes, families):
-        for s in strategies:
-            r = measure(inst, s, opts, args.timeout)
+        for s in strategies + (peers if inst["family"] == "fattree" else []):
+            why = memory_skip(inst, s, rows) if s in peers else None
+            r = measure(inst, s, opts, args.timeout) if why is None else {
+                "instance": inst["name"], "family": inst["family"], "P": inst["P"], "strategy": s,
+                "status": "skipped", "error": why, "load_before": round(os.getloadavg()[0], 2)}
             r["timeout_s"] = args.timeout
             r["load_average"] = os.getloadavg()[0]
             rows.append(r)

@@ -296,6 +296,12 @@ _SECONDS_PER_UNIT = {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "
                      # 25.8 s for 16x16x16 onto a 64x64 torus (4,096 processes) at load 12: 5e-4 loaded;
                      # not measured idle (issue 29 part 2), set for a 5x slowdown
                      "dual-bisection": 1e-4}
+# On the fat trees of libtopomap.fattree (attrs["generator"]), where the general rates are far off: the
+# 32-ary 3-tree at 32,768 processes, idle (results/scale_32768_s7_idle, scale_32768_scotch_idle), plus 25 %:
+# multisection 3.2 s (6.9e-6; the torus sets its general rate), Scotch's deco-2 target 57 s (1.2e-4; it
+# never wins there).  Without them the race runs Scotch for 60 s of its 77 s when idle and, loaded, skips
+# multisection, the winner (results/scale_32768_peers*).
+_FATTREE_SECONDS_PER_UNIT = {"multisection": 1e-5, "scotch": 1.5e-4}
 # Fixed cost of a construction (call, validation, scoring of a small job).
 _SECONDS_FIXED = 0.02
 
@@ -316,4 +322,6 @@ def estimate_seconds(strategy, topology, graph, *, slowdown=1.0):
     """
     P, E, n, A, _, _ = _sizes(topology, graph)
     rate = _SECONDS_PER_UNIT.get(strategy, max(_SECONDS_PER_UNIT.values()))
+    if getattr(topology, "attrs", {}).get("generator") == "fattree":
+        rate = _FATTREE_SECONDS_PER_UNIT.get(strategy, rate)
     return float(slowdown) * (_SECONDS_FIXED + rate * (P + n + E + A))
