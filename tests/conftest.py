@@ -4,7 +4,8 @@
 asserts on collective results, so all ranks fail together).  The normal pytest run does not collect
 them directly; ``tests/test_mpi_suite.py`` launches each of them under ``mpiexec -n 4`` and ``-n 8``
 with a timeout, once per MPI library found, so one ``python -m pytest`` runs everything.  The everyday
-lane, ``python -m pytest -m "not slow"``, keeps the first MPI library at ``-n 4`` (``docs/testing.rst``).
+lane, ``python -m pytest -m "not slow"``, runs only the files of :data:`MPI_SMOKE_FILES`, under the first
+MPI library at ``-n 4``, and leaves out what :data:`SLOW_TESTS` names (``docs/testing.rst``).
 
 Which MPI libraries (:func:`mpi_runtimes`)
 ------------------------------------------
@@ -285,7 +286,6 @@ SLOW_TESTS = (
     "tests/test_progress.py::test_map_under_mpiexec_shows_progress_on_the_launchers_terminal*",
     "tests/test_dorier.py::test_simgrid_minimal_routes_are_the_dragonfly_routes",  # 7 s of CPU
     "tests/test_smpi_run.py::test_ring_optimum_and_derived_factor",  # 4 s; the torus optimum stays
-    "tests/test_info_routing.py::test_dragonfly_routes_against_every_host_pair[[]args0[]]",  # args1 stays
     "tests/test_multicast.py::test_enclosing_subcube_is_the_smallest_closed_subcube_by_brute_force",
     "tests/test_smpi_platform.py::test_cli_errors_are_one_line[[]fattree-extra[1-3]*",  # 2 of 6 stay
     "tests/test_smpi_platform.py::test_cli_errors_are_one_line[[]torus-extra4*",
