@@ -1,22 +1,9 @@
 """Adapters that read real fabric descriptions into :class:`~libtopomap.Topology` objects.
 
-This package lives in the repository's top-level ``adapters/`` folder and is installed as
-``libtopomap.adapters``.  The format table of :mod:`libtopomap.formats` names each reader by its module
-here and imports it on first use, so ``libtopomap.load(path)`` and every CLI command accept these files
-directly (sniffed, or named with ``format=``):
-
-* ``ibnetdiscover``: classic ibnetdiscover output (``-g``, ``-f``), ibdiagnet's ``.ibnetdiscover``,
-  ibsim net files (:mod:`libtopomap.adapters.ibnetdiscover`);
-* ``ibnetdiscover-ports``: ``ibnetdiscover -p`` / ``-s -p`` reports
-  (:mod:`libtopomap.adapters.ibnetdiscover_ports`);
-* ``slurm``: Slurm ``topology.conf`` (topology/tree) (:mod:`libtopomap.adapters.slurm`);
-* ``ibdiagnet-lst``: OpenSM / ibdiagnet ``.lst`` link lists (:mod:`libtopomap.adapters.ibdiagnet_lst`).
-
-Reader options (all formats): ``strict=`` (raise FormatError at the first problem), ``slots=``
-(per host, default 1); InfiniBand formats also take ``hostmap=`` (GUID -> hostname file or dict),
-``unknown_capacity=`` and ``rates=``.  The warnings and the CAs left out are in the topology's
-``attrs["warnings"]`` and ``attrs["excluded"]``; :func:`ingest_report` turns them into an
-:class:`IngestReport`, :func:`ingest` reads a file and returns both.
+The repository's ``adapters/`` folder, installed as ``libtopomap.adapters``: ibnetdiscover, its ``-p``
+report, Slurm ``topology.conf`` and ``topology.yaml``, ibdiagnet ``.lst``, each read through the format
+table of :mod:`libtopomap.formats`; :func:`ingest` reads a file and its :class:`IngestReport`.  The
+readers and their options: docs/formats.rst, "The fabric readers and their options".
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""The fabric model shared by the InfiniBand and Slurm adapters.
+"""The fabric model shared by the InfiniBand and Slurm adapters: nodes and half-links in, a
+:class:`~libtopomap.Topology` with its ingest report out (:class:`Fabric`, :class:`Diagnostics`).
 
-A parser feeds a :class:`Fabric` with nodes (switches, channel adapters, routers) and *half-links*
-(one port line: ``node[port] -> remote[port]`` with the width/speed this end reports).  The fabric
-merges the two halves of every cable, drops self-loop cables, groups the CAs of one host into one
-host vertex, excludes CAs that are not hosts (SHARP Aggregation Nodes, CAs inside a switch system),
-keeps the connected component that holds the most hosts, and builds a
-:class:`~libtopomap.Topology` whose ``attrs`` carry the ingest report (warnings, excluded CAs,
-cable and speed counts).
-
-Problems are collected by :class:`Diagnostics` as ``file:line: message`` strings; in strict mode the
-first problem raises :class:`~libtopomap.FormatError` instead.
-
-Link capacity is ``lanes x per-lane rate`` in Gb/s.  The default table is the Linux/``ibstat``
-rate (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s per lane);
-``rates="signal"`` uses libibmad's signalling rates and ``rates="effective"`` the payload rate after
-line encoding (see ``shared/notes/ibnetdiscover_format.md`` section 10).
+Cables, hosts, exclusions, components and link capacities: docs/formats.rst, "The fabric model".
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """Classic ``ibnetdiscover`` topology files (with or without ``-g`` and ``-f``), ibdiagnet's
 ``.ibnetdiscover`` dialect and ibsim's hand-written net files.
 
-::
-
-    vendid=0x2c9
-    switchguid=0x2c90200419cb8(2c90200419cb8)
-    Switch	36 "S-0002c90200419cb8"		# "Infiniscale-IV Mellanox Technologies" base port 0 lid 1169 lmc 0
-    [19]	"H-0002c9030008a772"[1](2c9030008a773) 		# "node0254 HCA-1" lid 709 4xQDR
-
-    caguid=0x2c9030008a772
-    Ca	2 "H-0002c9030008a772"		# "node0254 HCA-1"
-    [1](2c9030008a773) 	"S-0002c90200419cb8"[19]		# lid 709 lmc 0 "Infiniscale-IV ..." lid 1169 4xQDR
-
-Every node is keyed by the GUID in its node line (``S-<guid>``, ``H-<guid>``, ``R-<guid>``; never by
-``switchguid=``, which ibdiagnet sets to the system GUID on director ASICs).  Every cable is printed
-from both ends and counted once.  The grammar, its variants and the real-world deviations handled
-here are described in ``shared/notes/ibnetdiscover_format.md``; the model (hosts, exclusions,
-capacities, components) in :mod:`libtopomap.adapters._fabric`.
-
-Lines that are none of ID, node or port line (shell prompts, stderr messages) are skipped with a
-``file:line:`` warning; ``DR path`` progress lines, ``-g`` grouping lines and ``#`` comments are
-skipped silently.
+Nodes are keyed by the GUID of their node line; every cable is counted once.  An example and the
+rules: docs/formats.rst, "ibnetdiscover" (the grammar: ``shared/notes/ibnetdiscover_format.md``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""``ibnetdiscover -p`` (and ``-s -p``) ports reports.
+"""``ibnetdiscover -p`` (and ``-s -p``) ports reports: one line per port.
 
-::
-
-    CA   182  1 0x001175000077d284 4x QDR - SW    18 18 0x00066a00ec002dd9 ( 'node179 HCA-1' - 'QLogic 12800-180 ... L112' )
-    SW   142 35 0x0008f10500108c9e 4x ???                                    'Voltaire 4036 # 4036-8C9E'
-
-One line per port: type, LID, port, port GUID, width, speed, then either the far end (type, LID,
-port, port GUID and both descriptions) or, for an unconnected port, the local description alone.
-Switches are keyed by their port-0 GUID (``S-<guid>``), CAs by the port GUID (``H-<portguid>``; the
-report has no node GUID, so the ports of one HCA are grouped through the hostname).  Unconnected
-ports are skipped; ``DR path`` progress lines (``-s``) too.  The model is that of
-:mod:`libtopomap.adapters._fabric`; ``shared/notes/ibnetdiscover_format.md`` section 8 has the grammar.
+An example and the rules: docs/formats.rst, "ibnetdiscover -p" (the grammar:
+``shared/notes/ibnetdiscover_format.md`` section 8).
 """  # noqa: E501 (a verbatim report line above)
 
 from __future__ import annotations

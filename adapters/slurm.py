@@ -1,19 +1,8 @@
 """Slurm ``topology.conf`` (the topology/tree plugin; topology/block ``BlockName=`` lines too).
 
-::
-
-    # comments
-    SwitchName=s0 Nodes=tux[0-3,12]
-    SwitchName=s1 Nodes=tux[4-7]
-    SwitchName=s2 Switches=s[0-1] LinkSpeed=...
-
-Each ``SwitchName`` (or ``BlockName``) line is a switch vertex (0 slots) linked to every switch in
-its ``Switches=`` list and every node in its ``Nodes=`` list; nodes are hosts.  Names are hostlist
-expressions (``node[01-16]``, ``n[1-3,5]``, ``rack[1-2]-n[1-4]``; zero padding follows the lower
-bound).  Parameter names are case-insensitive; a trailing ``\\`` joins the next line (its leading
-blanks removed).  The file says
-nothing about bandwidth, so every link has capacity 1 (``LinkSpeed`` is ignored), and a pair of
-vertices listed more than once (``s1 Switches=s2`` and ``s2 Switches=s1``) is one link.
+Each ``SwitchName`` (or ``BlockName``) line is a switch linked to its ``Switches=`` and ``Nodes=``
+(hostlist expressions, :func:`expand_hostlist`); every link has capacity 1.  An example and the rules:
+docs/formats.rst, "Slurm topology.conf".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dorier et al.'s broadcasts on the 16,512-terminal dragonfly (seed 002, sections III-E and IV-B, Fig. 2-3).
+"""Dorier et al.'s broadcasts on the 16,512-terminal dragonfly (CLUSTER 2016, sections III-E and IV-B, Fig. 2-3).
 
 Setup of section IV-B: ``g = 129`` groups of ``a = 16`` routers, ``p = 8`` terminals and ``h = 8`` global
 links per router; for each allocation size ``n`` (64 .. 10,240), 20 random allocations (seeds 0-19;

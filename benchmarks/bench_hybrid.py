@@ -1,4 +1,4 @@
-"""Hybrid networks and multicast trees: Mehta 2005 (seed 001), chapters 5 and 6, beside the library.
+"""Hybrid networks and multicast trees: Mehta 2005 (MS thesis), chapters 5 and 6, beside the library.
 
 Part 1 (chapter 5) builds the thesis' hybrids -- 32/8 (Figure 5.1), 1024/64, 4096/256, 4096/1024
 (Figures 5.2-5.4) and 256/16 (Figure 6.3) -- with hypercube and LDR components and prints the

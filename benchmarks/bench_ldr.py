@@ -1,4 +1,4 @@
-"""LDR graphs against hypercubes: Mehta 2005 (seed 001), Table 4.1, beside the library's generator.
+"""LDR graphs against hypercubes: Mehta 2005 (MS thesis), Table 4.1, beside the library's generator.
 
 For every row (8 .. 2,048 nodes, degree log2 N) the benchmark builds ``ldr(N, log2 N, seed=s)`` for
 several seeds with the default number of draws and prints the thesis' hypercube and LDR columns

@@ -1,4 +1,4 @@
-"""Cui 2024 (seed 000), chapter 5: circulant vs random shortcut vs dragonfly, beside the library.
+"""Cui 2024 (PhD thesis), chapter 5: circulant vs random shortcut vs dragonfly, beside the library.
 
 Sections (one compute node per switch, degree ``2 log2 N - 1`` everywhere):
 

@@ -1,4 +1,4 @@
-"""Task mapping in rectangular twisted tori (Camarero et al., seed 004): the model against link loads.
+"""Task mapping in rectangular twisted tori (Camarero et al.): the model against link loads.
 
 For RT(a) and RTT(a) (default ``a = 4``: 32 nodes) and each mapping of sections 3.3-3.4 (identity and
 diagonal shift of a ``2a x a`` process torus; with ``c = 2`` the vertical union, the diagonal shift

@@ -1,23 +1,8 @@
 """Run one SimGrid simulation described by a JSON job; print the result as JSON.
 
 SimGrid's engine can be created only once per process, so :mod:`libtopomap.simulate` starts this module
-as ``python -m libtopomap._simworker`` for every simulation, writes the job on its standard input and
-reads one JSON object from its standard output.  Nothing here is public API.
-
-Job (all vertex, link and rank numbers are indices; sizes in bytes, times in seconds)::
-
-    {"n_vertices": N, "is_host": [0/1 per vertex],
-     "links": [[u, v], ...], "bandwidth": [B/s per link], "latency": [s per link],
-     "routing": "DijkstraCache" | "Dijkstra" | "Floyd" | "Full",
-     "routes": [[src_vertex, dst_vertex, [signed link ids]], ...]     # only for "Full"
-     "model": "CM02", "loopback_bandwidth": B/s or null, "loopback_latency": s or null,
-     "placement": [vertex per rank],
-     "steps": [[[src_rank, dst_rank, bytes], ...], ...],
-     "repeat": 1, "link_bytes": true}
-
-A signed link id ``j + 1`` in an explicit route means "link j from ``links[j][0]`` to ``links[j][1]``",
-``-(j + 1)`` the opposite direction.  The result is ``{"time", "step_end", "n_messages",
-"link_bytes_up", "link_bytes_down", "setup_s", "run_s", "simgrid_version"}`` or ``{"error": msg}``.
+as ``python -m libtopomap._simworker`` for every simulation.  Nothing here is public API.  The job and
+the result: docs/simulation.rst, "The simulation worker's job".
 """
 
 from __future__ import annotations

@@ -1,34 +1,10 @@
 """``topology="auto"``: the machine from what the processes can see, with no topology file.
 
-Every process contributes a :class:`ProcessRecord` (:func:`probe`): its host name, the environment
-variables of :data:`AUTO_ENV`, its binding (``os.sched_getaffinity``) and, once per host, the node's
-hierarchy (:func:`libtopomap.nodeinside.read_node`).  :func:`host_records` groups them by host and
-:func:`build` turns the hosts into a :class:`~libtopomap.Topology`, trying in this order:
-
-1. ``file`` / ``ibnetdiscover``: the topology file named by ``$LIBTOPOMAP_TOPOLOGY`` (any format,
-   sniffed; ``source`` is ``"ibnetdiscover"`` for InfiniBand dumps);
-2. ``slurm``: ``SLURM_TOPOLOGY_ADDR`` with ``SLURM_TOPOLOGY_ADDR_PATTERN`` (Slurm's topology/tree
-   plugin: ``s0.s3.nid0042`` with ``switch.switch.node`` is the switch path of the node), else the
-   output of ``scontrol show topology``: a tree of switches;
-3. ``xname``: node names ``x<cabinet>c<chassis>s<slot>b<board>n<node>`` (HPE Cray EX, Slingshot) from
-   ``SLURMD_NODENAME`` or the host name: a dragonfly whose groups are the cabinets and whose routers
-   are the chassis (the hosts hang off their chassis' router; the routers of a cabinet are all
-   linked; every two cabinets share one global link);
-4. ``single-switch``: one switch joining all hosts, with the list of what was tried
-   (``attrs["tried"]``; :func:`discover` warns with it).
-
-Only the hosts of the job are seen (a Slurm or xname network is the part of the machine that joins
-them).  Below each host whose hierarchy is known, :func:`build` adds the node's levels: one vertex per
-package, NUMA domain and L3 group (kinds ``"package"``, ``"numa"``, ``"l3"``: switch-like, no slot)
-and one slot vertex per core (kind ``"core"``, one slot per hardware thread).  The host vertex keeps
-kind ``"host"`` (a compute node, as in the glossary) but has no slot of its own, so every strategy
-maps onto the two-level machine: ``Topology.hosts`` (the slot vertices) are then the cores.  Link
-capacities below a host come from :data:`DEFAULT_BANDWIDTHS` relative to the host's network links.
-
-The result's ``attrs`` hold ``source`` (how the network was found), ``node_levels`` (e.g.
-``["package", "numa", "l3", "core"]``, empty when no node's inside is known) and ``tried``.
-
-This module never imports mpi4py: the collective gather is :func:`libtopomap.mpi.auto.discover`.
+Every process contributes a :class:`ProcessRecord` (:func:`probe`); :func:`build` turns the hosts into
+a :class:`~libtopomap.Topology` from ``$LIBTOPOMAP_TOPOLOGY``, Slurm, HPE Cray xnames or one switch, with
+each node's packages, NUMA domains, L3 groups and cores below its host.  This module never imports
+mpi4py (the gather is :func:`libtopomap.mpi.auto.discover`).  The sources in order and the levels:
+docs/formats.rst, "How ``auto`` builds the machine".
 """
 
 from __future__ import annotations

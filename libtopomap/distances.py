@@ -1,32 +1,10 @@
 """Hop distances without an all-pairs matrix: closed forms, a bounded table, or searches.
 
-Every metric and mapper asks for hop distances between vertices.  A dense host x host matrix is
-1 GiB at 32,768 hosts and 64 GiB at 262,144, so no code in the library keeps one.  A
-:class:`DistanceOracle` (``topology.distances``) answers instead, in this order:
-
-1. **Attachment.**  A vertex with a single link to a vertex of degree > 1 (a host on its leaf
-   switch, a terminal on its router) reaches everything else through that neighbour, so
-   ``d(u, v) = off(u) + off(v) + D(att(u), att(v))`` for ``u != v``, where ``att`` is the neighbour
-   and ``off = 1`` (else ``att(u) = u``, ``off = 0``).  This shrinks a fat tree to its leaf
-   switches and a dragonfly to its routers.
-2. **Closed forms** for the attachment vertices of generated networks whose structure is verified
-   link by link (so a file that merely *claims* to be a torus gets no formula): tori and meshes
-   (``sum_j min(|dx_j|, k_j - |dx_j|)``, without the wrap on meshes) and hypercubes
-   (``popcount(x ^ y)``), concentrated or not.
-3. **A table** between attachment vertices when there are at most :data:`TABLE_LIMIT` of them
-   (at most 64 MiB as ``uint8``, whatever the number of processes), filled by one breadth-first
-   search per attachment vertex; when the whole network is that small the table covers every
-   vertex that is not a leaf (switches included), the leaves being answered through their
-   attachment vertex.  (Closed forms come first even on small networks: a random lookup in a 16 MiB table
-   misses the caches and costs ~100 ns, the formula ~20 ns.)
-4. **Searches** otherwise: breadth-first searches grouped by source for batches (parallel over
-   sources, ``O(n)`` memory per thread), or a bidirectional search for single pairs inside the
-   compiled kernels.
-
-The results are exactly the hop counts of a breadth-first search; ``tests/test_distances.py``
-checks every generator and the bundled real fabrics against it.  Compiled kernels ask the oracle
-through :func:`hop_distance` and :func:`next_arc`; :func:`near_slot_vertices` lists the nearest slot
-vertices of every slot vertex (the local moves of :mod:`libtopomap.mappers.local_search`).
+A :class:`DistanceOracle` (``topology.distances``) answers every hop distance exactly as a breadth-first
+search would, through a host's attachment vertex, then closed forms (verified tori, meshes, hypercubes),
+a table over at most :data:`TABLE_LIMIT` attachment vertices, or searches; compiled kernels ask it
+through :func:`hop_distance` and :func:`next_arc`.  The order and its costs: docs/internals.rst, "Hop
+distances without an all-pairs matrix".
 """
 
 from __future__ import annotations

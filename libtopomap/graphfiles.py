@@ -1,21 +1,7 @@
-"""Communication graphs measured or written by other tools.
-
-* Open MPI's ``pml/monitoring`` output: run a program with ``mpirun --mca pml_monitoring_enable 2
-  --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename PREFIX`` and every rank ``r``
-  writes ``PREFIX.r.prof``, whose point-to-point lines read (tab-separated)::
-
-      E	<src>	<dst>	<bytes> bytes	<count> msgs sent	<histogram>
-      I	<src>	<dst>	<bytes> bytes	<count> msgs sent	<histogram>
-
-  ``E`` lines count the messages the program sent itself (external), ``I`` lines those the MPI
-  library sent for it inside collectives and other internal traffic.  The other sections (``#
-  OSC``, ``# COLLECTIVES``: ``C``, ``D``, ``O2A``, ``A2O``, ``A2A`` lines) are not read.
-  :func:`read_ompi_monitoring` takes the prefix or the directory that holds the files.
-* A plain ``N x N`` communication matrix, the input of TreeMatch and TopoMatch: ``N`` lines of
-  ``N`` numbers separated by blanks, entry ``(i, j)`` the volume process ``i`` sends to ``j``
-  (:func:`read_comm_matrix`).  It is read one row at a time and kept sparse.
-
-Both readers raise :class:`~libtopomap.FormatError` naming the file and line of the first problem.
+"""Communication graphs measured or written by other tools: Open MPI's ``pml/monitoring`` output
+(:func:`read_ompi_monitoring`) and the ``N x N`` matrices of TreeMatch and TopoMatch
+(:func:`read_comm_matrix`); both raise :class:`~libtopomap.FormatError` naming the file and line.
+The file layouts: docs/formats.rst, "Communication graphs: specs and files of other tools".
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
 """Communication-graph sources: files (edge lists, Matrix Market) and generated patterns.
 
-:func:`load_graph` takes one spec string:
-
-* ``stencil:16x16x16`` -- periodic 3D 7-point stencil (``stencil:64x64``: 2D 5-point; any number of
-  dimensions), every process exchanging one unit with each neighbour in both directions;
-* ``torus-scrambled:8x8:SEED`` -- the same pattern with process labels shuffled (the mapping has to
-  find the torus again);
-* ``random:P:DEGREE:SEED`` -- a random graph with ``P`` processes and about ``DEGREE`` neighbours each;
-* the traffic patterns of Mehta 2005 (section 3.5.4): ``k-shift:N:K``, ``ring:N``, ``bit-transpose:N``,
-  ``bit-reversal:N``, ``bit-complement:N`` and ``uniform:N[:MESSAGES[:SEED]]``, and the local/global
-  traffic of Camarero et al. (section 5.1), ``local-global:DIMS:ALPHA[:MESSAGES[:SEED]]`` (one round of
-  messages each; see :func:`local_global_traffic`);
-* a path to an edge-list file (``src dst [weight]`` per line, 0-based, ``#`` comments);
-* a path to a Matrix Market file (``.mtx``): the nonzero pattern of a sparse matrix as the
-  communication of a row-distributed SpMV, one process per row (``A[i, j] != 0``: ``j`` sends to ``i``);
-* the prefix or directory of Open MPI monitoring files (``PREFIX.<rank>.prof``), the bytes each
-  rank sent (:func:`~libtopomap.graphfiles.read_ompi_monitoring`);
-* ``matrix:FILE``, or a file whose first row has more than three entries or whose name ends in
-  ``.mat``: a dense ``N x N`` communication matrix as TreeMatch and TopoMatch read it
-  (:func:`~libtopomap.graphfiles.read_comm_matrix`).
+:func:`load_graph` takes one spec string: ``stencil:16x16x16``, ``torus-scrambled:8x8:SEED``,
+``random:P:DEGREE:SEED``, the traffic patterns of Mehta 2005 (section 3.5.4) and Camarero et al.
+(section 5.1), or a file (edge list, ``.mtx``, Open MPI monitoring, ``matrix:FILE``).  Every spec:
+docs/formats.rst, "Communication graphs: specs and files of other tools".
 """
 
 from __future__ import annotations

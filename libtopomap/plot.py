@@ -1,17 +1,8 @@
 """Pictures of mappings: adjacency matrices, link loads, hop counts, simulated times.
 
-Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global state, no
-display needed: figures render with the Agg canvas), and :func:`save` writes it as PNG and SVG.
-Needs the ``plot`` extra (``pip install 'libtopomap[plot]'``, i.e. matplotlib).
-
-* :func:`plot_adjacency` -- adjacency matrices of the communication graph and of the network in their
-  original and their Reverse Cuthill-McKee order (Hoefler & Snir, ICS'11, Figure 3);
-* :func:`plot_link_loads` -- per-link load drawn on the network as a heat map, several placements side
-  by side with one colour scale (grid layout for tori and meshes from ``topology.attrs["dims"]``, a
-  circle for rings with shortcuts, layers for switched networks, a force layout otherwise);
-* :func:`plot_hops` -- histograms of the hops each message travels under several placements;
-* :func:`plot_times` -- simulated time against message size and the speed-up (Cui 2024, Figures
-  3.10-3.12).
+Every function returns a :class:`matplotlib.figure.Figure` built without pyplot, and :func:`save` writes
+it as PNG and SVG; needs the ``plot`` extra (matplotlib).  What each picture shows: docs/simulation.rst,
+"Plots".
 """
 
 from __future__ import annotations

@@ -1,34 +1,9 @@
 """Launch-time rank reordering: the files MPI launchers read to put each rank on a chosen host.
 
-A program in any language is reordered without changing it: ``libtopomap map --allocation HOSTS
---emit FORMAT -o FILE`` maps its communication graph onto the job's hosts and writes a file that
-makes the launcher start rank ``p`` on the host the mapping chose for process ``p``.
-
-An :class:`Allocation` is the job's hosts in launch order with their slots (ranks per host); the
-launcher's own placement fills them in that order (rank ``r`` on the host holding position ``r``).
-A *placement* is the host name of every rank.  The emitters are pure functions from (placement,
-allocation) to text, one per row of :data:`EMITTERS`:
-
-``mpich-rank-order``
-    The ``MPICH_RANK_ORDER`` file of Cray/HPE MPICH (``MPICH_RANK_REORDER_METHOD=3``): the ranks in
-    the order they fill the slots, comma-separated, ascending runs written as ranges
-    (``0-3,8``), one line per host.  The launcher fills hosts in order, so every host but the last
-    used one must be full.
-``openmpi-rankfile``
-    Open MPI 5's ``mpirun --map-by rankfile:file=FILE``: ``rank N=HOST slot=S``, ``S`` the rank's
-    position among the ranks of its host (core ``S``).
-``slurm-hostfile``
-    ``SLURM_HOSTFILE`` for ``srun --distribution=arbitrary``: line ``r`` is the host of rank ``r``.
-    MPICH's Hydra (``mpiexec -f FILE``) and SimGrid's ``smpirun -hostfile FILE`` read it the same way,
-    but Hydra makes one node (shared-memory domain) of every run of equal consecutive lines.
-``hydra-config``
-    MPICH Hydra's configuration file (``mpiexec -configfile FILE -n N ./app``, or
-    ``HYDRA_CONFIG_FILE=FILE``): one line ``-hosts H0,H1,... -rankmap (vector,...)``, the allocation's
-    hosts and the index of every rank's host; Hydra starts one proxy per host, so a host's ranks share
-    its memory wherever they sit in rank order.
-
-``tests/test_launchers.py`` launches with these files (Open MPI 5, Hydra, smpirun) and checks where
-every rank runs; docs/tour.rst lists the versions and command lines.
+An :class:`Allocation` is the job's hosts in launch order with their slots; the emitters of
+:data:`EMITTERS` (``mpich-rank-order``, ``openmpi-rankfile``, ``slurm-hostfile``,
+``hydra-config``) are pure functions
+from (placement, allocation) to text.  What each file says: docs/formats.rst, "Launcher files".
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """Predict the run time of a placement with the SimGrid simulator.
 
-A :class:`~libtopomap.Topology` becomes a SimGrid platform: one host per slot vertex, one router per
-other vertex (switch), one full-duplex link per topology link whose bandwidth is ``bandwidth x
-capacity`` and whose latency is ``latency`` (per hop, like the switch latency of Cui 2024, Table 3.3).
-The communication is replayed by one s4u actor per rank: a communication graph as one halo-exchange
-step (every edge a message), a collective as its point-to-point schedule step by step (a rank enters
-step ``t + 1`` once its own sends and receives of step ``t`` are done, as in MPI).
-
-SimGrid creates its engine once per process, so every simulation runs in its own subprocess
-(``libtopomap/_simworker.py``); several run in parallel.
-
-SimGrid routes every pair over one shortest path (``routing="minimal"``: a dragonfly's minimal
-route), whereas the congestion model of :mod:`libtopomap.metrics` splits traffic evenly over all
-shortest paths (ECMP, Hoefler & Snir section 2.5).  Results carry both maxima side by side
-(``max_link_load`` from SimGrid's routes and ``max_congestion`` from ECMP), in the same unit: messages of
-the simulated size per unit of capacity.
-
-Installing SimGrid: PyPI has no wheel.  On Debian 12 ``apt-get install python3-simgrid`` (3.32) and link
-only its extension module into the virtual environment (see :data:`INSTALL_HINT`), or ``pip install
-simgrid`` (builds from source, needs Boost headers and ``pybind11<3``).
+A :class:`~libtopomap.Topology` becomes a SimGrid platform (one host per slot vertex, one full-duplex link
+per link, per-hop latency as in Cui 2024, Table 3.3) and s4u actors replay a halo exchange or a
+collective's schedule, each simulation in its own subprocess (``libtopomap/_simworker.py``).  The model,
+its routes against ECMP and installing SimGrid: docs/simulation.rst,
+"The s4u replay: ``libtopomap simulate``".
 """
 
 from __future__ import annotations

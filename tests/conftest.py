@@ -4,7 +4,8 @@
 asserts on collective results, so all ranks fail together).  The normal pytest run does not collect
 them directly; ``tests/test_mpi_suite.py`` launches each of them under ``mpiexec -n 4`` and ``-n 8``
 with a timeout, once per MPI library found, so one ``python -m pytest`` runs everything.  The everyday
-lane, ``python -m pytest -m "not slow"``, keeps the first MPI library at ``-n 4`` (``docs/testing.rst``).
+lane, ``python -m pytest -m "not slow"``, runs only the files of :data:`MPI_SMOKE_FILES`, under the first
+MPI library at ``-n 4``, and leaves out what :data:`SLOW_TESTS` names (``docs/testing.rst``).
 
 Which MPI libraries (:func:`mpi_runtimes`)
 ------------------------------------------
@@ -39,6 +40,7 @@ import functools
 import itertools
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -266,3 +268,43 @@ def pytest_generate_tests(metafunc):
         params = [pytest.param(r, id=r.name if not r.problem else f"missing{i}", marks=[pytest.mark.slow] if i else [])
                   for i, r in enumerate(runtimes)]
         metafunc.parametrize("mpi", params, scope="session")
+
+
+# ------------------------------------------------------------------------------------------ the everyday lane
+#: The MPI test files (``tests/mpi/``) the everyday lane runs, under the first MPI library at ``-n 4``: the
+#: dist-graph calls end to end, and every public MPI entry point's failure agreement.  The other files
+#: run in the full lane only (each costs 10-95 CPU seconds of ``mpiexec``, docs/testing.rst).
+MPI_SMOKE_FILES = ("test_distgraph", "test_base_exceptions")
+
+#: Node ids (``*``: anything) the everyday lane leaves out besides the MPI files above and the tests marked
+#: ``slow`` in their modules, measured with ``--durations`` and per-test CPU time (docs/testing.rst): a
+#: second MPI run of an entry point the lane already runs under ``mpiexec``, and single tests or cases
+#: that cost seconds of CPU beside cheaper ones testing the same code.
+SLOW_TESTS = (
+    "tests/test_examples.py::test_spmv_matches_the_serial_power_iteration*",  # the halo example stays
+    "tests/test_auto.py::test_mpiexec_info_auto_with_*",  # test_mpiexec_info_auto_on_this_machine stays
+    "tests/test_progress.py::test_map_under_mpiexec_shows_progress_on_the_launchers_terminal*",
+    "tests/test_dorier.py::test_simgrid_minimal_routes_are_the_dragonfly_routes",  # 7 s of CPU
+    "tests/test_smpi_run.py::test_ring_optimum_and_derived_factor",  # 4 s; the torus optimum stays
+    "tests/test_multicast.py::test_enclosing_subcube_is_the_smallest_closed_subcube_by_brute_force",
+    "tests/test_smpi_platform.py::test_cli_errors_are_one_line[[]fattree-extra[1-3]*",  # 2 of 6 stay
+    "tests/test_smpi_platform.py::test_cli_errors_are_one_line[[]torus-extra4*",
+)
+
+
+def _lane_pattern(patterns):
+    """One regular expression of :data:`SLOW_TESTS`-style patterns (``*``, ``[...]`` and ``[[]`` as in fnmatch)."""
+    import fnmatch
+
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` the tests of :data:`SLOW_TESTS` and the runs of the MPI files outside
+    :data:`MPI_SMOKE_FILES`: the everyday lane leaves them out, the full lane runs them all the same."""
+    slow = _lane_pattern(SLOW_TESTS)
+    for item in items:
+        path = getattr(getattr(item, "callspec", None), "params", {}).get("path")
+        if slow.match(item.nodeid) or (item.originalname == "test_under_mpiexec"
+                                       and pathlib.Path(path).stem not in MPI_SMOKE_FILES):
+            item.add_marker(pytest.mark.slow)

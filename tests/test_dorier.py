@@ -1,4 +1,4 @@
-"""Dragonfly queries, minimal routes and Dorier et al.'s broadcasts (seed 002, sections II-A, III, IV-B)."""
+"""Dragonfly queries, minimal routes and Dorier et al.'s broadcasts (CLUSTER 2016, sections II-A, III, IV-B)."""
 
 import itertools
 import json
@@ -14,7 +14,7 @@ from libtopomap.collectives import (BCAST_ALGORITHMS, Dragonfly, bcast_links, bc
                                     dragonfly_link_use, dragonfly_queries, evaluate_bcast)
 from libtopomap.errors import ArgumentError, CommGraphError, MappingError, TopologyError
 
-# (g, a, p, h): seed 002's one-link-per-pair shape, several links per pair (m = 2), routers as hosts, p = 1
+# (g, a, p, h): Dorier et al.'s one-link-per-pair shape, several links per pair (m = 2), routers as hosts, p = 1
 SHAPES = [(3, 2, 2, 1), (9, 4, 2, 2), (5, 4, 2, 2), (7, 2, 1, 3), (5, 2, 0, 2)]
 
 
@@ -347,7 +347,7 @@ def test_bad_arguments():
 
 
 def test_topology_aware_broadcasts_beat_tree_on_a_large_allocation():
-    # g=129, a=16, p=8, h=8 at n = 10,240 (seed 002 Fig. 2-3): bounded links, shorter makespans than TREE
+    # g=129, a=16, p=8, h=8 at n = 10,240 (Dorier et al., Fig. 2-3): bounded links, shorter makespans than TREE
     t = ltm.dragonfly(129, 16, 8, 8)
     v = np.random.default_rng(0).choice(t.hosts, 10240, replace=False)
     res = {alg: evaluate_bcast(t, v, alg) for alg in BCAST_ALGORITHMS}

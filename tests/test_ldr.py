@@ -112,7 +112,7 @@ def test_ldr_keeps_the_smallest_aspl_then_the_smaller_diameter(monkeypatch):
     assert t == ltm.Topology([f"n{i}" for i in range(10)], seen[2])
 
 
-# Table 4.1 (seed 001): nodes -> (degree, LDR diameter, LDR avg. internode distance over n**2 pairs)
+# Mehta 2005, Table 4.1: nodes -> (degree, LDR diameter, LDR avg. internode distance over n**2 pairs)
 TABLE_41 = {8: (3, 2, 1.375), 16: (4, 3, 1.77), 32: (5, 3, 2.11), 64: (6, 4, 2.45), 128: (7, 4, 2.65),
             256: (8, 4, 2.87)}
 

@@ -1,4 +1,4 @@
-"""Mehta 2005 (seed 001), Figures 4.4-4.8 in the flow model (``benchmarks/bench_ldr.py``): exact small cases
+"""Mehta 2005 (MS thesis), Figures 4.4-4.8 in the flow model (``benchmarks/bench_ldr.py``): exact small cases
 of the uniform traffic, the hop averages and the link loads the benchmark compares."""
 
 import importlib.util

@@ -225,7 +225,7 @@ def test_rt_and_rtt_distance_properties_seed004_table1(a):
 
 
 def test_rtt_distances_follow_algorithm2_routing_records():
-    # hop distance = |x'| + |y'| of Algorithm 2's routing record (seed 004)
+    # hop distance = |x'| + |y'| of Camarero et al.'s Algorithm 2 routing record
     a = 5
     t = rtt(a)
     d = t.host_distances

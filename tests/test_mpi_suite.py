@@ -1,6 +1,7 @@
 """Run every ``tests/mpi/test_*.py`` under real MPI (``mpiexec -n 4`` and ``-n 8``, oversubscribed), once
 per MPI library the harness finds (the ``mpi`` fixture of ``conftest.py``: MPICH, Open MPI, or both).
-The ``-n 8`` runs and those under the second library are ``slow``: the everyday lane keeps one MPI at 4.
+The ``-n 8`` runs, those under the second library and those of the files outside ``conftest.MPI_SMOKE_FILES``
+are ``slow``: the everyday lane runs the smoke files under one MPI at 4.
 
 Each run has a hard timeout, so a hang fails the test instead of stalling CI.
 """

@@ -1,4 +1,4 @@
-"""Synthetic traffic sources: seed 001 section 3.5.4 patterns and seed 004 local/global traffic."""
+"""Synthetic traffic sources: Mehta 2005 section 3.5.4 patterns and Camarero et al. section 5.1 local/global traffic."""
 
 import numpy as np
 import pytest

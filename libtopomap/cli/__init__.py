@@ -1,16 +1,9 @@
 """The ``libtopomap`` command line: ``libtopomap generate|info|ingest|map|collective|bench|demo|...``.
 
 Each subcommand lives in its own module ``_<name>.py`` with ``add_parser(subparsers)`` and
-``run(args) -> int``.  Exit status: 0 on success, 2 on usage errors (argparse), 1 with a one-line
-message on bad input (any :class:`~libtopomap.LibTopoMapError` or unreadable file); a bad option value
-found after parsing (:class:`~libtopomap.ArgumentError`) is a usage error, exit 2.  Warnings (e.g.
-:class:`~libtopomap.LibTopoMapWarning` for a self loop in a graph file) are one line each on stderr.
-Commands that read or generate topologies and graphs take ``--max-vertices N`` and ``--max-edges N``
-(:mod:`libtopomap._limits`).
-
-Start-up stays fast: :func:`main` imports only the module of the command on the command line
-(``libtopomap --help`` imports none; its one-line summaries are in :data:`COMMAND_HELP`, which
-``tests/test_package.py`` keeps equal to each module's own ``help=``).
+``run(args) -> int``; exit status 0, 2 on usage errors, 1 with a one-line message on bad input.
+:func:`main` imports only the module of the command given (summaries in :data:`COMMAND_HELP`).  The
+rules: docs/internals.rst, "The command line".
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def add_parser(sub):
                    help=f"mapping strategy ({describe('strategy', STRATEGIES + TWISTED_STRATEGIES)}), or 'all' to "
                         "race every one but diagonal-shift (default: greedy)")
     p.add_argument("--concentration", metavar="FUNCS",
-                   help="with --strategy identity or diagonal-shift on a twisted torus RT(a)/RTT(a): seed 004's "
+                   help="with --strategy identity or diagonal-shift on a twisted torus RT(a)/RTT(a): Camarero et al.'s "
                         "concentration functions for a 2D process torus, outermost first (v, h, t, t+h, ...)")
     p.add_argument("--refine", choices=list(REFINEMENTS),
                    help=f"refine the best constructions (the best two of --strategy all): {describe('refinement')}")

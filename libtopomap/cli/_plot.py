@@ -1,18 +1,5 @@
-"""``libtopomap plot KIND ...``: draw a mapping as PNG and SVG.
-
-Kinds:
-
-* ``adjacency`` -- adjacency matrices of the communication graph and of the network before and after
-  RCM ordering (Hoefler & Snir, ICS'11, Figure 3);
-* ``loads`` -- per-link load of the original and the mapped placement drawn on the network;
-* ``hops`` -- histograms of the hops per message, original vs mapped;
-* ``times`` -- simulated time against message size, original vs mapped (from ``simulate --json``
-  output with ``--from``, or simulated now).
-
-``--routing MODEL`` is the routing model of the drawn loads (``loads`` with ``--load ecmp``, the
-model's loads) and hops (``hops``; not ``valiant``, whose hops are expectations); the placements are
-computed as without it.  SimGrid's loads and times follow SimGrid's own routes, so other kinds refuse
-a model other than ``ecmp``.
+"""``libtopomap plot KIND ...``: draw a mapping as PNG and SVG (``adjacency``, ``loads``, ``hops``,
+``times``; :mod:`libtopomap.plot`).  The kinds and ``--routing``: docs/simulation.rst, "Plots".
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Progress of long commands on a terminal: one status line on standard error, rewritten in place.
 
-``libtopomap map``, ``collective`` and ``simulate`` wrap their work in a :class:`Progress`: after
-``delay`` seconds (2 by default: short runs print nothing) it shows what runs now (the strategy or
-stage), the elapsed time and, for the mapping portfolio, the best result so far, as one line that
-``\\r`` rewrites at most ``1 / interval`` times a second (4 Hz), and erases it when the work ends, so
-the command's own output follows on a clean line.  It writes only to its stream (standard error),
-never to standard output, so ``--json`` output stays machine-readable, and it writes nothing at all
-when the stream is not a terminal or with ``--quiet``.
-
-A background thread redraws the line while a long kernel runs (it draws only when the kernel lets
-Python run); :meth:`Progress.portfolio` is the ``progress=`` callback of
-:func:`libtopomap.portfolio.run_portfolio` and of :func:`libtopomap.mpi.driver.race`.
-
-Under ``mpiexec`` only rank 0 draws (``for_command(..., rank=r)``).  A rank's standard error is a pipe
-to the launcher there (MPICH's hydra, Open MPI's prted), which copies it to its own: rank 0 draws when
-its own standard error is a terminal, or when the launcher's is (:func:`launcher_terminal`: the
-nearest ancestor process named ``mpiexec``, ``mpirun``..., through Linux' ``/proc``; a rank on
-another node than its launcher finds none and stays silent).
+:class:`Progress` draws after ``delay`` seconds, at most 4 times a second, only on a terminal and never
+with ``--quiet``; under ``mpiexec`` only rank 0 draws, when it or its launcher has a terminal
+(:func:`launcher_terminal`).  The details: docs/internals.rst, "The progress line".
 """
 
 from __future__ import annotations

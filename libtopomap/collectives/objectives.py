@@ -1,24 +1,9 @@
 """Costs of a collective schedule under a rank placement (Cui 2024, sections 3.3 and 3.4).
 
-A *placement* is ``vertices[r]``, the topology vertex that runs rank ``r``.  Three objectives:
-
-``hops``
-    Total hops: the sum over all messages of the hop distance between sender and receiver (the
-    thesis' "total hops", Tables 3.1-3.6 and 4.1).  Every message counts, so a recursive-doubling
-    exchange costs twice its distance and a Bruck step ``P`` messages.
-``contention``
-    Messages of one step that share a link direction (the thesis' "two-opt for contentions"): with
-    ``load(t, a)`` the number of step-``t`` messages whose route crosses arc ``a``, the sum over steps
-    and arcs of ``max(0, load(t, a) - 1)``.
-``step``
-    A step model (ours, beyond the thesis): the sum over steps of the step's largest arc load, i.e.
-    the time of a bulk-synchronous schedule in which a link carries one message per time unit.
-
-Routes are deterministic single shortest paths (at every vertex the next hop is the lowest-index
-neighbour one hop closer to the destination, found from the topology's distance oracle: the
-``table`` model of :mod:`libtopomap.routing`), like the Floyd minimal-path routing of the thesis'
-SimGrid model (Table 3.3).  Arcs are link directions: full-duplex links, opposite messages do not
-contend.
+A *placement* is ``vertices[r]``, the vertex that runs rank ``r``; the objectives are ``hops`` (the
+thesis' total hops), ``contention`` (its two-opt for contentions) and ``step`` (ours), over
+deterministic single shortest routes.  Their definitions: docs/internals.rst, "Collectives: schedule
+costs and rank placement".
 """
 
 from __future__ import annotations

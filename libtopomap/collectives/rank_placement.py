@@ -1,19 +1,8 @@
 """Rank placement on allocated nodes: ascending order, two-opt, simulated annealing (Cui 2024, 3.3).
 
-The job's nodes are fixed (an allocation, :mod:`.allocation`); what is chosen is which rank runs on
-which of them.  A placement is a permutation ``perm``: rank ``r`` runs on ``nodes[perm[r]]``.
-
-* Ascending order (section 3.3.1): ``perm`` is the identity, rank ``i`` on the ``i``-th node.
-* Two-opt (section 3.3.2): swap the ranks of two random nodes and keep the swap only if the objective
-  drops.  Each swap is evaluated incrementally from the messages of the two ranks alone.
-* Annealing (ours): simulated annealing over the same swaps, with a geometric temperature schedule
-  and half of the moves *guided*: pick a rank ``a`` and one of its partners ``c`` and swap ``a`` with
-  the rank on a node next to ``c``'s node, so a message can become one hop.  The best placement seen
-  is returned.
-
-All are schedules over the one local-search engine (:mod:`libtopomap.mappers.local_search`):
-``objective`` is ``"hops"`` (oracle-distance deltas), or ``"contention"`` / ``"step"`` (routes of the
-affected messages are removed from and re-added to per-step arc loads).
+A placement is a permutation ``perm``: rank ``r`` runs on ``nodes[perm[r]]``; all optimizers are
+schedules of :mod:`libtopomap.mappers.local_search`.  The three and their moves: docs/internals.rst,
+"Collectives: schedule costs and rank placement".
 """
 
 from __future__ import annotations

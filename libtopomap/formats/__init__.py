@@ -1,26 +1,9 @@
 """Reading and writing topologies: one table of formats, each loaded on first use.
 
-``read(path)`` sniffs the format from the file's first lines unless ``format=`` names it;
-``read_buffer(file, format)`` reads from an open text stream.
-
-Every format the library knows is one row of :data:`BUILTIN_FORMATS`: the module that implements it
-(always inside the library, e.g. ``libtopomap.adapters.ibnetdiscover``) and the names of its reader,
-writer and sniffer there.  Nothing is imported until a format is used: ``import libtopomap.formats``
-is cheap, and reading an LTM file never imports the InfiniBand adapters.  A module that cannot be
-imported is an error naming the format (:class:`~libtopomap.FormatError`), never skipped.
-
-Third-party formats come from two places:
-
-* :func:`register_format` (user code, at run time), with callables or ``"module:attr"`` strings;
-* the entry-point group ``libtopomap.formats``: in the plugin's ``pyproject.toml``::
-
-      [project.entry-points."libtopomap.formats"]
-      myformat = "mypkg.topo:FORMAT"
-
-  where ``FORMAT`` is a dict with the keyword arguments of :func:`register_format` (``reader``,
-  ``writer``, ``sniff``, ``extensions``, ``description``), or a reader callable.  Entry points are
-  listed on first use of a name the table does not hold, of :func:`formats` or of :func:`sniff`;
-  each is loaded when its format is used.  A name the library already has stays the library's.
+``read(path)`` sniffs the format unless ``format=`` names it; ``read_buffer(file, format)`` reads a text
+stream.  Each format is a row of :data:`BUILTIN_FORMATS` naming its module, imported only when used;
+third-party formats come from :func:`register_format` or the entry-point group ``libtopomap.formats``.
+The table and the plugins: docs/formats.rst, "The format table and plugins".
 """
 
 from __future__ import annotations

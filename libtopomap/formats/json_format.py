@@ -1,17 +1,5 @@
-"""libtopomap's JSON topology format, version 1.
-
-Schema::
-
-    {
-      "format": "libtopomap-topology",
-      "version": 1,
-      "name": "torus-8x8x8" | null,
-      "attrs": {...},                                  # free-form metadata
-      "vertices": [{"name": "n0", "slots": 1, "kind": "host"}, ...],
-      "links": [[u, v, capacity], ...]                 # vertex indices, each link once
-    }
-
-Everything a :class:`~libtopomap.Topology` holds round-trips.
+"""libtopomap's JSON topology format, version 1: everything a :class:`~libtopomap.Topology` holds
+round-trips.  The schema: docs/formats.rst, "libtopomap's JSON format, version 1".
 """
 
 from __future__ import annotations

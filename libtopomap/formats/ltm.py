@@ -1,21 +1,8 @@
 """LibTopoMap's text topology format (the format of ``TPM_Read_topo`` in LibTopoMap 0.9b).
 
-::
-
-    num: <N> [w]             # a 'w' anywhere on the first line: entries carry capacities
-    <id> <hostname>          # N lines, any order, ids 0..N-1
-    <id> <adj> <adj> ...     # N lines; weighted entries are <adj>(<capacity>), e.g. "3 1(4) 7(1)"
-
-Both directions of every link are listed.  The format has no notion of switches or slots, so the
-reader applies a rule, documented here and in docs/formats.rst:
-
-* a vertex is a **switch** (0 slots) when its name matches ``DEFAULT_SWITCH_PATTERN``
-  (case-insensitive prefixes ``S-`` as in ibnetdiscover GUID names, ``sw``, ``switch``, ``router``,
-  ``rtr``), or when ``switches=`` says so: a regular expression, a collection of names, or a
-  callable ``(name, degree) -> bool``;
-* every other vertex is a **host** with ``slots`` slots (default 1).
-
-The writer names nothing itself: generators give switches ``sw...`` names so files round-trip.
+The format has no switches or slots: a vertex whose name matches ``DEFAULT_SWITCH_PATTERN`` (or
+``switches=``) is a switch, every other a host with ``slots`` slots.  The grammar and the rule:
+docs/formats.rst, "LibTopoMap's text format".
 """
 
 from __future__ import annotations

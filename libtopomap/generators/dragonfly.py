@@ -1,21 +1,9 @@
 """Dragonfly networks (Kim et al. 2008) as described by Dorier et al. (section II-A), and their queries.
 
-Terminals come first: terminal ``t`` of router ``r`` of group ``G`` is vertex ``(G*a + r)*p + t``, named
-``n<i>``; router ``r`` of group ``G`` follows as ``sw-g<G>-r<r>`` (vertex ``g*a*p + G*a + r``).
-
-The topology-aware broadcasts of Dorier et al. need three queries (section III-A.2): the router of a
-terminal, the group of a router, and, for two groups ``A`` and ``B``, the *gate* routers: the router
-of ``A`` holding the global link to ``B`` (and its far end in ``B``).  With them a message between two
-terminals follows the *minimal* route of section II-A.2: terminal link, at most one local hop to the
-gate, one global link, at most one local hop from the far gate, terminal link.  Minimal routing is not
-shortest-path routing: two global hops through a third group can be shorter than local-global-local,
-and a dragonfly never routes that way.
-
-:class:`Dragonfly` answers the queries from a :class:`~libtopomap.Topology` built by
-:func:`dragonfly` (its ``attrs`` and documented vertex numbering), or from a topology file
-whose routers keep the generator's names ``sw-g<G>-r<r>``.  The gate table is read from the links
-themselves, so any arrangement of the global links works; it has ``g * g * m`` entries (``m`` global
-links per pair of groups), about twice the number of global links, and no per-terminal table.
+Terminals come first (vertex ``(G*a + r)*p + t``, named ``n<i>``), then routers ``sw-g<G>-r<r>``;
+:class:`Dragonfly` answers the router, group and gate queries of Dorier et al.'s broadcasts from the
+links themselves.  The numbering, the minimal route and the gate table: docs/internals.rst, "Dragonfly
+queries".
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Hierarchical multisection for tree-like networks (fat trees, InfiniBand fabrics, dragonflies).
 
-The machine hierarchy is read off the topology (:func:`topology_hierarchy`): hosts under their
-leaf switches, leaf switches under the switches one level up, and so on, until the whole machine is
-one subtree.  The communication graph is then split top-down (:func:`map_multisection`): at every
-subtree into as many parts as it has children, each part sized exactly by the slots of the child
-it goes to, and the parts are placed onto the children recursively.  On a tree every message
-between two processes costs twice the height of their lowest common subtree, so a split that cuts
-little traffic at every level is what makes hop-bytes small.
-
-This is the hierarchical multisection of SharedMap (Schulz & Woydt 2025) and the multisection
-initial mapping of KaHIP's integrated process mapping (Faraj et al. 2020), with the hierarchy
-derived from the network instead of given as ``a_1:a_2:...``, exact part sizes (slots, partial
-allocations, several slots per host), several METIS tries per split, an exact-balance swap
-refinement of every split, exact pairing on hosts of two slots, and a final hop-bytes swap search
-over the whole mapping (the engine's :func:`~libtopomap.mappers.hopbytes_swap.hopbytes_swap`).
+:func:`topology_hierarchy` reads the machine's tree off the topology; :func:`map_multisection` splits the
+communication graph top-down into parts sized by the slots under each subtree: the hierarchical
+multisection of SharedMap (Schulz & Woydt 2025) and KaHIP's integrated mapping (Faraj et al. 2020), with
+the hierarchy derived from the network.  What differs from them: docs/internals.rst, "Hierarchical
+multisection".
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Objective functions of a mapping (Hoefler & Snir, ICS'11, section 2.4): the table, their values, checks.
 
-Three objectives are selectable everywhere (Hoefler & Snir, ICS'11, section 2.4):
-
-``congestion``
-    Maximum arc congestion under ECMP routing (equal split over all shortest paths, section 2.5),
-    exactly as :func:`libtopomap.max_congestion` computes it.
-``dilation``
-    Weighted average dilation ``sum(w * hops) / sum(w)``.
-``hopbytes``
-    ``sum(w * hops)``.
-
-The incremental search engine that minimises them (swap and shift moves, delta updates) lives in
-:mod:`libtopomap.mappers.local_search`.
+``congestion`` (maximum arc congestion under ECMP routing, section 2.5, as
+:func:`libtopomap.max_congestion`), ``dilation`` (``sum(w * hops) / sum(w)``) and ``hopbytes``
+(``sum(w * hops)``); the engine that minimises them is :mod:`libtopomap.mappers.local_search`.
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
 """Task mapping in rectangular twisted tori (Camarero, Vallejo, Martinez, Moreto, Beivide).
 
-A logical 2D torus of processes is placed on RT(a) or RTT(a) (``2a x a`` nodes, see
-:mod:`libtopomap.generators.twisted_torus`) by coordinate functions, section 3:
-
-* the mappings ``id(x, y) = (x, y)`` and the *diagonal shift* ``f^d(x, y) = ((x + y) mod m, y)``;
-* the concentrations, which put ``c`` processes of ``R(pm, qn)`` on one node of ``R(m, n)``: the
-  *horizontal union* ``f_c^h(x, y) = (floor(x / c), y)``, the *vertical union* ``f_c^v(x, y) = (x,
-  floor(y / c))`` and the *twisted union* ``f_c^t(x, y) = ((x + floor(y / n) m / 2) mod m, y -
-  floor(y / n) n)``, and their compositions.
-
-Coordinates and numbering.  Node ``(x, y)`` of RT(a)/RTT(a) is vertex ``y * 2a + x``.  The process
-grid is the paper's ``R(M, N)``: process ``p`` sits at ``(x, y) = (p mod M, p // M)`` (``x``
-fastest), which is the library's ``stencil(f"{N}x{M}")`` (slowest dimension first).  With ``c``
-processes per node the grid is ``c`` times larger than the network, e.g. ``16 x 8`` processes on
-RT(4) with ``c = 4``.
-
-Concentration specs name the union functions outermost first, as the paper composes them, each a
-letter ``h``, ``v`` or ``t`` with an optional factor (default 2): ``"v"`` is ``f_2^v``, ``"t+h"`` is
-``f_2^t o f_2^h`` (``f_2^h`` applied to the process grid first), ``"h4"`` is ``f_4^h``.
-
-The module also holds the paper's performance model (sections 3.2-3.4): the link classes, Table 1,
-the latency ``tau = alpha d + (1 - alpha) kbar`` and the throughput ``max_th = (2/N) min_j |E_j| /
-tau_j`` with the closed forms derived for each mapping; ``benchmarks/bench_twisted.py`` checks them
-against the library's link loads.
+A logical 2D torus of processes is placed on RT(a) or RTT(a) by the paper's coordinate functions (the
+identity, the diagonal shift, the horizontal, vertical and twisted unions); the module also holds the
+paper's performance model (sections 3.2-3.4).  Coordinates, numbering and concentration specs:
+docs/internals.rst, "Task mapping in rectangular twisted tori".
 
 References
 ----------

@@ -1,16 +1,8 @@
 """A topology-aware broadcast for mpi4py: Dorier et al.'s schedules run with point-to-point messages.
 
-:func:`bcast` locates the ranks on a dragonfly (hostnames, fake names or an explicit placement, as
-:func:`~libtopomap.mpi.locate`), builds the schedule of
-:func:`~libtopomap.collectives.dragonfly_bcast` (TREE, LLF, GLF or FOREST, the same on every rank)
-and runs it on a duplicate of the communicator: every rank but the root receives once from its
-parent, then sends to its children in schedule order (Dorier et al.'s "sends serially in tree order").
-
-The duplicate and the plans (each rank's parent and children) are cached on the communicator as an
-MPI attribute (:func:`_state`): a repeated broadcast costs one small ``allgather`` (the ranks agree on
-the arguments and on using the cache) and its messages.  The attribute's delete callback frees the
-duplicate when the communicator is freed; at ``MPI_Finalize`` it only drops it (see
-:func:`_delete_state`).
+:func:`bcast` builds the schedule of :func:`~libtopomap.collectives.dragonfly_bcast` and runs it on a
+duplicate of the communicator, cached with the plans as an MPI attribute.  How it runs and is cached:
+docs/mpi.rst, "The topology-aware broadcast".
 """
 
 from __future__ import annotations

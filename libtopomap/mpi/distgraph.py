@@ -1,28 +1,10 @@
 """Distributed-graph communicators that really reorder ranks onto the physical network.
 
-MPICH ignores ``reorder`` for distributed graphs, and Open MPI's treematch leaves the neighbour lists
-in the old numbering (ompi issues 11756, 8939).  :func:`Create_dist_graph_adjacent` and
-:func:`Create_dist_graph` are drop-in replacements for mpi4py's methods that, given a topology,
-
-1. locate every process on the topology (:func:`~libtopomap.mpi.location.locate`);
-2. gather the whole process graph on every rank with one ``Allgatherv`` of edge lists;
-3. run a *portfolio* of mapping candidates (:mod:`libtopomap.portfolio`, raced over the ranks by
-   :func:`libtopomap.mpi.driver.race`): candidate ``k + 1`` runs strategy ``k mod S`` with its own
-   seed and start vertex on the ``k``-th mapping rank (Hoefler & Snir, ICS'11, section 4.2 and
-   Figure 4); a per-node memory bound (``max_memory``) decides how many ranks of a node map, and
-   skips strategies that cannot fit;
-4. select the best candidate in the portfolio's lexicographic order (objective, tie-break --
-   :func:`libtopomap.fluid.phase_time` under a single-path routing, average congestion under a multipath one --,
-   hop-bytes, strategy order); the winner broadcasts it; the current placement (identity) is always a
-   candidate and wins full ties, so the result is never worse on the objective;
-5. build the communicator with ``comm.Split(0, key=newrank)`` and
-   ``Create_dist_graph_adjacent(..., reorder=False)``, new rank ``k`` passing the lists that old rank
-   ``k`` passed: in the result, rank ``k`` plays logical vertex ``k`` and sits on the vertex the
-   mapping chose for it.
-
-Errors on any rank during steps 1-4 raise :class:`~libtopomap.CommError` on all ranks, interruptions
-(``KeyboardInterrupt``, ``SystemExit``: any ``BaseException``) included: every local phase between two
-collectives runs inside :class:`~libtopomap.mpi.agreement.agreed`.
+:func:`Create_dist_graph_adjacent` and :func:`Create_dist_graph` are drop-in replacements for mpi4py's
+methods (MPICH ignores ``reorder`` for distributed graphs, Open MPI's treematch keeps the old numbering):
+locate the processes, gather the graph, race the portfolio (Hoefler & Snir, ICS'11, section 4.2 and
+Figure 4), build the communicator so that rank ``k`` plays vertex ``k``; errors reach every rank as a
+:class:`~libtopomap.CommError`.  The steps: docs/mpi.rst, "How the dist-graph calls reorder".
 """
 
 from __future__ import annotations

@@ -1,34 +1,10 @@
 """One portfolio driver for every mapping race: candidates, budgets, scores, memory, selection.
 
-The offline ``libtopomap map`` command, the MPI layer (:func:`libtopomap.Create_dist_graph_adjacent`,
-:func:`~libtopomap.Create_dist_graph`, :func:`~libtopomap.topomap`) and
-:func:`~libtopomap.reorder_for_collective` all race a *portfolio* of candidates (Hoefler & Snir,
-ICS'11, section 4.2): each candidate is a strategy with a seed (and, for mappings, a start vertex
-and a refinement); the best scored candidate wins.  This package holds everything of that race except
-communication, so the same inputs give the same winner offline or under MPI:
-
-* :func:`make_candidates` -- the list: candidate 0 is always the current placement (``identity``,
-  never refined), then ``strategy x seed x refinement``, strategy ``k mod S`` for candidate ``k + 1``,
-  seeds derived from the base seed and the candidate's position (not from who runs it)
-  (:mod:`~libtopomap.portfolio.candidates`);
-* :class:`MappingProblem` / :class:`CollectiveProblem` -- how one candidate is run within its budget
-  and scored (generic: the driver only calls ``evaluate(candidate)``, ``estimate(candidate)`` and
-  reads ``order``) (:mod:`~libtopomap.portfolio.problems`);
-* :func:`selection_key` / :func:`select` -- the deterministic lexicographic order: the score tuple
-  (for mappings: the chosen objective, then the tie-break -- :func:`libtopomap.fluid.phase_time` under a
-  single-path routing, average congestion under a multipath one -- then hop-bytes), then a fixed strategy
-  order (the current placement first, so a full tie moves nothing, then :data:`STRATEGY_ORDER`),
-  then the candidate's position (:mod:`~libtopomap.portfolio.selection`);
-* :func:`estimate_memory`, :func:`plan_ranks`, :func:`assign_candidates`, :func:`numba_threads` --
-  how many ranks of a node may run a strategy at once under a per-node memory bound, which rank runs
-  which candidate, and how many numba threads each mapping rank gets, and the time budgets
-  (:mod:`~libtopomap.portfolio.budget`);
-* :func:`run_portfolio` -- the serial driver (the MPI driver is :func:`libtopomap.mpi.driver.race`).
-
-The lower bounds that end a race early are :func:`libtopomap.metrics.lower_bounds` (also importable
-from here).
-
-This package never imports mpi4py.
+``libtopomap map``, the MPI layer and :func:`~libtopomap.reorder_for_collective` all race a *portfolio*
+of candidates (Hoefler & Snir, ICS'11, section 4.2); this package holds everything of that race except
+communication (:func:`make_candidates`, :class:`MappingProblem`, :func:`selection_key`,
+:func:`plan_ranks`, :func:`run_portfolio`), so the same inputs give the same winner offline or under MPI.
+It never imports mpi4py.  The parts: docs/internals.rst, "The portfolio".
 """
 
 from __future__ import annotations

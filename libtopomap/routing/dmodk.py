@@ -1,22 +1,9 @@
 """``dmodk``: deterministic fat-tree routing, the up-port chosen from the destination's index.
 
-As OpenSM's ``ftree`` engine and SimGrid's ``FAT_TREE`` zone route (d-mod-k: Zahavi et al.,
-"Optimized InfiniBand fat-tree routing for shift all-to-all communication patterns"; Gomez et al.,
-"Deterministic versus adaptive routing in fat-trees"): a message to the host of destination index
-``d`` climbs from its source, leaving the ``i``-th vertex of its climb (the source host is the 0-th)
-by up-port ``(d // (m_0 m_1 ... m_{i-1})) mod m_i`` of its ``m_i`` up-ports, until it reaches a switch
-above ``d``; then it goes down the path to ``d`` (unique on a k-ary n-tree; where several children
-lie above ``d``, child ``d mod c`` of the ``c``, in port order).  On ``fattree(k, n)`` this is the
-classic ``(d // k^i) mod k``.
-
-The tree is read from the topology (:func:`tree_context`): levels by hop distance from the hosts
-(vertices with slots); every link must join adjacent levels and the hosts below any two switches of
-one level must be the same or disjoint, else the fabric is not tree-like (a one-line
-:class:`~libtopomap.errors.TopologyError`).  Up- and down-ports are taken in port-number order when
-the ingest kept port numbers (``attrs["fabric"]``), else in neighbour (vertex index) order.  The
-destination index is the host order of the tree: depth first from the top, each group of switches
-with the same hosts below taken through the down-ports of its lowest-numbered switch, in port order;
-on ``fattree(k, n)`` host ``n<i>`` has index ``i``.  Every route is a shortest path.
+As OpenSM's ``ftree`` engine and SimGrid's ``FAT_TREE`` zone route (d-mod-k: Zahavi et al., "Optimized
+InfiniBand fat-tree routing for shift all-to-all communication patterns"; Gomez et al., "Deterministic
+versus adaptive routing in fat-trees"), on any tree-like fabric (:func:`tree_context`).  The rule, the
+tree and the destination order: docs/routing.rst, "``dmodk`` and ``lft`` in detail".
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """``lft:PATH``: the routes the subnet manager installed, read from the fabric's forwarding tables.
 
-``PATH`` holds the linear forwarding tables (LFTs) of the switches in one of these dumps:
-
-- ``dump_lfts`` / ``dump_fts`` / ``ibroute`` (infiniband-diags): ``Unicast lids [0x0-0x70] of switch
-  DR path slid 0; dlid 0; 0,1 guid 0x000000000020002f (sw-l2-15):`` (or ``of switch Lid 72 guid ...``),
-  then ``0x0001 005 : (Channel Adapter portguid 0x...: 'n0 HCA-1')`` per LID and ``112 valid lids
-  dumped``;
-- OpenSM's ``opensm-lfts.dump``: ``Unicast lids [0-112] of switch Lid 72 guid 0x... ('sw-l2-15'):``
-  then ``0x0001 005 # Channel Adapter portguid 0x...: 'n0 HCA-1'``;
-- ibdiagnet's ``.fdbs`` (and OpenSM's ``osm.fdbs``): ``osm_ucast_mgr_dump_ucast_routes: Switch 0x...``,
-  ``LID    : Port : Hops : Optimal``, then ``0x0002 : 003  : 00   : yes`` or ``0x0001 : UNREACHABLE``.
-
-The tables are matched to the topology ingested from the same fabric's ``ibnetdiscover`` output by
-switch GUID, host LID and port number (``attrs["fabric"]``, kept by the InfiniBand adapters).  A
-message from host ``s`` to host ``t`` leaves ``s`` by its lowest-numbered cabled CA port, then every
-switch forwards it by its table's port for ``t``'s LID (the lowest LID of ``t``'s CA ports, LMC 0).
-A table that does not match the fabric (unknown GUID, a port not cabled, another CA at a LID, a
-route that loops, ends at another node or finds no entry) is a one-line
-:class:`~libtopomap.errors.TopologyError` naming the file and line.  Memory: one ``uint8`` port per
-switch and LID, as a switch stores it.
+``PATH`` is a ``dump_lfts``/``dump_fts``/``ibroute`` dump, OpenSM's ``opensm-lfts.dump`` or ibdiagnet's
+``.fdbs``, matched to the ingested ``ibnetdiscover`` fabric by switch GUID, host LID and port number.
+The dumps, the matching and the errors: docs/routing.rst, "``dmodk`` and ``lft`` in detail".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Export a topology as a SimGrid 3.32 platform (XML, DTD 4.1) that routes as a libtopomap routing model.
 
-Hosts carry the topology's host names and one core per slot; link ``j`` of the topology becomes the
-SimGrid link ``l<j>`` of bandwidth ``bandwidth x capacity[j]`` (``SPLITDUPLEX`` by default: its ``UP``
-direction runs ``link_u[j] -> link_v[j]``, ``DOWN`` the other way).  The routes are those of the chosen
-single-path routing model, in one of two forms:
-
-* a ``Full`` zone of explicit routes (``symmetrical="NO"``), one per ordered pair of hosts (of the
-  allocation ``hosts=`` when given), read from :func:`libtopomap.routing.route_traffic`: one call per
-  destination with every source, each vertex's single outgoing arc with flow giving the next hop.  A
-  model that is single-path but not destination-based (two arcs with flow leave a vertex) falls back to
-  one call per pair; a model that splits a pair's flow is refused.  Any single-path model of
-  :data:`libtopomap.routing.ROUTING_MODELS` works unchanged, including ones added later.
-* a SimGrid cluster zone where it provably routes as the model: ``TORUS`` for a generated torus or
-  hypercube under ``dimension-order`` (see :func:`_torus_cluster` for the proof), and the hook
-  :func:`_fat_tree_cluster` for ``FAT_TREE`` under ``dmodk``.
-
-Explicit routes grow as ``hosts^2``: above ``max_routes`` (default :data:`DEFAULT_MAX_ROUTES`) the
-export is refused before anything is built.
+Links become ``SPLITDUPLEX`` SimGrid links of ``bandwidth x capacity``; the routes are a ``Full`` zone of
+explicit routes from :func:`libtopomap.routing.route_traffic`, or a ``TORUS``/``FAT_TREE`` cluster zone
+where it provably routes as the model; above ``max_routes`` the export is refused.  The details:
+docs/simulation.rst, "The SMPI platform export".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Measure, map, rerun: an SMPI program in the launcher's order, then where libtopomap maps it.
 
-:func:`run` exports the topology as a SimGrid platform (:func:`libtopomap.smpi.write_platform`), runs
-the program with ``smpirun`` in the launcher's order (ranks fill the allocation's hosts in order,
-``ranks_per_host`` each) while SMPI writes its time-independent trace, reads the trace into a
-communication graph of bytes per rank pair (:func:`libtopomap.smpi.read_ti_trace`, which says why that
-trace and not a PMPI counter), maps the graph with the portfolio under the platform's routing model
-onto the allocation's slots, writes the mapping's hostfile and runs the program again.  smpirun puts
-rank ``i`` on line ``i`` of ``-hostfile`` (checked with ``-map`` in ``tests/test_smpi_run.py``).
-
-The network model is CM02 with cross-traffic off (``--cfg=network/model:CM02
---cfg=network/crosstraffic:0``): SMPI's default model ("SMPI") multiplies latency and bandwidth by
-factors piecewise in the message size, calibrated on an old Gigabit Ethernet cluster (large messages
-get a multiplied latency), and cross-traffic adds acknowledgement flows on the reverse direction; with
-CM02 alone a message alone on its path takes exactly ``sum(latency) + size / min(bandwidth)`` and
-contention is max-min sharing of the links, what the model's congestion counts.  The time the
-application spends computing between MPI calls is not simulated
-(``--cfg=smpi/simulate-computation:0``, else SMPI injects the host's measured time and two runs differ)
-unless ``compute=True``.
+:func:`run` exports the platform, runs the program with ``smpirun`` while SMPI traces it, maps the traced
+graph under the platform's routing and runs it again with the mapping's hostfile, under CM02 with
+cross-traffic off (:data:`SMPI_CONFIG`).  The steps and why that model: docs/simulation.rst, "Measure,
+map, rerun: ``smpi run``".
 """
 
 from __future__ import annotations

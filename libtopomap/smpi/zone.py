@@ -1,19 +1,8 @@
 """A compact, exact SimGrid platform for destination-based routings: a platform library and its next-hop table.
 
-Explicit routes grow as ``hosts^2`` (1,024 hosts: 1,047,552 routes, hundreds of MB of XML, a minute for SimGrid
-to load).  A routing in which every vertex forwards each destination's messages on one arc, whatever their
-source (dimension-order, ``table``, ``dmodk``, ...), is a next-hop table instead: ``hosts x vertices`` ports of
-1, 2 or 4 bytes (4,096 hosts on a 4-ary 6-tree of 10,240 vertices: 42 MB).  :func:`write_table_platform`
-writes ``P.so``, a copy of one generic platform library (``ltm_zone.cpp``, compiled once per source with
-``g++ -shared ... -lsimgrid`` and cached like the proxies), and ``P.so.table``; ``smpirun -platform P.so``
-(SimGrid's ``Engine::load_platform``) dlopens the library, which reads the table beside it and routes each
-pair by walking the table from source to destination, link by link in the right direction.
-
-The table comes from :func:`libtopomap.routing.route_traffic`, one call per destination with every other
-host as a source: each vertex's single outgoing arc with flow is its next hop toward that destination, and
-the walks from every source must add up to the flow (else the model is not destination-based there and the
-export says so).  A path in the union of a destination's flows that leaves each vertex by its only arc with
-flow is unique, so every pair routes exactly as the model routes it alone.
+:func:`write_table_platform` writes ``P.so`` (a copy of the compiled ``ltm_zone.cpp``) and ``P.so.table``
+(``hosts x vertices`` ports) in place of ``hosts^2`` explicit routes.  Why it is exact and what it costs:
+docs/simulation.rst, "The next-hop-table zone".
 """
 
 from __future__ import annotations
