@@ -11,6 +11,11 @@ cable and speed counts).
 Problems are collected by :class:`Diagnostics` as ``file:line: message`` strings; in strict mode the
 first problem raises :class:`~libtopomap.FormatError` instead.
 
+The options of every fabric reader (``read_<format>(file, *, path="<stream>", strict=False, slots=1,
+...)``): ``file`` a text stream, ``path`` its name in messages, ``strict`` (bool) to raise
+:class:`~libtopomap.FormatError` at the first problem instead of warning, ``slots`` (int, or dict
+hostname -> int) the slots per host, default 1.
+
 Link capacity is ``lanes x per-lane rate`` in Gb/s.  The default table is the Linux/``ibstat``
 rate (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s per lane);
 ``rates="signal"`` uses libibmad's signalling rates and ``rates="effective"`` the payload rate after

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.ecmp import ecmp_traffic_parallel
 from libtopomap.commgraph import CommGraph
 from libtopomap.routing import route_traffic
 from libtopomap.smpi import write_platform
@@ -142,7 +142,7 @@ def ecmp_searched(t, s, d, w):
     s, d, w = s[order], d[order], w[order]
     src, start = np.unique(s, return_index=True)
     ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
+    return ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
                                           ptr, d, w)
 
 

@@ -7,7 +7,7 @@ communication graph (``d = 1``: the pairs that communicate), which is far smalle
 and holds almost all improving swaps.  VieM's default is ``d = 10``.
 
 A schedule of the one local-search engine (:mod:`libtopomap.mappers.local_search`): the pairs are
-enumerated (:func:`libtopomap._kernels.bfs_balls`) and handed to the engine's walk as an explicit
+enumerated (:func:`libtopomap._kernels.bfs.bfs_balls`) and handed to the engine's walk as an explicit
 move list with threshold just below zero, so each swap is evaluated incrementally from the two
 processes' neighbour lists and oracle distances.
 """
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from .. import _kernels
+from .._kernels.bfs import bfs_balls
 from ..commgraph import sym_graph
 from ..errors import MappingError
 from ..metrics import hops_lower_bound
@@ -92,7 +92,7 @@ def nc_moves(state, procs, depth, cap=None):
     s = state.sym
     cap = nc_cap(s) if cap is None else cap
     procs = np.asarray(procs, np.int64)
-    ptr, idx = _kernels.bfs_balls(s.indptr, s.indices, s.n, procs, int(depth), int(cap))
+    ptr, idx = bfs_balls(s.indptr, s.indices, s.n, procs, int(depth), int(cap))
     a = np.repeat(procs, np.diff(ptr))
     b = idx
     if state.slot_vertex.size > s.n:
@@ -245,11 +245,9 @@ def threshold_swap_passes(topology, g, start, slots, *, rng, passes, depth, leve
 
     Parameters
     ----------
-    topology : Topology
-    g : CommGraph or SymGraph
-    start : array_like of int
-    slots : numpy.ndarray of int
-    rng : numpy.random.Generator
+    topology, g, start, slots, rng
+        The validated inputs of every search here: the machine, the graph (CommGraph or SymGraph),
+        the start (vertex per process), usable slots per vertex, a ``numpy.random.Generator``.
     passes : int
     depth : int
         ``d`` of ``N_C^d``.
@@ -321,7 +319,7 @@ def ils_moves(nprocs):
 
 def _reversed_csr(sym):
     """The communication graph with its processes numbered backwards (``n - 1 - p``): its
-    :func:`~libtopomap._kernels.bfs_balls` lists the partners ``w < p`` that the plain one leaves out."""
+    :func:`~libtopomap._kernels.bfs.bfs_balls` lists the partners ``w < p`` that the plain one leaves out."""
     n = sym.n
     deg = np.diff(sym.indptr)[::-1]
     ptr = np.zeros(n + 1, np.int64)
@@ -335,7 +333,7 @@ def _all_moves(state, procs, depth, rev):
     partners ``b < a`` within ``depth`` hops: every move of ``N_C^depth`` of each process in ``procs``."""
     a, b = nc_moves(state, procs, depth)
     n = state.sym.n
-    ptr, idx = _kernels.bfs_balls(rev[0], rev[1], n, (n - 1) - procs, int(depth), nc_cap(state.sym))
+    ptr, idx = bfs_balls(rev[0], rev[1], n, (n - 1) - procs, int(depth), nc_cap(state.sym))
     return np.concatenate([a, np.repeat(procs, np.diff(ptr))]), np.concatenate([b, (n - 1) - idx])
 
 
@@ -409,11 +407,8 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
 
     Parameters
     ----------
-    topology : Topology
-    g : CommGraph or SymGraph
-    start : array_like of int
-    slots : numpy.ndarray of int
-    rng : numpy.random.Generator
+    topology, g, start, slots, rng
+        As in :func:`threshold_swap_passes`.
     moves : int
         Swaps the kicks may try (:func:`ils_moves` for a budget that shrinks with the job).
     descent : int, optional
@@ -430,9 +425,8 @@ def hopbytes_ils(topology, g, start, slots, *, rng, moves, descent=None, depth=I
 
     Returns
     -------
-    vertices : numpy.ndarray of int64
-    start_value, best_value : float
-        Hop-bytes of ``start`` and of the result (never more than ``start``'s).
+    vertices, start_value, best_value
+        As :func:`threshold_swap_passes` returns them.
     stats : dict
         ``iterations`` (swaps tried), ``descent_moves`` (of them in the first descent),
         ``descent_value`` (hop-bytes after the first descent),
@@ -524,12 +518,8 @@ def refine_hopbytes_swap(topology, graph, mapping=None, *, slots=None, seed=None
 
     Parameters
     ----------
-    topology : Topology
-    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    mapping : Mapping or array_like of int, optional
-        Starting placement (default: the usable slots filled in vertex order).
-    slots : array_like of int, optional
-        Usable slots per vertex (default ``topology.slots``).
+    topology, graph, mapping, slots
+        As in :func:`~libtopomap.mappers.threshold_accepting.refine_threshold_accepting`.
     seed : int, optional
         Order in which the processes are visited.
     time_budget : float, optional
