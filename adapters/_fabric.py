@@ -2,6 +2,11 @@
 :class:`~libtopomap.Topology` with its ingest report out (:class:`Fabric`, :class:`Diagnostics`).
 
 Cables, hosts, exclusions, components and link capacities: docs/formats.rst, "The fabric model".
+
+The options of every fabric reader (``read_<format>(file, *, path="<stream>", strict=False, slots=1,
+...)``): ``file`` a text stream, ``path`` its name in messages, ``strict`` (bool) to raise
+:class:`~libtopomap.FormatError` at the first problem instead of warning, ``slots`` (int, or dict
+hostname -> int) the slots per host, default 1.
 """
 
 from __future__ import annotations

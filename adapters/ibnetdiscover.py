@@ -192,15 +192,11 @@ def read_ibnetdiscover(file, *, path="<stream>", strict=False, hostmap=None, slo
 
     Parameters
     ----------
-    file : text stream
-    path : str
-        For messages.
-    strict : bool
-        Raise :class:`~libtopomap.FormatError` at the first problem instead of warning.
+    file, path, strict, slots
+        The options of every fabric reader (:mod:`libtopomap.adapters._fabric`): the text stream,
+        its name for messages, raise at the first problem, slots per host.
     hostmap : str, os.PathLike or dict, optional
         GUID -> hostname map (see :func:`libtopomap.adapters._fabric.read_hostmap`).
-    slots : int or dict
-        Slots per host (default 1).
     unknown_capacity : float, optional
         Capacity of cables of unknown speed (default: the fabric's most common capacity).
     rates : {"linux", "signal", "effective"}

@@ -170,13 +170,9 @@ def read_slurm(file, *, path="<stream>", strict=False, slots=1, name=None, **ign
 
     Parameters
     ----------
-    file : text stream
-    path : str
-        For messages.
-    strict : bool
-        Raise :class:`~libtopomap.FormatError` at the first problem instead of warning.
-    slots : int or dict
-        Slots per host (default 1).
+    file, path, strict, slots
+        The options of every fabric reader (:mod:`libtopomap.adapters._fabric`): the text stream,
+        its name for messages, raise at the first problem, slots per host.
     name : str, optional
         Topology name (default: the file name).
     **ignored

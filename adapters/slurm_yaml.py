@@ -181,13 +181,10 @@ def read_slurm_yaml(file, *, path="<stream>", strict=False, slots=1, name=None, 
 
     Parameters
     ----------
-    file : text stream
-    path : str
-        For messages.
-    strict : bool
-        Raise at the first problem instead of warning (unknown keys, switches used but not defined...).
-    slots : int or dict
-        Slots per host (default 1).
+    file, path, strict, slots
+        The options of every fabric reader (:mod:`libtopomap.adapters._fabric`): the text stream,
+        its name for messages, raise at the first problem (unknown keys,
+        switches used but not defined...), slots per host.
     name : str, optional
         Topology name (default: the ``topology`` name in the file).
     topology : str, optional

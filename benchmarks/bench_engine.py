@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.bfs import bfs_distance_rows, grouped_pair_search, k_nearest, source_sums
 from libtopomap.mappers.hopbytes_swap import hopbytes_swap
 from libtopomap.commgraph import SymGraph
 from libtopomap.mappers.local_search import SwapState
@@ -66,10 +66,10 @@ def kernel_rows(reps):
     o2 = np.zeros(tg.size, np.int64)
     mask = np.ones(n, bool)
     cases = {
-        "bfs_distance_rows": lambda: _kernels.bfs_distance_rows(t.indptr, t.indices, n, src, col, out),
-        "source_sums": lambda: _kernels.source_sums(t.indptr, t.indices, n, src, np.ones(n)),
-        "k_nearest": lambda: _kernels.k_nearest(t.indptr, t.indices, n, np.arange(n, dtype=np.int64), mask, 12),
-        "grouped_pair_search": lambda: _kernels.grouped_pair_search(t.indptr, t.indices, n, gp, src, tg, o2),
+        "bfs_distance_rows": lambda: bfs_distance_rows(t.indptr, t.indices, n, src, col, out),
+        "source_sums": lambda: source_sums(t.indptr, t.indices, n, src, np.ones(n)),
+        "k_nearest": lambda: k_nearest(t.indptr, t.indices, n, np.arange(n, dtype=np.int64), mask, 12),
+        "grouped_pair_search": lambda: grouped_pair_search(t.indptr, t.indices, n, gp, src, tg, o2),
     }
     return [{"what": k, "instance": f"torus 24^3, {src.size} sources", "seconds": round(_best(f, reps), 4)}
             for k, f in cases.items()]

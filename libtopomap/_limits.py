@@ -57,24 +57,18 @@ def _positive_env(name, text):
 def max_vertices():
     """The current vertex limit (module docstring).
 
+    Returns
+    -------
+    int
+        The override of :func:`vertex_limit`, else ``$LIBTOPOMAP_MAX_VERTICES`` (or the deprecated
+        ``$LIBTOPOMAP_MAX_PROCESSES``, with a :class:`DeprecationWarning`), else :data:`MAX_VERTICES`.
+
     Raises
     ------
     ArgumentError
         ``$LIBTOPOMAP_MAX_VERTICES`` is not a positive integer.
     """
-    value = _OVERRIDE.get()
-    if value is not None:
-        return value
-    name = "LIBTOPOMAP_MAX_VERTICES"
-    text = os.environ.get(name, "").strip()
-    if not text and os.environ.get("LIBTOPOMAP_MAX_PROCESSES", "").strip():
-        name = "LIBTOPOMAP_MAX_PROCESSES"
-        text = os.environ[name].strip()
-        warnings.warn("LIBTOPOMAP_MAX_PROCESSES is deprecated; set LIBTOPOMAP_MAX_VERTICES", DeprecationWarning,
-                      stacklevel=2)
-    if not text:
-        return MAX_VERTICES
-    return _positive_env(name, text)
+    return _current_limit(_OVERRIDE, "LIBTOPOMAP_MAX_VERTICES", MAX_VERTICES, deprecated="LIBTOPOMAP_MAX_PROCESSES")
 
 
 def max_edges():
@@ -85,11 +79,20 @@ def max_edges():
     ArgumentError
         ``$LIBTOPOMAP_MAX_EDGES`` is not a positive integer.
     """
-    value = _EDGE_OVERRIDE.get()
+    return _current_limit(_EDGE_OVERRIDE, "LIBTOPOMAP_MAX_EDGES", MAX_EDGES)
+
+
+def _current_limit(override, name, default, *, deprecated=None):
+    """The override in the context variable ``override``, else ``$name`` (else ``$deprecated``, with a
+    warning to the caller of the public function), else ``default``."""
+    value = override.get()
     if value is not None:
         return value
-    text = os.environ.get("LIBTOPOMAP_MAX_EDGES", "").strip()
-    return _positive_env("LIBTOPOMAP_MAX_EDGES", text) if text else MAX_EDGES
+    text = os.environ.get(name, "").strip()
+    if not text and deprecated and os.environ.get(deprecated, "").strip():
+        warnings.warn(f"{deprecated} is deprecated; set {name}", DeprecationWarning, stacklevel=3)
+        name, text = deprecated, os.environ[deprecated].strip()
+    return _positive_env(name, text) if text else default
 
 
 def vertex_limit(n):

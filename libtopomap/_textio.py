@@ -12,7 +12,7 @@ import os
 
 from .errors import FormatError
 
-__all__ = ["read_text", "open_text"]
+__all__ = ["read_text", "open_text", "content_lines", "format_ranges"]
 
 
 def read_text(path, *, limit=None, hint=""):
@@ -78,3 +78,31 @@ def open_text(path):
         return open(path, encoding="utf-8", errors="replace", newline=None)
     except OSError as e:
         raise FormatError(f"cannot open: {e.strerror}", path=path) from None
+
+
+def content_lines(text):
+    """``(lineno, line)`` of every line of ``text`` that is not blank once its ``#`` comment is cut
+    (1-based line numbers, for errors naming the line; ``line`` stripped)."""
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            yield lineno, line
+
+
+def format_ranges(values):
+    """``values`` (ascending integers) as the shortest range list, the form of Linux CPU lists and
+    ``MPICH_RANK_ORDER`` lines.
+
+    Examples
+    --------
+    >>> format_ranges([0, 1, 2, 5, 7, 8])
+    '0-2,5,7-8'
+    """
+    parts, i = [], 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        parts.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ",".join(parts)

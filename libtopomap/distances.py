@@ -13,7 +13,11 @@ import contextlib
 
 import numpy as np
 
-from . import _kernels
+from ._kernels.bfs import (bfs_distance_rows, grouped_pair_search, k_nearest, leafless_csr, multi_source_levels,
+                           source_sums)
+from ._kernels.fattree_ecmp import fattree_up_arcs
+from ._kernels.grid_ecmp import grid_arc_table
+from ._kernels.oracle import NEEDS_SEARCH, hop_distance as oracle_hop_distance, hop_distance_search, new_search_scratch
 from .errors import TopologyError
 from ._jit import njit
 
@@ -219,7 +223,7 @@ class DistanceOracle:
             return
         dmax = 0
         if core.size:
-            ecc = _kernels.multi_source_levels(self._indptr, self._indices, self.n, core[:1]).max()
+            ecc = multi_source_levels(self._indptr, self._indices, self.n, core[:1]).max()
             dmax = 2 * int(ecc)
         dtype = np.uint8 if dmax < 255 else (np.uint16 if dmax < 65535 else np.uint32)
         table = np.zeros((core.size, core.size), dtype=dtype)
@@ -227,12 +231,12 @@ class DistanceOracle:
         if core.size:
             tpos[core] = np.arange(core.size)
             if leaves is None:
-                _kernels.bfs_distance_rows(self._indptr, self._indices, self.n, core, tpos, table)
+                bfs_distance_rows(self._indptr, self._indices, self.n, core, tpos, table)
             else:
-                indptr, indices, new, _ = _kernels.leafless_csr(self._indptr, self._indices, ~leaves)
+                indptr, indices, new, _ = leafless_csr(self._indptr, self._indices, ~leaves)
                 column = np.full(indptr.size - 1, -1, np.int64)
                 column[new[core]] = np.arange(core.size)
-                _kernels.bfs_distance_rows(indptr, indices, indptr.size - 1, new[core], column, table)
+                bfs_distance_rows(indptr, indices, indptr.size - 1, new[core], column, table)
         self._table = table
         self._tpos = tpos.astype(np.int32)
 
@@ -248,20 +252,20 @@ class DistanceOracle:
 
     @property
     def fast_arrays(self):
-        """``(meta, packed, table)`` for :func:`libtopomap._kernels.hop_distance` in compiled code;
-        when it returns ``NEEDS_SEARCH``, call :func:`libtopomap._kernels.hop_distance_search` with
+        """``(meta, packed, table)`` for :func:`libtopomap._kernels.oracle.hop_distance` in compiled code;
+        when it returns ``NEEDS_SEARCH``, call :func:`libtopomap._kernels.oracle.hop_distance_search` with
         ``(meta, packed, indptr, indices, scratch)``.  Never needed when :attr:`covers_all`."""
         return self._meta, self._packed, self._table
 
     @property
     def kernel_args(self):
         """``(meta, packed, table, indptr, indices)`` as one tuple for
-        :func:`libtopomap._kernels.vertex_distance` (for code outside hot loops)."""
+        :func:`libtopomap._kernels.oracle.vertex_distance` (for code outside hot loops)."""
         return self._meta, self._packed, self._table, self._indptr, self._indices
 
     def new_scratch(self):
-        """Scratch for :func:`libtopomap._kernels.hop_distance_search` (one per thread)."""
-        return _kernels.new_search_scratch(self.n if self.kind in ("search", "table") else 1)
+        """Scratch for :func:`libtopomap._kernels.oracle.hop_distance_search` (one per thread)."""
+        return new_search_scratch(self.n if self.kind in ("search", "table") else 1)
 
     @property
     def n_arcs(self):
@@ -285,7 +289,7 @@ class DistanceOracle:
     def grid_arcs(self):
         """CSR arc per grid step, ``(prod(dims), 2 * len(dims))`` int64, built on first use and kept:
         ``[v, 2j]`` one step up dimension ``j`` from core vertex ``v``, ``[v, 2j + 1]`` one step
-        down, -1 where there is none (:func:`libtopomap._kernels.grid_arc_table`).  Requires
+        down, -1 where there is none (:func:`libtopomap._kernels.grid_ecmp.grid_arc_table`).  Requires
         :attr:`grid_shape`."""
         shape = self.grid_shape
         if shape is None:
@@ -295,20 +299,20 @@ class DistanceOracle:
             strides = np.ones(dims.size, np.int64)
             for j in range(dims.size - 2, -1, -1):
                 strides[j] = strides[j + 1] * dims[j + 1]
-            arcs = _kernels.grid_arc_table(self._indptr, self._indices, int(np.prod(dims)), dims, strides)
+            arcs = grid_arc_table(self._indptr, self._indices, int(np.prod(dims)), dims, strides)
             arcs.setflags(write=False)
             self._grid_arcs = arcs
         return self._grid_arcs
 
     def fattree_arcs(self):
         """``(k, n, (up, host_up))`` of a k-ary n-tree from :func:`libtopomap.fattree` whose CSR has
-        exactly that structure (:func:`libtopomap._kernels.fattree_up_arcs`, checked on first use
+        exactly that structure (:func:`libtopomap._kernels.fattree_ecmp.fattree_up_arcs`, checked on first use
         and kept), else None.  Hosts are vertices ``0..k**n - 1``."""
         if self._fattree is None:
             return None
         k, n, arcs = self._fattree
         if arcs is False:
-            arcs = _kernels.fattree_up_arcs(self._indptr, self._indices, k, n) if k >= 1 and n >= 1 else None
+            arcs = fattree_up_arcs(self._indptr, self._indices, k, n) if k >= 1 and n >= 1 else None
             if arcs is not None:
                 for a in arcs:
                     a.setflags(write=False)
@@ -373,7 +377,7 @@ class DistanceOracle:
         src, start = np.unique(xs, return_index=True)
         ptr = np.append(start, xs.size).astype(np.int64)
         res = np.empty(xs.size, np.int64)
-        _kernels.grouped_pair_search(self._indptr, self._indices, self.n, ptr, src, y[order], res)
+        grouped_pair_search(self._indptr, self._indices, self.n, ptr, src, y[order], res)
         if res.size and res.min() < 0:
             raise TopologyError("a pair of vertices is not connected")
         out = np.empty_like(res)
@@ -437,7 +441,7 @@ class DistanceOracle:
         # one search per attachment vertex: S_a = sum over slot vertices v of d(a, v)
         weight = np.zeros(self.n, np.float64)
         weight[hosts] = 1.0
-        sums, ecc, cnt, reach = _kernels.source_sums(self._indptr, self._indices, self.n, core, weight)
+        sums, ecc, cnt, reach = source_sums(self._indptr, self._indices, self.n, core, weight)
         if np.any(reach < h):
             raise TopologyError("slot vertices are not all connected")
         pos = np.full(self.n, -1, np.int64)
@@ -457,14 +461,14 @@ class DistanceOracle:
 # ----------------------------------------------------------------------------- inside compiled kernels
 @njit(cache=True, inline="always")
 def hop_distance(oracle, u, v, scratch):
-    """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.vertex_distance`):
+    """Hop distance from the oracle's kernel tuple (as :func:`libtopomap._kernels.oracle.vertex_distance`):
     the inlined closed form / table first, a bidirectional search between the attachment vertices
     only when that cannot answer.  ~10x cheaper per call in hot loops than ``vertex_distance``."""
     meta, packed, table, indptr, indices = oracle
-    d = _kernels.hop_distance(meta, packed, table, u, v)
-    if d != _kernels.NEEDS_SEARCH:
+    d = oracle_hop_distance(meta, packed, table, u, v)
+    if d != NEEDS_SEARCH:
         return d
-    return _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
+    return hop_distance_search(meta, packed, indptr, indices, scratch, u, v)
 
 
 @njit(cache=True)
@@ -486,7 +490,7 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     """For every vertex with usable slots, the ``k`` nearest other vertices with usable slots (ties at
     the ``k``-th distance included, sorted by index) as CSR ``(ptr, idx)`` over all vertices.
 
-    One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.k_nearest`):
+    One bounded breadth-first search per slot vertex (:func:`libtopomap._kernels.bfs.k_nearest`):
     ``O(H x ball)`` work and ``O(H x k)`` memory, no distance matrix.  Inside a
     :func:`near_slot_cache` block of the topology the last result is kept (one entry: the
     refinements of a portfolio share it) and dropped when the outermost block ends; callers must not
@@ -501,7 +505,7 @@ def near_slot_vertices(topology, slots, k=NEAR_SLOTS):
     cached = topology.cache.get("near_slots")
     if cached is not None and cached[0] == key and np.array_equal(cached[1], usable):
         return cached[2]
-    ptr_u, idx = _kernels.k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
+    ptr_u, idx = k_nearest(topology.indptr, topology.indices, n, usable, slots > 0, int(k))
     counts = np.zeros(n, np.int64)
     counts[usable] = np.diff(ptr_u)
     ptr = np.zeros(n + 1, np.int64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from ._kernels.alg3 import alg3_levels
 from .commgraph import as_commgraph
 from .errors import ArgumentError, MappingError, TopologyError
 from .mapping import Mapping, check_mapping
@@ -136,12 +136,12 @@ def link_traffic(topology, graph, mapping, *, routing="ecmp"):
     its per-dimension shortest displacements (both ways round a ring of even length ``k`` when the
     displacement is ``k/2``, each way carrying half), and the flow on the arc ``u -> u + e_i`` is
     ``w * paths(s->u) * paths(u+e_i->t) / paths(s->t)``, a product of binomials per dimension
-    (:func:`libtopomap._kernels.grid_ecmp_traffic`, ``O(box volume x dimensions)`` per demand,
+    (:func:`libtopomap._kernels.grid_ecmp.grid_ecmp_traffic`, ``O(box volume x dimensions)`` per demand,
     ``O(1)`` for a demand one hop long; the demands ``s -> t`` and ``t -> s`` share one pass).
     Hosts on a single link put their whole demand on that link.
 
     On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
-    (:func:`libtopomap._kernels.fattree_ecmp_traffic`, work proportional to the arcs of each demand's
+    (:func:`libtopomap._kernels.fattree_ecmp.fattree_ecmp_traffic`, work proportional to the arcs of each demand's
     paths).
 
     Elsewhere, one breadth-first search per source vertex counts shortest paths and stops at the
@@ -207,7 +207,7 @@ def congestion_estimate(topology, graph, mapping):
         return np.zeros(topology.n_arcs)
     esrc = vert[g.src].astype(np.int64)
     edst = vert[g.dst].astype(np.int64)
-    load = _kernels.alg3_levels(topology.indptr, topology.indices, topology.arc_source.astype(np.int64),
+    load = alg3_levels(topology.indptr, topology.indices, topology.arc_source.astype(np.int64),
                                 topology.arc_capacity, topology.n_vertices, esrc, edst, g.weights)
     if load.size and np.isnan(load[0]):
         raise TopologyError("a communicating pair of vertices is not connected")

@@ -20,6 +20,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+from ._textio import format_ranges
 from .errors import FormatError
 
 __all__ = ["LEVELS", "NodeInside", "parse_cpulist", "format_cpulist", "parse_hwloc_xml", "read_sysfs",
@@ -147,15 +148,7 @@ def format_cpulist(cpus):
     >>> format_cpulist([0, 1, 2, 5, 7, 8])
     '0-2,5,7-8'
     """
-    cpus = sorted(set(int(c) for c in cpus))
-    parts, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        parts.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return format_ranges(sorted(set(int(c) for c in cpus)))
 
 
 # --------------------------------------------------------------------------------------- hwloc XML
@@ -258,6 +251,7 @@ def read_sysfs(root="/sys/devices/system"):
     Returns
     -------
     NodeInside
+        The online CPUs only.
 
     Raises
     ------

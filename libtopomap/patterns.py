@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._limits import MAX_VERTICES, check_edge_count, check_vertex_count, max_vertices
-from ._textio import read_text
+from ._textio import content_lines, read_text
 from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
@@ -423,10 +423,7 @@ def read_edge_list(path):
     loops = []  # (line, process) of the self loops: a warning
     limit = max_processes()
     text = read_text(path)
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for lineno, line in content_lines(text):
         parts = line.split()
         if len(parts) not in (2, 3):
             raise FormatError(f"expected 'src dst [weight]', got {len(parts)} fields", path=path, line=lineno)
@@ -608,6 +605,7 @@ def load_graph(spec, *, messages="external"):
     Returns
     -------
     CommGraph
+        Edge weights as the generator or the file gives them.
 
     Raises
     ------

@@ -216,9 +216,9 @@ def _layered(topology):
     """Hosts at the bottom, every switch one layer per hop above them; within a layer, vertices are
     ordered by the mean position of their neighbours one layer below (few crossings in trees)."""
     n = topology.n_vertices
-    from . import _kernels
+    from ._kernels.bfs import multi_source_levels
 
-    level = _kernels.multi_source_levels(topology.indptr, topology.indices, n, topology.hosts)
+    level = multi_source_levels(topology.indptr, topology.indices, n, topology.hosts)
     nlev = int(level.max()) + 1
     x = np.zeros(n)
     width = max(int(np.bincount(level).max()), 1)

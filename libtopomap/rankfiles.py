@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._textio import format_ranges
 from .errors import ArgumentError, FormatError, MappingError
 from .vocabulary import REGISTRY, check_choice
 
@@ -200,17 +201,6 @@ def _by_host(placement, allocation):
     return ranks
 
 
-def _ranges(ranks):
-    out, i = [], 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
 def emit_mpich_rank_order(placement, allocation):
     """``MPICH_RANK_ORDER`` text: one line per host in launch order, its ranks ascending, ranges for runs.
 
@@ -234,7 +224,7 @@ def emit_mpich_rank_order(placement, allocation):
             raise MappingError(f"mpich-rank-order fills hosts in launch order: host {allocation.hosts[i]!r} gets "
                                f"{len(ranks[i])} of its {allocation.slots[i]} slots but a later host "
                                f"{allocation.hosts[last]!r} is used")
-    return "".join(_ranges(rs) + "\n" for rs in ranks[:last + 1])
+    return "".join(format_ranges(rs) + "\n" for rs in ranks[:last + 1])
 
 
 def emit_openmpi_rankfile(placement, allocation):

@@ -418,7 +418,7 @@ class Topology:
         TopologyError
             A source outside ``0..n-1``.
         """
-        from . import _kernels
+        from ._kernels.bfs import bfs_distance_rows
 
         sources = np.atleast_1d(np.asarray(sources, dtype=np.int64)).reshape(-1)
         if sources.size and (sources.min() < 0 or sources.max() >= self.n_vertices):
@@ -427,7 +427,7 @@ class Topology:
         out = np.full((sources.size, self.n_vertices), -1, dtype=np.int32)
         if sources.size:
             column = np.arange(self.n_vertices, dtype=np.int64)
-            _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, sources, column, out)
+            bfs_distance_rows(self.indptr, self.indices, self.n_vertices, sources, column, out)
         return out
 
     @property
@@ -466,12 +466,12 @@ class Topology:
         if h > 16384:
             raise TopologyError(f"a dense host distance matrix of {h} x {h} would need {h * h / 2**30:.1f} GiB; "
                                 "use topology.distances.pairs(a, b)")
-        from . import _kernels
+        from ._kernels.bfs import bfs_distance_rows
 
         hosts = self.hosts.astype(np.int64)
         ecc = int(self.hop_distances(hosts[:1]).max())
         out = np.empty((h, h), dtype=_small_uint(2 * ecc))
-        _kernels.bfs_distance_rows(self.indptr, self.indices, self.n_vertices, hosts, self.host_position, out)
+        bfs_distance_rows(self.indptr, self.indices, self.n_vertices, hosts, self.host_position, out)
         out.setflags(write=False)
         return out
 

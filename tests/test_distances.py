@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.ecmp import ecmp_traffic
+from libtopomap._kernels.oracle import vertex_distance, vertex_distances
 from libtopomap.distances import DistanceOracle
 
 FILES = pathlib.Path(__file__).resolve().parents[1] / "topology_files"
@@ -50,11 +51,11 @@ def test_oracle_matches_bfs_on_every_pair(name, topo, table_limit):
     assert np.array_equal(o.pairs(a, b), ref[a, b]), (name, o.kind)
     # the compiled single-pair path (closed form, table or bidirectional search)
     out = np.empty(a.size, np.int64)
-    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    vertex_distances(o.kernel_args, a, b, out)
     assert np.array_equal(out, ref[a, b]), (name, o.kind)
     sc = o.new_scratch()
     for i in range(0, a.size, max(1, a.size // 50)):
-        assert _kernels.vertex_distance(o.kernel_args, a[i], b[i], sc) == ref[a[i], b[i]]
+        assert vertex_distance(o.kernel_args, a[i], b[i], sc) == ref[a[i], b[i]]
 
 
 @pytest.mark.parametrize("name, topo", CASES, ids=[c[0] for c in CASES])
@@ -70,7 +71,7 @@ def test_table_over_attachment_vertices_matches_bfs(name, topo):
     a, b = np.divmod(np.arange(n * n), n)
     assert np.array_equal(o.pairs(a, b), ref[a, b]), (name, o.kind)
     out = np.empty(a.size, np.int64)
-    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    vertex_distances(o.kernel_args, a, b, out)
     assert np.array_equal(out, ref[a, b]), (name, o.kind)
 
 
@@ -152,7 +153,7 @@ def test_link_traffic_equals_plain_brandes(name, topo):
         order = np.lexsort((t[keep], s[keep]))
         ss, tt, ww = s[keep][order], t[keep][order], w[keep][order]
         us, start = np.unique(ss, return_index=True)
-        ref = _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
+        ref = ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
                                     np.append(start, ss.size).astype(np.int64), tt, ww)
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
 
@@ -162,7 +163,7 @@ def _brandes(topo, s, t, w):
     order = np.lexsort((t[keep], s[keep]))
     ss, tt, ww = s[keep][order], t[keep][order], w[keep][order]
     us, start = np.unique(ss, return_index=True)
-    return _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
+    return ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices, us.astype(np.int64),
                                  np.append(start, ss.size).astype(np.int64), tt, ww)
 
 
@@ -203,7 +204,7 @@ def test_fat_tree_leaf_table_by_formula_equals_bfs(k, n):
     a, b = np.divmod(np.arange(topo.n_vertices ** 2), topo.n_vertices)
     assert np.array_equal(o.pairs(a, b), ref[a, b])
     out = np.empty(a.size, np.int64)
-    _kernels.vertex_distances(o.kernel_args, a, b, out)
+    vertex_distances(o.kernel_args, a, b, out)
     assert np.array_equal(out, ref[a, b])
 
 

@@ -1,11 +1,11 @@
-"""Closed-form ECMP loads on k-ary n-trees (``_kernels.fattree_ecmp_traffic``, used by the local-search
+"""Closed-form ECMP loads on k-ary n-trees (``fattree_ecmp_traffic``, used by the local-search
 engine's setup) agree with the breadth-first searches they replace."""
 
 import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.ecmp import ecmp_traffic
 from libtopomap.commgraph import SymGraph
 from libtopomap.mappers._deltas import full_traffic
 
@@ -20,7 +20,7 @@ def _searched(topo, sym, vert):
     s, d, w = s[order], d[order], w[order]
     sources, start = np.unique(s, return_index=True)
     ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices,
+    return ecmp_traffic(topo.indptr, topo.indices, topo.arc_reverse, topo.n_vertices,
                                  sources.astype(np.int64), ptr, d.astype(np.int64), w)
 
 

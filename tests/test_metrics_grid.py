@@ -11,7 +11,7 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap import CommGraph, Topology, link_traffic
-from libtopomap import _kernels
+from libtopomap._kernels import grid_ecmp
 from libtopomap.generators import parse_dims
 
 
@@ -222,10 +222,10 @@ def test_chunking_does_not_change_the_result():
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = _kernels.grid_ecmp_traffic(*args)
+        one = grid_ecmp.grid_ecmp_traffic(*args)
     finally:
         numba.set_num_threads(before)
-    np.testing.assert_allclose(_kernels.grid_ecmp_traffic(*args), one, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grid_ecmp.grid_ecmp_traffic(*args), one, rtol=1e-12, atol=1e-12)
 
 
 def test_large_torus_conservation():
@@ -275,9 +275,9 @@ def test_both_directions_of_a_pair_in_one_pass(case):
     ("700", [(0, 699), (3, 650), (650, 3)]),
 ])
 def test_long_boxes_beyond_the_closed_form(dims, pairs):
-    # boxes longer than _kernels._CLOSED_MAX steps (binomials would overflow) are pushed through point by
+    # boxes longer than grid_ecmp._CLOSED_MAX steps (binomials would overflow) are pushed through point by
     # point; both ways agree with the breadth-first-search path
-    assert _kernels.grid_ecmp._CLOSED_MAX < 518
+    assert grid_ecmp._CLOSED_MAX < 518
     topo = ltm.mesh(dims)
     src, dst = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     w = np.array([1.0, 2.5, 0.75])

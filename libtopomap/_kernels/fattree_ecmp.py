@@ -155,11 +155,8 @@ def fattree_ecmp_traffic(arcs, arc_reverse, k, n, src, dst, wf, wr, n_arcs):
     """
     up, host_up = arcs
     k, n = int(k), int(n)
-    src = np.ascontiguousarray(src, np.int64)
-    dst = np.ascontiguousarray(dst, np.int64)
-    wf = np.ascontiguousarray(wf, np.float64)
-    wr = np.ascontiguousarray(wr, np.float64)
-    arc_reverse = np.ascontiguousarray(arc_reverse, np.int64)
+    src, dst, arc_reverse = (np.ascontiguousarray(x, np.int64) for x in (src, dst, arc_reverse))
+    wf, wr = (np.ascontiguousarray(x, np.float64) for x in (wf, wr))
     traffic = np.zeros(n_arcs, np.float64)
     if not src.size:
         return traffic

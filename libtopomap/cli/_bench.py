@@ -17,6 +17,12 @@ from ..errors import ArgumentError
 from ._mpi_command import run_on_every_rank
 from ._options import add_deprecated_alias, add_routing_option, non_negative_int, positive_int
 
+HELP = "benchmark collectives on the original and the reordered communicator (run under mpiexec)"
+DESCRIPTION = ("Run collectives on numpy buffers on the original and the reordered communicator (run under "
+               "mpiexec -n N) and print per-size latency and the model's congestion and dilation before/after; "
+               "results are checked to be identical on both.  Then the simulated time of each mapped exchange on "
+               "the modelled network (SMPI, else SimGrid's s4u replay), launcher's placement vs mapping.")
+
 #: Most timed calls per size: more adds no precision that repeated runs would not, and a typo
 #: (``--iterations 1000000000``) would otherwise hold the whole allocation for days.
 MAX_ITERATIONS = 10_000
@@ -31,14 +37,7 @@ def _iterations(text):
 
 
 def add_parser(sub):
-    p = sub.add_parser("bench", help="benchmark collectives on the original and the reordered communicator "
-                                     "(run under mpiexec)",
-                       description="Run collectives on numpy buffers on the original and the reordered "
-                                   "communicator (run under mpiexec -n N) and print per-size latency and the "
-                                   "model's congestion and dilation before/after; results are checked to be "
-                                   "identical on both.  Then the simulated time of each mapped exchange on the "
-                                   "modelled network (SMPI, else SimGrid's s4u replay), launcher's placement vs "
-                                   "mapping.")
+    p = sub.add_parser("bench", help=HELP, description=DESCRIPTION)
     p.add_argument("--topology", required=True, help="topology file (any registered format)")
     fake_names = p.add_argument(
         "--fake-names", metavar="FILE",

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._textio import content_lines
 from ..errors import ArgumentError, FormatError, MappingError
 from ..loading import load as read
 from ..vocabulary import COLLECTIVES, ROUTINGS
@@ -102,10 +103,7 @@ def read_mapping_file(path, topology, nprocs=None):
         items = [(i, x, None) for i, x in enumerate(data)]
     else:
         seq = 0
-        for lineno, line in enumerate(text.splitlines(), 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
+        for lineno, line in content_lines(text):
             parts = line.split()
             if len(parts) == 1:
                 items.append((seq, parts[0], lineno))

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _kernels
+from .._kernels.bfs import source_sums
+from .._kernels.oracle import KIND_SEARCH, KIND_TABLE, new_search_scratch
 from .._deprecation import renamed_keyword
 from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
@@ -75,8 +76,8 @@ def _greedy(P, node_vertex, oracle, inc_ptr, inc_other, inc_w, nbr_ptr, nbr, fir
     """Greedy construction: place the rank with the most placed partners next, on the free node with
     the least hops to them (ties: the node with fewer free job neighbours, keeping well-connected nodes
     for later ranks).  Hops come from the distance oracle: ``O(P^2 x degree)`` time, ``O(P)`` memory."""
-    scratch = _kernels.new_search_scratch(oracle[3].size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
-                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
+    scratch = new_search_scratch(oracle[3].size - 1 if oracle[0][0] == KIND_SEARCH
+                                          or oracle[0][0] == KIND_TABLE else 1)
     pos = np.full(P, -1, dtype=np.int64)
     used = np.zeros(P, dtype=np.bool_)
     conn = np.zeros(P, dtype=np.float64)
@@ -178,7 +179,7 @@ class _Problem:
         uniq, inv = np.unique(nodes, return_inverse=True)
         w = np.zeros(n)
         w[uniq] = np.bincount(inv).astype(np.float64)
-        sums, ecc, _, _ = _kernels.source_sums(t.indptr, t.indices, n, uniq, w)
+        sums, ecc, _, _ = source_sums(t.indptr, t.indices, n, uniq, w)
         self.central = int(np.argmin(sums[inv]))  # the node with the least hops to all others
         self.paths = None
         if objective != "hops":

@@ -107,12 +107,7 @@ def _ldr_kernel(n, degree, seed):
         p = (i - 1) // children
         if deg[p] == degree:
             return fail
-        nbr[p, deg[p]] = i
-        deg[p] += 1
-        nbr[i, deg[i]] = p
-        deg[i] += 1
-        eu[ne] = p
-        ev[ne] = i
+        _link(nbr, deg, eu, ev, ne, p, i)
         ne += 1
     # deficient vertices: darr[0:dn], dpos[v] = position or -1
     darr = np.zeros(n, np.int64)

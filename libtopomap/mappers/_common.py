@@ -9,7 +9,7 @@ from ..errors import ArgumentError, ArgumentTypeError, CommGraphError, MappingEr
 from ..mapping import Mapping
 from ..topology import SWITCH
 
-__all__ = ["prepare", "finish", "check_slots", "slot_list"]
+__all__ = ["prepare", "finish", "check_slots", "slot_list", "settle_domain"]
 
 
 def check_slots(topology, slots):
@@ -79,3 +79,21 @@ def slot_list(slots):
 
 def finish(topology, vertices, slots, strategy):
     return Mapping(topology, np.asarray(vertices, dtype=np.int64), strategy=strategy, slots=slots)
+
+
+def settle_domain(gamma, hv, procs, slots):
+    """One step of a domain recursion (:mod:`~libtopomap.mappers.recursive`,
+    :mod:`~libtopomap.mappers.dual_bisection`): a domain that needs no split is settled here.
+
+    A domain without processes is done; one with a single usable vertex (``slots > 0``) takes all
+    of ``procs`` into ``gamma``.  Returns ``None`` then, else ``(slots[hv], usable vertices)`` for
+    the caller to split.
+    """
+    if procs.size == 0:
+        return None
+    sl = slots[hv]
+    usable = hv[sl > 0]
+    if usable.size == 1:
+        gamma[procs] = usable[0]
+        return None
+    return sl, usable

@@ -11,8 +11,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from .. import _kernels
-from .._kernels import ecmp_pair_flows
+from .._kernels.ecmp import ecmp_traffic_parallel
+from .._kernels.fattree_ecmp import fattree_ecmp_traffic
+from .._kernels.oracle import KIND_SEARCH, KIND_TABLE, new_search_scratch
+from .._kernels.ecmp import ecmp_pair_flows
 from ..distances import hop_distance, next_arc
 from ..routing import get_routing, route_traffic
 from .._jit import njit
@@ -63,11 +65,11 @@ def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
     volume of the graph as one demand).  For ECMP:
 
     On a fat tree from :func:`libtopomap.fattree` with every process on a host, in closed form
-    (:func:`libtopomap._kernels.fattree_ecmp_traffic`: all shortest paths go up to the level of the
+    (:func:`libtopomap._kernels.fattree_ecmp.fattree_ecmp_traffic`: all shortest paths go up to the level of the
     leaves' lowest common ancestors and down).  Else, with an oracle that answers every vertex, one
     pruned single-pair search per edge (work proportional to the edges' shortest-path regions);
     otherwise one breadth-first search per source vertex with Brandes accumulation
-    (:func:`libtopomap._kernels.ecmp_traffic_parallel`).
+    (:func:`libtopomap._kernels.ecmp.ecmp_traffic_parallel`).
     """
     r = get_routing(routing, topology)
     if r.name != "ecmp":
@@ -83,7 +85,7 @@ def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
         ptr, idx = sym.indptr, sym.indices
         u = np.repeat(np.arange(sym.n, dtype=np.int64), np.diff(ptr))
         once = idx > u  # each undirected pair once, as the pruned searches take them
-        return _kernels.fattree_ecmp_traffic(ft, t.arc_reverse, k, n, vert[u[once]],
+        return fattree_ecmp_traffic(ft, t.arc_reverse, k, n, vert[u[once]],
                                              vert[idx[once]], sym.wout[once], sym.win[once], t.n_arcs)
     if oracle.covers_all:
         nchunks = max(1, min(numba.get_num_threads(), sym.n))
@@ -102,7 +104,7 @@ def full_traffic(topology, sym, proc_vertex, oracle=None, *, routing=None):
     s, d, w = s[order], d[order], w[order]
     sources, start = np.unique(s, return_index=True)
     ptr = np.append(start, s.size).astype(np.int64)
-    return _kernels.ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, sources.astype(np.int64),
+    return ecmp_traffic_parallel(t.indptr, t.indices, t.arc_reverse, t.n_vertices, sources.astype(np.int64),
                                           ptr, d, w)
 
 
@@ -207,8 +209,8 @@ def route_messages(sign, n, buf, proc_vertex, paths, oracle, scratch, indptr, in
 def paths_init(proc_vertex, paths, oracle, indptr, indices):
     msrc = paths[0]
     buf = np.arange(msrc.size)
-    scratch = _kernels.new_search_scratch(indptr.size - 1 if oracle[0][0] == _kernels.KIND_SEARCH
-                                          or oracle[0][0] == _kernels.KIND_TABLE else 1)
+    scratch = new_search_scratch(indptr.size - 1 if oracle[0][0] == KIND_SEARCH
+                                          or oracle[0][0] == KIND_TABLE else 1)
     return route_messages(1, msrc.size, buf, proc_vertex, paths, oracle, scratch, indptr, indices)
 
 

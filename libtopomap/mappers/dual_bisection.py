@@ -17,7 +17,7 @@ import numpy as np
 
 from .._jit import njit
 from ..commgraph import SymGraph
-from ._common import finish, prepare
+from ._common import finish, prepare, settle_domain
 from .local_search import current_deadline, past
 from .partition import balance_csr, metis_csr, subgraph
 
@@ -219,13 +219,10 @@ def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None,
                 gamma[procs] = np.repeat(usable, slots[usable])[:procs.size]
             break
         hv, procs = queue.popleft()
-        if procs.size == 0:
+        domain = settle_domain(gamma, hv, procs, slots)
+        if domain is None:
             continue
-        sl = slots[hv]
-        usable = hv[sl > 0]
-        if usable.size == 1:
-            gamma[procs] = usable[0]
-            continue
+        sl = domain[0]
         hpart = grid.split(hv, sl) if grid is not None else None
         if hpart is None:
             hpart = _metis_split(h, hv, sl, metis_seed)

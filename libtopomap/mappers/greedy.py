@@ -14,8 +14,9 @@ import heapq
 
 import numpy as np
 
-from .._kernels import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search, multi_source_levels,
-                        new_search_scratch)
+from .._kernels.bfs import multi_source_levels
+from .._kernels.oracle import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search,
+                               new_search_scratch)
 from ..commgraph import SymGraph
 from ._common import finish, prepare
 from .._jit import njit
@@ -381,7 +382,7 @@ def _axis_depths(ptr, idx, root, max_level, stamp, lvl, sig, branch, queue, c):
 def _tree_order(h_ptr, h_idx, level, slots):
     """Locality order of the vertices with ``slots > 0``: depth-first preorder of a breadth-first
     spanning tree of H, given its levels ``level`` (hops from the root,
-    :func:`libtopomap._kernels.multi_source_levels`; -1 for vertices it does not reach).
+    :func:`libtopomap._kernels.bfs.multi_source_levels`; -1 for vertices it does not reach).
 
     A vertex's parent is its first neighbour (in link order) one level up; children are visited
     from the smallest subtree to the largest (index order on ties), so the order finishes what is

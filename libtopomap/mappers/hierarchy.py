@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from .._kernels import multi_source_levels, multi_source_owners
+from .._kernels.bfs import multi_source_levels, multi_source_owners
 from .partition import metis_csr, subgraph
 
 __all__ = ["Hierarchy", "topology_hierarchy", "dragonfly_groups", "bottom_up"]

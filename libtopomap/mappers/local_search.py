@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .. import _kernels
+from .._kernels.oracle import NEEDS_SEARCH, grid3_dims, grid3_hops, grid3_target, hop_distance, hop_distance_search
 from ..commgraph import SymGraph
 from ..distances import near_slot_vertices
 from ..errors import MappingError
@@ -139,7 +139,7 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
       and the delta weighs each direction by its own volume (``g_wout``, ``g_win``).
     * ``MODE_ECMP``: the flows of the moved processes' edges are removed and re-added under the
       routing model of ``rctx`` (:func:`libtopomap.routing.pair_flows`, which is
-      :func:`libtopomap._kernels.ecmp_pair_flows` for ECMP; one call each), the maximum and the sum of squares
+      :func:`libtopomap._kernels.ecmp.ecmp_pair_flows` for ECMP; one call each), the maximum and the sum of squares
       updated from the logged arcs, and a rejected move undone from the log.  Every evaluated state
       also competes by the maximum alone (``best_mx_vertex``).
     * ``MODE_PATHS``: the routes of the moved processes' messages are removed and re-added
@@ -184,7 +184,7 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
     stamp = np.int64(scal[8])
     explicit = move_a.size > 0
     has_near = near_idx.size > 0
-    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
+    grid3, k0, k1, k2, w0, w1, w2 = grid3_dims(meta)
     routed = mode == MODE_HOPS and rctx[0][0] != 0  # a routing model's hops, not the hop distance
     one_way = rctx[0][9] == 0
     accepted = 0
@@ -228,7 +228,7 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                     lo, hi, vt, other = g_ptr[a], g_ptr[a + 1], vb, b
                 else:
                     lo, hi, vt, other = g_ptr[b], g_ptr[b + 1], va, a
-                toff, t0, t1, t2 = _kernels.grid3_target(packed, vt, grid3)
+                toff, t0, t1, t2 = grid3_target(packed, vt, grid3)
                 for k in range(lo, hi):
                     x = g_idx[k]
                     old = edist[k]
@@ -257,11 +257,11 @@ def _walk(mode, n_moves, levels, accept_kind, seed, p_local, move_a, move_b, slo
                         if vx == vt:
                             d = 0
                         elif grid3:
-                            d = _kernels.grid3_hops(packed, vx, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2)
+                            d = grid3_hops(packed, vx, t0, t1, t2, toff, k0, k1, k2, w0, w1, w2)
                         else:
-                            d = _kernels.hop_distance(meta, packed, table, vt, vx)
-                            if d == _kernels.NEEDS_SEARCH:
-                                d = _kernels.hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
+                            d = hop_distance(meta, packed, table, vt, vx)
+                            if d == NEEDS_SEARCH:
+                                d = hop_distance_search(meta, packed, indptr, indices, scratch, vt, vx)
                     nbuf[c] = d
                     nbuf2[c] = d
                     c += 1

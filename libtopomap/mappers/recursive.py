@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..commgraph import sym_graph
-from ._common import finish, prepare
+from ._common import finish, prepare, settle_domain
 from .partition import balance_csr, int_weights, metis_csr, subgraph
 
 __all__ = ["map_recursive", "metis_parts", "balance_parts", "int_weights"]
@@ -118,13 +118,10 @@ def map_recursive(topology, graph, *, slots=None, seed=None):
     stack = [(np.arange(topology.n_vertices), np.arange(g.n))]
     while stack:
         hv, procs = stack.pop()
-        if procs.size == 0:
+        domain = settle_domain(gamma, hv, procs, slots)
+        if domain is None:
             continue
-        sl = slots[hv]
-        usable = hv[sl > 0]
-        if usable.size == 1:
-            gamma[procs] = usable[0]
-            continue
+        sl, usable = domain
         if twin[usable[0]] >= 0 and sl.max() == 1 and np.all(twin[usable] == twin[usable[0]]):
             # hosts of one slot, of one switch, on links of one capacity: every placement of the
             # processes onto them has the same loads and distances, so the rest of the bisections

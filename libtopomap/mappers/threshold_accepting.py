@@ -94,11 +94,9 @@ def _independent(ma, mb, order, ptr, idx, P):
             continue
         out.append(i)
         read[nb] = True
-        read[a] = True
-        moved[a] = True
+        read[a] = moved[a] = True
         if b >= 0:
-            read[b] = True
-            moved[b] = True
+            read[b] = moved[b] = True
         else:
             used_free.add(b)
     return np.asarray(out, np.int64)
@@ -172,11 +170,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
 
     Parameters
     ----------
-    topology : Topology
-    g : CommGraph or SymGraph
-    start : array_like of int
-    slots : numpy.ndarray of int
-    rng : numpy.random.Generator
+    topology, g, start, slots, rng
+        The validated inputs of every search here: the machine, the graph (CommGraph or SymGraph),
+        the start (vertex per process), usable slots per vertex, a ``numpy.random.Generator``.
     deadline : float, optional
         ``time.perf_counter()`` value after which no batch starts (the final exact check of the
         maximum runs only when it fits; otherwise the running maximum, which never exceeded the cap,
@@ -412,6 +408,7 @@ def refine_threshold_accepting(topology, graph, mapping=None, *, slots=None, see
     mapping : Mapping or array_like of int, optional
         Starting placement (default: the usable slots filled in vertex order).
     slots : array_like of int, optional
+        Usable slots per vertex (default ``topology.slots``).
     seed : int, optional
     objective : {"congestion", "dilation", "hopbytes"}
         For congestion the walk minimises ``max c + sqrt(mean c^2)`` over arcs (the smooth

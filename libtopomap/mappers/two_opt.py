@@ -57,12 +57,8 @@ def refine_two_opt(topology, graph, mapping=None, *, slots=None, seed=None, obje
 
     Parameters
     ----------
-    topology : Topology
-    graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
-    mapping : Mapping or array_like of int, optional
-        Starting placement (default: the usable slots filled in vertex order).
-    slots : array_like of int, optional
-        Usable slots per vertex (default ``topology.slots``).
+    topology, graph, mapping, slots
+        As in :func:`~libtopomap.mappers.threshold_accepting.refine_threshold_accepting`.
     seed : int, optional
     objective : {"congestion", "dilation", "hopbytes"}
     time_budget : float, optional

@@ -287,7 +287,7 @@ def agree_arguments(comm, fn, *args, what, options=None, **kw):
     Returns
     -------
     object
-        ``fn``'s result on this rank.
+        The normalized arguments, ``fn``'s result on this rank.
 
     Raises
     ------

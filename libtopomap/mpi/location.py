@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from .._textio import read_text
+from .._textio import content_lines, read_text
 from ..errors import FormatError, MappingError, TopologyError
 
 __all__ = ["FAKE_NAMES_ENV", "host_of", "read_fake_names", "resolve_vertices", "fake_host_names", "job_hosts",
@@ -79,10 +79,7 @@ def read_fake_names(path, *, n_ranks=None):
     table = {}
     first_line = {}
     text = read_text(path)
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for lineno, line in content_lines(text):
         fields = line.split()
         if len(fields) != 2:
             raise FormatError(f"expected '<rank> <hostname>', got {line!r}", path=path, line=lineno)

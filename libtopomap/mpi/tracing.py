@@ -559,8 +559,8 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
 
     References
     ----------
-    T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
-    Architectures", ICS'11, section 4.2 and Figure 4 (the parallel portfolio).
+    The parallel portfolio of T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for
+    Large-scale Parallel Architectures", ICS'11, section 4.2 and Figure 4.
 
     Examples
     --------

@@ -322,8 +322,8 @@ class MappingProblem:
         """The race winner polished on hop-bytes, or ``winner`` itself when that does not beat it.
 
         * Under the hop-bytes (and dilation) objective, the winner's mapping gets an iterated local
-          search on hop-bytes (:func:`~libtopomap.mappers.hopbytes_swap.hopbytes_ils`) with a move
-          budget that shrinks with the job (:func:`~libtopomap.mappers.hopbytes_swap.ils_moves`),
+          search on hop-bytes (:func:`~libtopomap.mappers.hopbytes_ils.hopbytes_ils`) with a move
+          budget that shrinks with the job (:func:`~libtopomap.mappers.hopbytes_ils.ils_moves`),
           whether or not the race refined: the constructions and their refinements stop at local
           optima of their own neighbourhoods, which a few hundred kicks on a small job leave
           (label ``+ils``).
@@ -346,7 +346,7 @@ class MappingProblem:
         Under MPI the winner's rank polishes before it broadcasts (:func:`libtopomap.mpi.driver.race`).
         """
         from ..mappers import spare_weakest_hosts
-        from ..mappers.hopbytes_swap import hopbytes_ils, ils_moves
+        from ..mappers.hopbytes_ils import hopbytes_ils, ils_moves
         from ..mappers.threshold_accepting import capped_hopbytes_descent, capped_moves
 
         c = winner.candidate

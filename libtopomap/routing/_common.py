@@ -14,7 +14,7 @@ import numpy as np
 from .._jit import njit
 from ..errors import ArgumentError, TopologyError
 
-__all__ = ["label", "demand_arrays", "leaves", "strip_leaves", "put", "no_log", "find_arc", "cached"]
+__all__ = ["label", "demand_arrays", "leaves", "strip_leaves", "put", "no_log", "find_arc", "load_link", "cached"]
 
 _CACHE = weakref.WeakKeyDictionary()
 
@@ -114,3 +114,13 @@ def find_arc(indptr, indices, u, v):
     if lo < indptr[u + 1] and indices[lo] == v:
         return lo
     return -1
+
+
+@njit(cache=True, inline="always")
+def load_link(indptr, indices, u, v, w, traffic, log_arc, log_val, log_n):
+    """``w`` added to the link ``u -> v`` (:func:`put`); False when there is none."""
+    arc = find_arc(indptr, indices, u, v)
+    if arc < 0:
+        return False
+    put(traffic, arc, w, log_arc, log_val, log_n)
+    return True

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _kernels
+from .._kernels.bfs import leafless_csr
+from .._kernels.ecmp import ecmp_traffic_parallel
+from .._kernels.fattree_ecmp import fattree_ecmp_traffic
+from .._kernels.grid_ecmp import grid_ecmp_traffic
 from ..errors import TopologyError
 from ._models import Model
 
@@ -51,9 +54,9 @@ def _demands(topology, s, t, w, oracle):
 
 def _without_leaves(topology, off):
     """The CSR graph of the vertices that are not leaves (``off == 0``): ``(indptr, indices,
-    arc_reverse, n, new, arcs)`` as :func:`libtopomap._kernels.leafless_csr`, with the reverse of
+    arc_reverse, n, new, arcs)`` as :func:`libtopomap._kernels.bfs.leafless_csr`, with the reverse of
     every kept arc."""
-    indptr, indices, new, arcs = _kernels.leafless_csr(topology.indptr, topology.indices, np.asarray(off) == 0)
+    indptr, indices, new, arcs = leafless_csr(topology.indptr, topology.indices, np.asarray(off) == 0)
     pos = np.full(topology.n_arcs, -1, np.int64)
     pos[arcs] = np.arange(arcs.size)
     return indptr, indices, pos[topology.arc_reverse[arcs]], indptr.size - 1, new, arcs
@@ -79,7 +82,7 @@ def _grid_link_traffic(topology, oracle, s, t, w):
         t[ht] = att[t[ht]]
     keep = s != t
     s, t, w = s[keep], t[keep], w[keep]
-    traffic += _kernels.grid_ecmp_traffic(oracle.grid_arcs(), topology.arc_reverse, np.asarray(dims, np.int64),
+    traffic += grid_ecmp_traffic(oracle.grid_arcs(), topology.arc_reverse, np.asarray(dims, np.int64),
                                           np.asarray(wrap, np.bool_), s, t, w, n_arcs)
     return traffic
 
@@ -97,7 +100,7 @@ def ecmp_vertex_traffic(topology, s, t, w):
         k, n, arcs = ft
         keep = s != t
         w = np.asarray(w, np.float64)[keep]
-        return _kernels.fattree_ecmp_traffic(arcs, topology.arc_reverse, k, n, s[keep], t[keep], w,
+        return fattree_ecmp_traffic(arcs, topology.arc_reverse, k, n, s[keep], t[keep], w,
                                              np.zeros_like(w), oracle.n_arcs)
     sources, ptr, t, w, first_hop = _demands(topology, s, t, w, oracle)
     if not sources.size:
@@ -105,12 +108,12 @@ def ecmp_vertex_traffic(topology, s, t, w):
     _, off = oracle.attachments()
     if off.any():
         indptr, indices, reverse, n, new, arcs = _without_leaves(topology, off)
-        part = _kernels.ecmp_traffic_parallel(indptr, indices, reverse, n, new[sources], ptr, new[t], w)
+        part = ecmp_traffic_parallel(indptr, indices, reverse, n, new[sources], ptr, new[t], w)
         if part.size and np.isnan(part[0]):
             raise TopologyError("a communicating pair of vertices is not connected")
         first_hop[arcs] += part
         return first_hop
-    traffic = _kernels.ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
+    traffic = ecmp_traffic_parallel(topology.indptr, topology.indices, topology.arc_reverse,
                                              topology.n_vertices, sources, ptr, t, w)
     if traffic.size and np.isnan(traffic[0]):
         raise TopologyError("a communicating pair of vertices is not connected")

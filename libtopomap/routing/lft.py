@@ -183,6 +183,28 @@ def read_lfts(path, topology):
     return LftContext(lft, swrow, hostlid, hostarc, hosthead, portarc, text_path, np.asarray(lines, np.int64))
 
 
+@njit(cache=True, inline="always")
+def _entry_port(lft, portarc, r, lid):
+    """The port of table row ``r``'s entry for ``lid``; -1 when the entry is unset or the port uncabled."""
+    p = lft[r, lid] if lid < lft.shape[1] else _UNSET
+    if p == _UNSET or p >= portarc.shape[2] or portarc[1, r, p] < 0:
+        return -1
+    return np.int64(p)
+
+
+@njit(cache=True, inline="always")
+def _next_node(lft, swrow, portarc, u, lid):
+    """The node after ``u`` on the way to ``lid`` and the arc there: ``(-1, -1)`` when ``u`` has no
+    table (not a switch), ``(-2, -1)`` when its entry is unset or its port uncabled."""
+    r = swrow[u]
+    if r < 0:
+        return -1, -1
+    p = _entry_port(lft, portarc, r, lid)
+    if p < 0:
+        return -2, -1
+    return portarc[1, r, p], portarc[0, r, p]
+
+
 @njit(cache=True)
 def lft_route(lft, swrow, hostlid, hostarc, hosthead, portarc, s, t, w, traffic, log_arc, log_val, log_n):
     """Walk the tables from host ``s`` to host ``t``, ``w`` added to every arc; its hops, or ``-1 -
@@ -199,14 +221,13 @@ def lft_route(lft, swrow, hostlid, hostarc, hosthead, portarc, s, t, w, traffic,
     h = 1
     n = swrow.size
     while u != t:
-        r = swrow[u]
-        if r < 0:
+        v, arc = _next_node(lft, swrow, portarc, u, lid)
+        if v == -1:
             return -1
-        p = lft[r, lid] if lid < lft.shape[1] else _UNSET
-        if p == _UNSET or p >= portarc.shape[2] or portarc[0, r, p] < 0 or h > n:
-            return -2 - r
-        put(traffic, portarc[0, r, p], w, log_arc, log_val, log_n)
-        u = portarc[1, r, p]
+        if v == -2 or h > n:
+            return -2 - swrow[u]
+        put(traffic, arc, w, log_arc, log_val, log_n)
+        u = v
         h += 1
     return h
 
@@ -216,20 +237,13 @@ def lft_hops(lft, swrow, hostlid, hosthead, portarc, s, t):
     """Links crossed from host ``s`` to host ``t`` along the tables (-1 when the walk fails)."""
     if s == t:
         return 0
-    lid = hostlid[t]
-    u = hosthead[s]
-    if lid <= 0 or u < 0:
+    lid, u, h = hostlid[t], hosthead[s], 1
+    if lid <= 0:
         return -1
-    h = 1
-    n = swrow.size
     while u != t:
-        r = swrow[u]
-        if r < 0 or h > n:
+        if u < 0 or h > swrow.size:  # no link, no entry, an uncabled port, or a loop
             return -1
-        p = lft[r, lid] if lid < lft.shape[1] else _UNSET
-        if p == _UNSET or p >= portarc.shape[2] or portarc[1, r, p] < 0:
-            return -1
-        u = portarc[1, r, p]
+        u = _next_node(lft, swrow, portarc, u, lid)[0]
         h += 1
     return h
 
@@ -259,8 +273,8 @@ def _check_all(lft, swrow, hostlid, hosthead, portarc, hosts):
                     return s, t, -2 - r, prev, u
                 if r < 0:
                     return s, t, -1, prev, u
-                p = lft[r, lid] if lid < lft.shape[1] else _UNSET
-                if p == _UNSET or p >= portarc.shape[2] or portarc[1, r, p] < 0:
+                p = _entry_port(lft, portarc, r, lid)
+                if p < 0:
                     return s, t, -2 - r, prev, u
                 state[u] = 2
                 u = portarc[1, r, p]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _kernels
+from .._kernels.ecmp import ecmp_pair_flows
 from .._jit import njit
-from ._common import find_arc, leaves, no_log, put
+from ._common import leaves, load_link, no_log, put
 from ._models import get_routing, model_context
 from .dmodk import dmodk_route
 from .dragonfly import dragonfly_route, gate, valiant_tables, valiant_total
@@ -41,27 +41,22 @@ def _fat_tree_route(indptr, indices, T, D, k, n, j, cs, ct, w, traffic, log_arc,
     h = 0
     for lv in range(n - 1, i - 1, -1):  # up to level i without changing the word
         v = base + lv * words + wd
-        arc = find_arc(indptr, indices, u, v)
-        if arc < 0:
+        if not load_link(indptr, indices, u, v, w, traffic, log_arc, log_val, log_n):
             return -1
-        put(traffic, arc, w, log_arc, log_val, log_n)
         u = v
         h += 1
     for lv in range(i, n - 1):  # going down from lv to lv + 1 sets digit lv
         place = k ** (n - 2 - lv)
         wd = wd - ((wd // place) % k) * place + ((ct // k ** (n - 1 - lv)) % k) * place
         v = base + (lv + 1) * words + wd
-        arc = find_arc(indptr, indices, u, v)
-        if arc < 0:
+        if not load_link(indptr, indices, u, v, w, traffic, log_arc, log_val, log_n):
             return -1
-        put(traffic, arc, w, log_arc, log_val, log_n)
         u = v
         h += 1
-    arc = find_arc(indptr, indices, u, ct * D + j)
-    if arc < 0:
+    if not load_link(indptr, indices, u, ct * D + j, w, traffic, log_arc, log_val, log_n):
         return -1
-    put(traffic, arc, w, log_arc, log_val, log_n)
     return h + 1
+
 
 
 # model codes of the compiled kernels (first entry of pair_context()[0])
@@ -116,10 +111,8 @@ def _route_one(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table,
                 u = cs * D + x
                 x ^= low
                 diff ^= low
-                arc = find_arc(indptr, indices, u, cs * D + x)
-                if arc < 0:
+                if not load_link(indptr, indices, u, cs * D + x, w, traffic, log_arc, log_val, log_n):
                     return False
-                put(traffic, arc, w, log_arc, log_val, log_n)
         elif not table_leg(indptr, indices, s, cs * D + jt, w, False, meta, packed, table, prune, no_targets,
                            traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
             return False
@@ -129,30 +122,25 @@ def _route_one(rctx, s, t, w, indptr, indices, arc_reverse, meta, packed, table,
 @njit(cache=True)
 def pair_flows(rctx, cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed, table, prune, traffic,
                dist, sigma, flow, order, log_arc, log_val, log_n):
-    """:func:`libtopomap._kernels.ecmp_pair_flows` under the routing model of ``rctx``
+    """:func:`libtopomap._kernels.ecmp.ecmp_pair_flows` under the routing model of ``rctx``
     (:func:`pair_context`): add ``sign * ewf[i]`` from vertex ``es[i]`` to ``et[i]`` and ``sign *
     ewr[i]`` back for ``i < cnt``, logging every change (same arguments and contract).  ``ecmp``
     calls ``ecmp_pair_flows`` itself (bit-identical); the other models route each direction on its
     own (their routes back are not the reverse of the routes there).  False if a pair cannot be
     routed."""
     if rctx[0][0] == _ECMP:
-        return _kernels.ecmp_pair_flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed,
+        return ecmp_pair_flows(cnt, es, et, ewf, ewr, sign, indptr, indices, arc_reverse, meta, packed,
                                         table, prune, traffic, dist, sigma, flow, order, log_arc, log_val, log_n)
     no_targets = np.zeros(0, np.bool_)
     ok = True
     for i in range(cnt):
-        s = es[i]
-        t = et[i]
-        if s == t:
+        if es[i] == et[i]:
             continue
-        wf = sign * ewf[i]
-        if wf != 0.0 and not _route_one(rctx, s, t, wf, indptr, indices, arc_reverse, meta, packed, table, prune,
-                                        no_targets, traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
-            ok = False
-        wr = sign * ewr[i]
-        if wr != 0.0 and not _route_one(rctx, t, s, wr, indptr, indices, arc_reverse, meta, packed, table, prune,
-                                        no_targets, traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
-            ok = False
+        for a, b, x in ((es[i], et[i], ewf[i]), (et[i], es[i], ewr[i])):  # there, then back
+            w = sign * x
+            if w != 0.0 and not _route_one(rctx, a, b, w, indptr, indices, arc_reverse, meta, packed, table, prune,
+                                           no_targets, traffic, dist, sigma, flow, order, log_arc, log_val, log_n):
+                ok = False
     return ok
 
 

@@ -12,7 +12,9 @@ import numba
 import numpy as np
 from numba import prange
 
-from .. import _kernels
+from .._kernels.bfs import bfs_scratch, bfs_start, bfs_targets, bfs_visit
+from .._kernels.ecmp import sigma_reset, sigma_search
+from .._kernels.oracle import grid3_dims, grid3_target, hop_distance
 from .._jit import njit
 from ..errors import TopologyError
 from ._common import put, strip_leaves
@@ -27,17 +29,17 @@ def _toward_destinations(indptr, indices, n, dests, ptr, srcs, ws, oblivious, tr
     source; search ``i`` marks what it visits with ``stamp == i``), then the flow pushed from the
     far sources towards it, each vertex handing its flow to its lowest-index minimal next hop
     (table) or evenly to all of them (oblivious).  False when a source is not reached."""
-    stamp, level, queue = _kernels.bfs_scratch(n)
+    stamp, level, queue = bfs_scratch(n)
     is_src = np.full(n, -1, np.int64)
     flow = np.zeros(n)
     for i in range(dests.size):
         t = dests[i]
-        need = _kernels.bfs_targets(srcs, ptr[i], ptr[i + 1], i, is_src, t)
+        need = bfs_targets(srcs, ptr[i], ptr[i + 1], i, is_src, t)
         for j in range(ptr[i], ptr[i + 1]):
             flow[srcs[j]] += ws[j]
-        head, tail = _kernels.bfs_start(t, i, stamp, level, queue)
+        head, tail = bfs_start(t, i, stamp, level, queue)
         while head < tail and need > 0:
-            tail, hits = _kernels.bfs_visit(indptr, indices, queue[head], i, stamp, level, queue, tail, is_src)
+            tail, hits = bfs_visit(indptr, indices, queue[head], i, stamp, level, queue, tail, is_src)
             need -= hits
             head += 1
         if need > 0:
@@ -102,11 +104,11 @@ def table_leg(indptr, indices, s, t, w, oblivious, meta, packed, table, prune, n
     holding ``s``) gives the distances to ``t``; the route takes the lowest-index neighbour one hop
     closer (table), or the flow is split evenly over those neighbours (oblivious).  ``dist`` must be
     -1 and ``sigma, flow`` 0 on entry (reset on return).  False when ``s`` is not reached."""
-    grid3, k0, k1, k2, w0, w1, w2 = _kernels.grid3_dims(meta)
+    grid3, k0, k1, k2, w0, w1, w2 = grid3_dims(meta)
     g3 = (grid3 and prune, k0, k1, k2, w0, w1, w2)
-    dst = _kernels.hop_distance(meta, packed, table, t, s) if prune else 0
-    tg = _kernels.grid3_target(packed, s, g3[0])
-    tail, missed = _kernels.sigma_search(indptr, indices, t, order, dist, sigma, no_targets, 1, prune,
+    dst = hop_distance(meta, packed, table, t, s) if prune else 0
+    tg = grid3_target(packed, s, g3[0])
+    tail, missed = sigma_search(indptr, indices, t, order, dist, sigma, no_targets, 1, prune,
                                           (meta, packed, table), s, dst, g3, tg)
     if missed == 0:
         if oblivious:
@@ -137,7 +139,7 @@ def table_leg(indptr, indices, s, t, w, oblivious, meta, packed, table, prune, n
                         put(traffic, a, w, log_arc, log_val, log_n)
                         u = v
                         break
-    _kernels.sigma_reset(order, tail, dist, sigma, flow)
+    sigma_reset(order, tail, dist, sigma, flow)
     return missed == 0
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._jit import njit
 from ..errors import ArgumentError, TopologyError
-from ._common import find_arc, label, no_log, put, strip_leaves
+from ._common import label, load_link, no_log, strip_leaves
 from ._models import Model
 
 __all__ = ["rt_routing_record", "rtt_routing_record", "twisted_route", "RT", "RTT"]
@@ -43,8 +43,7 @@ def rt_routing_record(dx, dy, a):
     >>> rt_routing_record(5, -1, 4)
     (-3, -1)
     """
-    a = _check_a(a)
-    x, y = np.asarray(dx, dtype=np.int64), np.asarray(dy, dtype=np.int64)
+    a, x, y = _record_input(dx, dy, a)
     h = a // 2
     xr = np.mod(x + a, 2 * a) - a
     yr = np.mod(y + h, a) - h
@@ -74,20 +73,20 @@ def rtt_routing_record(dx, dy, a):
 
     Examples
     --------
-    >>> rtt_routing_record(5, -1, 4)
-    (-3, -1)
+    >>> rtt_routing_record([5, 0], [-1, 3], 4)  # arrays: element-wise
+    (array([-3,  0]), array([-1,  3]))
     """
-    a = _check_a(a)
-    x, y = np.asarray(dx, dtype=np.int64), np.asarray(dy, dtype=np.int64)
+    a, x, y = _record_input(dx, dy, a)
     p = np.mod(x + y + a, 2 * a)
     q = np.mod(y - x + a, 2 * a)
     return _out((p - q) // 2, (p + q - 2 * a) // 2, dx, dy)
 
 
-def _check_a(a):
+def _record_input(dx, dy, a):
+    """``a`` checked, ``dx`` and ``dy`` as int64 arrays."""
     if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or int(a) < 2:
         raise ArgumentError(f"a must be an integer >= 2, got {a!r}")
-    return int(a)
+    return int(a), np.asarray(dx, dtype=np.int64), np.asarray(dy, dtype=np.int64)
 
 
 def _out(xr, yr, dx, dy):
@@ -123,10 +122,8 @@ def twisted_route(indptr, indices, a, twisted, s, t, w, traffic, log_arc, log_va
     for _ in range(abs(rx)):
         x = (x + (1 if rx > 0 else -1)) % W
         v = y * W + x
-        arc = find_arc(indptr, indices, u, v)
-        if arc < 0:
+        if not load_link(indptr, indices, u, v, w, traffic, log_arc, log_val, log_n):
             return -1
-        put(traffic, arc, w, log_arc, log_val, log_n)
         u = v
     for _ in range(abs(ry)):
         y2 = y + (1 if ry > 0 else -1)
@@ -136,10 +133,8 @@ def twisted_route(indptr, indices, a, twisted, s, t, w, traffic, log_arc, log_va
             y2 = y2 % a
         y = y2
         v = y * W + x
-        arc = find_arc(indptr, indices, u, v)
-        if arc < 0:
+        if not load_link(indptr, indices, u, v, w, traffic, log_arc, log_val, log_n):
             return -1
-        put(traffic, arc, w, log_arc, log_val, log_n)
         u = v
     return abs(rx) + abs(ry)
 

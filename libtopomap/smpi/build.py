@@ -25,6 +25,7 @@ __all__ = ["PROXIES", "SmpiUnavailable", "SmpiError", "INSTALL_HINT", "build", "
 #: The proxy codes, in ``proxies/NAME.c``.
 PROXIES = ("halo", "cg", "fft", "colls", "replay")
 _HELPERS = ("dtypes",)  # built with the proxies, used by libtopomap.smpi itself
+_HEADERS = ("edges.h", "proxy.h")  # included by the proxies: part of every binary's key
 
 INSTALL_HINT = "install libsimgrid-dev (SimGrid's SMPI: smpicc, smpirun), e.g. apt-get install -y libsimgrid-dev"
 
@@ -54,10 +55,11 @@ def default_outdir():
 
 
 def source_digest(name):
-    """16 hex digits of the SHA-256 of proxy ``name``'s source and ``edges.h``: the key of a built binary."""
+    """16 hex digits of the SHA-256 of proxy ``name``'s source and the headers beside it (``edges.h``,
+    ``proxy.h``): the key of a built binary."""
     h = hashlib.sha256()
     src = proxy_source(name)
-    for path in (src, os.path.join(os.path.dirname(src), "edges.h")):
+    for path in (src, *(os.path.join(os.path.dirname(src), x) for x in _HEADERS)):
         with open(path, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]

@@ -7,9 +7,11 @@ collective over ``COMM`` unless it says otherwise.
 
 from mpi4py import MPI
 
+from libtopomap import save
 from libtopomap.mpi import collective_call
 
-__all__ = ["COMM", "RANK", "P", "agree", "raised", "all_same", "shared_dir", "shared_file", "fake_names_file"]
+__all__ = ["COMM", "RANK", "P", "agree", "raised", "all_same", "shared_dir", "shared_file", "fake_names_file",
+           "topology_and_names"]
 
 COMM = MPI.COMM_WORLD
 RANK = COMM.Get_rank()
@@ -66,3 +68,16 @@ def fake_names_file(tmp_path_factory, hosts, name="fake.names", suffix=""):
     ``r`` on ``hosts[r] + suffix``; its path on every rank."""
     return shared_file(tmp_path_factory, "".join(f"{r} {h}{suffix}\n" for r, h in enumerate(hosts)), name,
                        what="writing fake names")
+
+
+def topology_and_names(tmp_path_factory, topology, placement, name="files"):
+    """``topology`` saved as ``t.topo`` and a fake-names file ``t.names`` putting rank ``r`` on vertex
+    ``placement[r]``, written by rank 0 in one new folder (an error there is raised on every rank);
+    the folder's path on every rank."""
+    def write():
+        if RANK == 0:
+            d = tmp_path_factory.mktemp(name)
+            save(str(d / "t.topo"), topology)
+            (d / "t.names").write_text("".join(f"{r} {topology.names[v]}\n" for r, v in enumerate(placement)))
+            return str(d)
+    return COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)

@@ -13,7 +13,7 @@ from mpi4py import MPI
 import libtopomap as ltm
 from libtopomap.collectives import schedule
 from libtopomap.mpi import bench
-from _helpers import COMM, P, RANK
+from _helpers import COMM, P, RANK, topology_and_names
 
 
 def _bad_placement():
@@ -165,15 +165,8 @@ def test_differing_results_are_detected(monkeypatch):
 
 def test_cli_bench_json(tmp_path_factory, capsys):
     from libtopomap.cli import main
-    from libtopomap.mpi import collective_call
 
-    def write():
-        if RANK == 0:
-            d = tmp_path_factory.mktemp("bench")
-            ltm.save(str(d / "t.topo"), ltm.torus(f"{P // 2}x2"))
-            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(_bad_placement())))
-            return str(d)
-    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    d = topology_and_names(tmp_path_factory, ltm.torus(f"{P // 2}x2"), _bad_placement(), "bench")
     rc = main(["bench", "--topology", f"{d}/t.topo", "--fake-hosts", f"{d}/t.names", "--collectives",
                "bcast,neighbor_alltoall", "--sizes", "8", "--iterations", "2", "--json"])
     out = capsys.readouterr().out
@@ -237,15 +230,8 @@ def test_cli_demo(capsys):
 
 def test_cli_bench_prints_simulated_lines(tmp_path_factory, capsys):
     from libtopomap.cli import main
-    from libtopomap.mpi import collective_call
 
-    def write():
-        if RANK == 0:
-            d = tmp_path_factory.mktemp("benchsim")
-            ltm.save(str(d / "t.topo"), ltm.torus(f"{P // 2}x2"))
-            (d / "t.names").write_text("".join(f"{r} n{v}\n" for r, v in enumerate(_bad_placement())))
-            return str(d)
-    d = COMM.bcast(collective_call(COMM, write, what="writing files"), root=0)
+    d = topology_and_names(tmp_path_factory, ltm.torus(f"{P // 2}x2"), _bad_placement(), "benchsim")
     rc = main(["bench", "--topology", f"{d}/t.topo", "--fake-names", f"{d}/t.names", "--collectives",
                "allreduce,neighbor_alltoall", "--sizes", "8,4K", "--iterations", "1"])
     out = capsys.readouterr().out

@@ -20,10 +20,8 @@ static long share(long n, int parts, int i) /* cells of block i when n cells are
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ltm_init(&argc, &argv, &rank, &size);
     const char *mesh = argc > 1 ? argv[1] : "64x64x64";
     long iters = argc > 2 ? strtol(argv[2], NULL, 10) : 10;
     if (iters < 1) {
@@ -105,11 +103,6 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("LTM_RESULT proxy=cg ranks=%d mesh=%s neighbours=%d bytes=%.0f iters=%ld time=%.9e\n", size, mesh,
                nbmax, total, iters, tmax);
-    free(sbuf);
-    free(rbuf);
-    free(req);
-    free(out.v);
-    free(in.v);
-    MPI_Finalize();
+    ltm_finish_exchange(sbuf, rbuf, req, &out, &in);
     return 0;
 }

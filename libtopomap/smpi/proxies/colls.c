@@ -11,7 +11,7 @@
  * (the largest per-rank mean over the ranks), then one line with the sum of all timed spans:
  *   LTM_RESULT proxy=colls ranks=P ops=OPS sizes=K iters=I time=SECONDS
  */
-#include <mpi.h>
+#include "proxy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +34,8 @@ static long parse_size(const char *s, int rank)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ltm_init(&argc, &argv, &rank, &size);
     char ops[256] = "bcast,allreduce,alltoall", sizes[256] = "1K,64K,1M";
     if (argc > 1)
         snprintf(ops, sizeof ops, "%s", argv[1]);

@@ -8,16 +8,14 @@
  * Rank 0 prints one line:
  *   LTM_RESULT proxy=fft ranks=P grid=RxC n=N iters=I row_block=B col_block=B time=SECONDS
  */
-#include <mpi.h>
+#include "proxy.h"
 #include <stdio.h>
 #include <stdlib.h>
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ltm_init(&argc, &argv, &rank, &size);
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 64;
     long iters = argc > 2 ? strtol(argv[2], NULL, 10) : 10;
     if (n < 1 || iters < 1) {

@@ -8,7 +8,7 @@
  *   LTM_RESULT proxy=halo ranks=P ndims=D dims=AxB bytes=N iters=I allreduce=1 time=SECONDS
  * where time is the largest MPI_Wtime span of the timed loop over the ranks (simulated under SMPI).
  */
-#include <mpi.h>
+#include "proxy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +28,8 @@ static long arg(int argc, char **argv, int i, long dflt, long lo, const char *wh
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ltm_init(&argc, &argv, &rank, &size);
     int ndims = (int)arg(argc, argv, 1, 2, 1, "NDIMS");
     long bytes = arg(argc, argv, 2, 65536, 0, "BYTES");
     long iters = arg(argc, argv, 3, 10, 1, "ITERS");

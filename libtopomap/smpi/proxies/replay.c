@@ -14,10 +14,8 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ltm_init(&argc, &argv, &rank, &size);
     if (argc < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: replay EDGEFILE [ITERS]\n");
@@ -55,11 +53,6 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("LTM_RESULT proxy=replay ranks=%d edges=%ld bytes=%.0f iters=%ld time=%.9e\n", size, edges, total,
                iters, tmax);
-    free(sbuf);
-    free(rbuf);
-    free(req);
-    free(out.v);
-    free(in.v);
-    MPI_Finalize();
+    ltm_finish_exchange(sbuf, rbuf, req, &out, &in);
     return 0;
 }
