@@ -39,7 +39,7 @@ from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, assign_candidates
                      default_max_memory, estimate_memory, estimate_seconds, format_bytes, numba_thread_limit,
                      numba_threads, plan_ranks)
 from .candidates import Candidate, candidate_seed, make_candidates
-from .problems import CAPPED_PASSES, CollectiveProblem, MappingProblem
+from .problems import CAPPED_PASSES, PARTITIONING, CollectiveProblem, MappingProblem
 from .selection import (REFINE_BEST, STRATEGY_ORDER, Outcome, PortfolioResult, Skipped, refinement_choice, select,
                         selection_key)
 
@@ -48,7 +48,7 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES", "PARTITIONING"]
 
 
 def __getattr__(name):
