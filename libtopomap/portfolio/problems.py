@@ -172,8 +172,9 @@ class MappingProblem:
         On a dense graph (more than :data:`~libtopomap.mappers.local_search.WORK_DEGREE` stored
         edges per process) a graph partition has little to find that another one misses: a random
         graph has no good cut, and a graph of dense blocks should be cut along its blocks by any of
-        them (expected, not measured: the evidence is the random graph below).  So only the cheapest partitioning construction (:data:`PARTITIONING`, by
-        :func:`estimate_seconds`: ``recursive`` first) runs; the others are dominated.  On
+        them (expected, not measured: the evidence is the random graph below).  So only the
+        cheapest partitioning construction (:data:`PARTITIONING`, by :func:`estimate_seconds`:
+        ``recursive`` first) runs; the others are dominated.  On
         ``random:1000:437:1`` (mean degree 355) on dragonfly(17, 8, 8, 2), ``recursive`` took 0.15 s
         of CPU for a maximum congestion of 2083 and hop-bytes of 1.9995e6; ``scotch`` 1.1-1.8 s for
         2137 and 1.9980e6, ``multisection`` 1.0-1.2 s for 2258-2294 and 1.985e6-1.989e6
