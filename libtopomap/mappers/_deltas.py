@@ -66,8 +66,8 @@ def _per_source_cheaper(oracle, sym, vert):
     """Whether one search per source (``S x A``: the distinct switches and other non-leaf vertices the
     processes sit on or under, times the arcs) costs less than the pruned per-edge searches
     (``PAIR_SEARCH_ARCS`` per undirected edge).  At 1,000 processes of mean degree 355 on
-    dragonfly(17, 8, 8, 2): 125 x 3,400 against 16 x 177,575; the traffic of a mapping takes 0.02 s
-    of CPU instead of 0.2."""
+    dragonfly(17, 8, 8, 2): 125 x 3,400 against 16 x 177,575; the traffic of a mapping takes
+    0.04-0.06 s of CPU instead of 0.22."""
     edges = sym.indices.size // 2
     if vert.size == 0:
         return False
