@@ -1,6 +1,7 @@
 """Costs that follow the graph (issue 29, part 1): search budgets in edge work, deadlines inside the
 constructions' searches, and the portfolio's budget as a promise on dense communication graphs."""
 
+import math
 import time
 
 import numpy as np
@@ -12,7 +13,7 @@ from libtopomap.mappers.local_search import WORK_DEGREE, current_deadline, deadl
 from libtopomap.mappers.multisection import map_multisection
 from libtopomap.commgraph import SymGraph
 from libtopomap.patterns import scrambled_torus
-from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio
+from libtopomap.portfolio import MappingProblem, budget_skip, make_candidates, run_portfolio
 
 
 def test_work_moves_leave_sparse_budgets_alone():
@@ -56,18 +57,27 @@ def test_dense_swap_search_stops_at_its_deadline():
 @pytest.mark.parametrize("spec,budget", [("random:300:200:1", 3.0), ("random:300:200:1", 5.0)])
 def test_portfolio_on_a_dense_graph_keeps_its_budget(spec, budget):
     """``map --strategy all --budget B`` on a dense random graph (mean degree 146 of 300 processes)
-    ends within ``1.1 B`` plus a margin for a loaded machine; before the edge-work budgets,
-    multisection's swap search alone ran for minutes."""
+    keeps its budget; before the edge-work budgets, multisection's swap search alone ran for minutes.
+
+    What may run past the budget is a phase's last step that no deadline interrupts (a chunk of moves,
+    a search state, a scoring): 0.5 s of CPU, which takes ``slowdown`` times longer on a loaded
+    machine.  The slowdown is the run's own (its wall over its CPU seconds: 10-20 at load 20-40 on
+    2 cores, where the former fixed 3 s margin failed), so a search that ignores its deadline still
+    fails the check at any load: its overrun is its CPU seconds times the same slowdown."""
     t, g = ltm.dragonfly(9, 8, 8, 2), ltm.load_graph(spec)
-    cands = make_candidates(["multisection", "greedy", "recursive"], seed=1, refine="ta")
+    # no recursive: on a dense graph it would stand for multisection (MappingProblem.dominated_by),
+    # whose swap search is the one to keep in the budget
+    cands = make_candidates(["multisection", "greedy"], seed=1, refine="ta")
     # compile the kernels outside the measured run (a fresh cache would charge them to the first race)
     run_portfolio(MappingProblem(t, g, objective="congestion", total_budget=budget), cands)
     cpu, t0 = time.process_time(), time.perf_counter()
     res = run_portfolio(MappingProblem(t, g, objective="congestion", total_budget=budget), cands)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu
-    assert any(o.label.startswith("multisection") for o in res.outcomes), [s.reason for s in res.skipped]
-    # a loaded machine stretches the wall clock; the budget is on it, with 10 % and 3 s of margin
-    assert wall <= 1.1 * budget + 3.0, (wall, cpu)
+    # multisection runs, unless a loaded machine made its estimate too long for the budget
+    assert any(o.label.startswith("multisection") for o in res.outcomes) or any(
+        "budget" in s.reason for s in res.skipped), [s.reason for s in res.skipped]
+    slowdown = max(1.0, wall / max(cpu, 1e-3))
+    assert wall <= 1.1 * budget + 1.0 + 0.5 * slowdown, (wall, cpu, slowdown)
 
 
 def test_sym_graph_is_built_once_per_graph_and_not_pickled():
@@ -115,3 +125,62 @@ def test_near_partner_moves_cap_the_partners_of_dense_processes_only():
     a, b = near_partner_moves(sd, np.arange(dense.n), np.random.default_rng(0), per=3)
     assert np.bincount(a, minlength=dense.n).max() <= 4 * cap
     assert a.size > 0 and np.all(a != b)
+
+
+def test_a_dense_race_runs_one_partitioning_construction():
+    """On a dense graph only the cheapest partitioning construction of the race runs (recursive),
+    the others are skipped with the reason; a sparse race runs them all, and a race without
+    recursive keeps its cheapest one."""
+    from libtopomap.portfolio import PARTITIONING
+
+    t = ltm.dragonfly(9, 4, 2, 2)
+    dense, sparse = ltm.load_graph("random:72:60:1"), scrambled_torus((8, 9), seed=0)
+    names = ["greedy", *PARTITIONING, "rcm"]
+    cands = make_candidates(names, seed=0)
+    p = MappingProblem(t, dense, total_budget=math.inf)
+    by = {c.strategy: p.dominated_by(c, names) for c in cands[1:]}
+    assert by == {"greedy": None, "recursive": None, "multisection": "recursive", "dual-bisection": "recursive",
+                  "scotch": "recursive", "rcm": None}
+    assert p.dominated_by(cands[3], ["multisection", "scotch"]) is None  # multisection, the cheapest there
+    assert p.dominated_by(cands[0], names) is None  # the current placement
+    reason = budget_skip(p, cands[3], cands).reason
+    assert reason.startswith("multisection skipped: a dense graph") and "recursive" in reason
+    q = MappingProblem(t, sparse, total_budget=math.inf)
+    assert all(q.dominated_by(c, names) is None for c in cands)
+    assert budget_skip(q, cands[3], cands) is None
+
+
+def test_dense_traffic_by_source_searches_matches_the_pair_searches():
+    """full_traffic on a dense graph takes one search per source switch; the loads are those of
+    the per-edge pruned searches (the engine's own), up to float rounding."""
+    from libtopomap._kernels.ecmp import ecmp_pair_flows  # noqa: F401 (compiled by the engine's import)
+    from libtopomap.commgraph import sym_graph
+    from libtopomap.mappers import _deltas
+
+    t = ltm.dragonfly(9, 8, 8, 2)
+    g = sym_graph(ltm.load_graph("random:400:300:1"))
+    v = np.random.default_rng(0).permutation(np.flatnonzero(np.asarray(t.slots) > 0))[:g.n]
+    assert _deltas._per_source_cheaper(t.distances, g, v)
+    fast = _deltas.full_traffic(t, g, v)
+    nchunks = 2
+    parts = np.zeros((nchunks, t.n_arcs))
+    meta, packed, table = t.distances.fast_arrays
+    _deltas._edge_traffic_pruned(t.indptr, t.indices, t.arc_reverse, meta, packed, table, g.indptr, g.indices,
+                                 g.wout, g.win, v, parts, nchunks)
+    np.testing.assert_allclose(fast, parts.sum(axis=0), rtol=1e-12, atol=1e-9)
+    sparse = sym_graph(scrambled_torus((8, 8), seed=0))
+    assert not _deltas._per_source_cheaper(t.distances, sparse, v[:64])
+
+
+def test_the_capped_descent_is_not_run_where_moves_cannot_be_independent():
+    from libtopomap.commgraph import sym_graph
+    from libtopomap.mappers.threshold_accepting import capped_hopbytes_descent, few_independent
+
+    t = ltm.dragonfly(9, 4, 2, 2)
+    slots = np.asarray(t.slots, np.int64)
+    g = ltm.load_graph("random:72:60:1")
+    assert few_independent(sym_graph(g)) and not few_independent(sym_graph(scrambled_torus((8, 9), seed=0)))
+    start = np.flatnonzero(slots > 0)[:g.n]
+    v, stats = capped_hopbytes_descent(t, g, start, slots, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(v, start)
+    assert stats["stopped"] == "dense" and stats["accepted"] == 0

@@ -8,6 +8,7 @@ import pytest
 
 import libtopomap as ltm
 from libtopomap._kernels.bfs import multi_source_levels
+from libtopomap.commgraph import SymGraph
 from libtopomap.mappers import map_greedy
 from libtopomap.mappers import greedy as greedy_mod
 from libtopomap.patterns import random_graph, scrambled_torus, stencil
@@ -118,7 +119,7 @@ def test_grow_block_prefers_edges_into_the_block():
     # a 4x4 grid: from a corner, a block of 4 grown by weight into the block is the 2x2 square
     # (breadth-first alone takes the corner, its two neighbours and a third-diagonal vertex)
     g = stencil((4, 4), periodic=False)
-    sym = greedy_mod.SymGraph(g)
+    sym = SymGraph(g)
     P = g.n
     block = np.empty(P, np.int64)
     nb = greedy_mod._grow_block(0, 4, sym.indptr, sym.indices, sym.wsum, np.full(P, -1, np.int64),

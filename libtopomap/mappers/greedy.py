@@ -17,7 +17,7 @@ import numpy as np
 from .._kernels.bfs import multi_source_levels
 from .._kernels.oracle import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search,
                                new_search_scratch)
-from ..commgraph import SymGraph
+from ..commgraph import sym_graph
 from ._common import finish, prepare
 from .._jit import njit
 
@@ -806,7 +806,7 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     Architectures", ICS'11, section 3.1, Algorithm 1.
     """
     topology, g, slots, rng = prepare(topology, graph, slots, seed)
-    sym = SymGraph(g)
+    sym = sym_graph(g)  # built once per graph (a race's other candidates share it)
     free = slots.astype(np.int64).copy()
     usable = np.flatnonzero(free > 0)
     if start is None:

@@ -690,9 +690,10 @@ def local_search(topology, graph, vertices, slots, objective, *, thresholds_fn, 
         if iterations is not None:
             size = min(size, iterations - done)
         if hard_stop is not None:
-            # a short first chunk; its move rate shortens the chunk that would pass hard_stop
+            # a short first chunk (256 moves of WORK_DEGREE edges: 256 x 16 edge evaluations); its
+            # move rate shortens the chunk that would pass hard_stop
             if scale is None:
-                size = min(size, 256)
+                size = min(size, work_moves(256, state.sym))
             elif rate is not None:
                 size = int(max(_CHUNK_MIN, min(chunk if deadline is None else size, rate * (hard_stop - now) + 1)))
                 if iterations is not None:

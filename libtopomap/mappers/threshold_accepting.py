@@ -18,7 +18,7 @@ from ._refine import run_refinement
 from .local_search import WORK_DEGREE, SwapState, local_search, work_moves
 
 __all__ = ["refine_threshold_accepting", "ta_thresholds", "capped_hopbytes_descent", "capped_moves", "CAPPED_MOVES",
-           "near_partner_moves", "partner_cap"]
+           "near_partner_moves", "partner_cap", "few_independent"]
 
 # Threshold at the start of the walk, in units of the median size of a worsening move.  Measured on
 # a 512-process SpMV pattern on an 8x8x8 torus (4 s, ~18k moves): 0.005-0.02 beat 0.25-4 (walks that
@@ -119,6 +119,27 @@ def partner_cap(sym):
     return None if deg <= WORK_DEGREE else work_moves(WORK_DEGREE, deg)
 
 
+def few_independent(sym):
+    """Whether the clean-up (:func:`capped_hopbytes_descent`) can play only a move or two per batch:
+    every process communicates with more than a quarter of the job (mean degree above ``P / 4``).
+
+    Its moves are played in sets whose hop-bytes deltas add up (:func:`_independent`): a chosen move
+    rules out every move that reads or moves its two processes and their partners, about
+    ``2 x degree`` processes.  At 1,000 processes of mean degree 355 a pass priced 4,000 moves for
+    about 5 played (3 passes: 0.33 s of CPU per threshold-accepting result, 5 moves accepted; the
+    winner's polish 0.27 s, hop-bytes 2.00265e6 -> 2.00235e6), so the descent is not run there.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> few_independent(sym_graph(ltm.load_graph("random:40:30:1")))
+    True
+    >>> few_independent(sym_graph(ltm.load_graph("stencil:8x8")))
+    False
+    """
+    return 4 * sym.indices.size > sym.n * sym.n
+
+
 def near_partner_moves(state, procs, rng, per=3, cap=None):
     """Moves of ``procs`` next to their communication partners: process ``a`` to a slot (a random one
     of the vertex) on the vertex of each partner and on ``per`` random ones of that vertex's nearest
@@ -199,8 +220,9 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
         ``start_max``, ``max`` (exact when checked), ``start_hopbytes``, ``hopbytes``, ``accepted``,
         ``priced``, ``played``, ``passes``, ``reverted`` (the exact maximum came out above the cap
         through float drift: ``start`` is returned), ``stopped`` (``"local optimum"``, ``"passes"``,
-        ``"budget"``, ``"moves"``, or ``"bound"``: ``start``'s hop-bytes are at their lower bound,
-        every edge at distance 1, and nothing is tried), ``seconds``.
+        ``"budget"``, ``"moves"``, ``"bound"``: ``start``'s hop-bytes are at their lower bound,
+        every edge at distance 1, and nothing is tried, or ``"dense"``: :func:`few_independent`,
+        nothing is tried and the hop-bytes are not computed), ``seconds``.
 
     Notes
     -----
@@ -212,6 +234,10 @@ def capped_hopbytes_descent(topology, g, start, slots, *, rng, deadline=None, pa
     """
     t0 = time.perf_counter()
     start = np.asarray(start, np.int64)
+    if few_independent(sym_graph(g)):
+        return start.copy(), {"start_hopbytes": np.nan, "hopbytes": np.nan, "accepted": 0, "priced": 0, "played": 0,
+                               "passes": 0, "stopped": "dense", "start_max": np.nan, "max": np.nan,
+                               "seconds": time.perf_counter() - t0}
     hops = SwapState(topology, sym_graph(g), start, slots, "hopbytes", near=near, routing=routing)
     sym = hops.sym
     P = sym.n
@@ -310,7 +336,8 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
     ``time_budget``) counts moves of :data:`~libtopomap.mappers.local_search.WORK_DEGREE` edges
     (:func:`~libtopomap.mappers.local_search.work_moves`): the same on a sparse graph, fewer moves on
     a dense one, whose moves each re-evaluate ``degree`` edges (at 1,000 processes of mean degree
-    355 the race's 4,000 ECMP moves took more than 28 s of CPU; now 180).
+    355 the race's 4,000 ECMP moves took more than 28 s of CPU; now 180, and twice that where the
+    clean-up does not run, :func:`few_independent`).
 
     Returns
     -------
@@ -328,6 +355,12 @@ def threshold_accepting(topology, g, start, slots, objective, *, rng, time_budge
         iterations = DEFAULT_MOVES
     if iterations is not None:
         iterations = work_moves(iterations, g)
+        if objective == "congestion" and cleanup > 0 and few_independent(g):
+            # no clean-up there: the walk takes its work (its three passes cost as much CPU as the walk,
+            # 0.35 s each at 1,000 processes of mean degree 355; from recursive's mapping, three seeds,
+            # the walk with twice the moves ends at a maximum congestion of 1955-1965, walk and
+            # clean-up at 1988-2002)
+            iterations *= 2
     with near_slot_cache(topology):  # its states share one list of nearest slot vertices
         return _threshold_accepting(topology, g, start, slots, objective, rng=rng, time_budget=time_budget,
                                     iterations=iterations, warmup=warmup, t_start=t_start, cleanup=cleanup,

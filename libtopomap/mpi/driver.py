@@ -194,7 +194,7 @@ def _race(comm, problem, make, *, max_memory, what, progress):
             clock.append(True)
         with numba_thread_limit(nthreads):
             for i in ids:
-                s = budget_skip(problem, cands[i])
+                s = budget_skip(problem, cands[i], cands)
                 if s is not None:
                     late.append((i, s.reason))
                     continue

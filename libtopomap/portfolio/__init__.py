@@ -15,7 +15,7 @@ from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, assign_candidates
                      default_max_memory, estimate_memory, estimate_seconds, format_bytes, numba_thread_limit,
                      numba_threads, plan_ranks)
 from .candidates import Candidate, candidate_seed, make_candidates
-from .problems import CAPPED_PASSES, CollectiveProblem, MappingProblem
+from .problems import CAPPED_PASSES, PARTITIONING, CollectiveProblem, MappingProblem
 from .selection import (REFINE_BEST, STRATEGY_ORDER, Outcome, PortfolioResult, Skipped, refinement_choice, select,
                         selection_key)
 
@@ -24,7 +24,7 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES", "PARTITIONING"]
 
 
 def __getattr__(name):
@@ -49,13 +49,16 @@ def bound_skip(candidate, stop):
                               "reached the lower bound")
 
 
-def budget_skip(problem, candidate):
-    """The :class:`Skipped` entry of a construction that cannot finish in time, else ``None``.
+def budget_skip(problem, candidate, candidates=None):
+    """The :class:`Skipped` entry of a construction not worth its work or that cannot finish in time,
+    else ``None``.
 
     The rule of every driver (:func:`run_portfolio`, and each mapping rank of
-    :func:`libtopomap.mpi.driver.race` for its own candidates): a raced candidate is skipped when its
-    estimated seconds (:meth:`MappingProblem.estimate_seconds`) exceed what is left of the
-    constructions' share of the problem's ``total_budget`` on the process that would run it
+    :func:`libtopomap.mpi.driver.race` for its own candidates): a raced candidate is skipped when
+    another strategy of the race (``candidates``) does its work for less on a dense graph
+    (:meth:`MappingProblem.dominated_by`), or when its estimated seconds
+    (:meth:`MappingProblem.estimate_seconds`) exceed what is left of the constructions' share of the
+    problem's ``total_budget`` on the process that would run it
     (:meth:`MappingProblem.construction_time_left`).  The current placement is never skipped;
     problems without a budget (:class:`CollectiveProblem`) never skip.
 
@@ -69,6 +72,12 @@ def budget_skip(problem, candidate):
     """
     if candidate.baseline or not hasattr(problem, "construction_time_left"):
         return None
+    if candidates is not None:
+        by = problem.dominated_by(candidate, [c.strategy for c in candidates])
+        if by is not None:
+            per = problem.graph.n_edges / problem.graph.n
+            return Skipped(candidate, f"{candidate.label} skipped: a dense graph ({per:.0f} edges per process), "
+                                      f"partitioned by {by} for less work")
     secs, left = problem.estimate_seconds(candidate), problem.construction_time_left()
     if secs <= left:
         return None
@@ -153,7 +162,7 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             if stop is not None:
                 skipped.append(bound_skip(c, stop))
                 continue
-            late = budget_skip(problem, c)
+            late = budget_skip(problem, c, candidates)
             if late is not None:
                 skipped.append(late)
                 continue

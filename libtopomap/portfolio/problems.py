@@ -20,11 +20,18 @@ from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory
                      estimate_seconds)
 from .selection import STRATEGY_ORDER, Outcome, rounded_key
 
-__all__ = ["MappingProblem", "CollectiveProblem", "CAPPED_PASSES"]
+__all__ = ["MappingProblem", "CollectiveProblem", "CAPPED_PASSES", "PARTITIONING"]
 
 #: Passes of the congestion winner's capped hop-bytes clean-up at the most (:meth:`MappingProblem.polish`);
 #: a pass that moves nothing ends it first (a local optimum), and so does its move budget.
 CAPPED_PASSES = 50
+
+
+#: Constructions that map by partitioning the communication graph along the machine's hierarchy
+#: (recursive bisection and multisection with METIS, dual bisection, Scotch's dual recursive
+#: bipartitioning).  On a dense graph the race runs only the cheapest of them
+#: (:meth:`MappingProblem.dominated_by`).
+PARTITIONING = ("recursive", "multisection", "dual-bisection", "scotch")
 
 
 def _at_bound(value, bound):
@@ -155,6 +162,30 @@ class MappingProblem:
         if candidate.baseline:
             return estimate_seconds("identity", self.topology, self.graph, slowdown=self._slowdown)
         return estimate_seconds(candidate.strategy, self.topology, self.graph, slowdown=self._slowdown)
+
+    def dominated_by(self, candidate, strategies):
+        """The construction of ``strategies`` (those of the race) that makes ``candidate``'s not worth
+        running, or ``None``.
+
+        On a dense graph (more than :data:`~libtopomap.mappers.local_search.WORK_DEGREE` stored
+        edges per process) a graph partition has little to find that another one misses: a random
+        graph has no good cut, and a graph of dense blocks should be cut along its blocks by any of
+        them (expected, not measured: the evidence is the random graph below).  So only the
+        cheapest partitioning construction (:data:`PARTITIONING`, by :func:`estimate_seconds`:
+        ``recursive`` first) runs; the others are dominated.  On
+        ``random:1000:437:1`` (mean degree 355) on dragonfly(17, 8, 8, 2), ``recursive`` took 0.15 s
+        of CPU for a maximum congestion of 2083 and hop-bytes of 1.9995e6; ``scotch`` 1.1-1.8 s for
+        2137 and 1.9980e6, ``multisection`` 1.0-1.2 s for 2258-2294 and 1.985e6-1.989e6
+        (``benchmarks/results/dense_profile.md``).  Sparse graphs race them all.
+        """
+        from ..mappers.local_search import WORK_DEGREE
+
+        if (candidate.baseline or candidate.strategy not in PARTITIONING
+                or self.graph.n_edges <= WORK_DEGREE * max(self.graph.n, 1)):
+            return None
+        rivals = [s for s in PARTITIONING if s in set(strategies)]
+        cheapest = min(rivals, key=lambda s: estimate_seconds(s, self.topology, self.graph))
+        return None if cheapest == candidate.strategy else cheapest
 
     def _state_seconds(self):
         """Rough seconds of one search state of a refinement (a refinement builds two or three): the

@@ -7,6 +7,7 @@ forms on verified grids, hypercubes and fat trees, else one breadth-first search
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._kernels.bfs import leafless_csr
 from .._kernels.ecmp import ecmp_traffic_parallel
@@ -35,21 +36,26 @@ def _demands(topology, s, t, w, oracle):
     first_hop = np.zeros(oracle.n_arcs)
     leaf = off[s] == 1
     if leaf.any():
-        np.add.at(first_hop, oracle.first_arc(s[leaf]), w[leaf])
+        first_hop += np.bincount(oracle.first_arc(s[leaf]), weights=w[leaf], minlength=oracle.n_arcs)
         s = np.where(leaf, att[s], s)
         keep = s != t
         s, t, w = s[keep], t[keep], w[keep]
     leaf = off[t] == 1
     if leaf.any():
-        np.add.at(first_hop, topology.arc_reverse[oracle.first_arc(t[leaf])], w[leaf])
+        first_hop += np.bincount(topology.arc_reverse[oracle.first_arc(t[leaf])], weights=w[leaf],
+                                 minlength=oracle.n_arcs)
         t = np.where(leaf, att[t], t)
         keep = s != t
         s, t, w = s[keep], t[keep], w[keep]
-    order = np.lexsort((t, s))
-    s, t, w = s[order], t[order], w[order]
-    sources, start = np.unique(s, return_index=True)
-    ptr = np.append(start, s.size).astype(np.int64)
-    return sources.astype(np.int64), ptr, t, w, first_hop
+    # one demand per pair of vertices, by source then target: a sparse matrix sums the duplicates in
+    # O(demands + vertices) (a dense graph's 355,000 demands meet on about 15,000 pairs of routers)
+    n = topology.n_vertices
+    m = sp.csr_matrix((w, (s, t)), shape=(n, n))
+    m.sum_duplicates()
+    rows = np.diff(m.indptr)
+    sources = np.flatnonzero(rows)
+    ptr = np.append(m.indptr[sources], m.indptr[-1]).astype(np.int64)
+    return sources.astype(np.int64), ptr, m.indices.astype(np.int64), m.data.astype(np.float64), first_hop
 
 
 def _without_leaves(topology, off):
