@@ -26,7 +26,6 @@ import subprocess
 import tempfile
 import time
 
-import numpy as np
 
 import libtopomap as ltm
 from libtopomap.smpi import build, run
@@ -76,13 +75,14 @@ def main():
             with open(alloc, "w") as f:
                 f.write("".join(f"{h}\n" for h in hosts))
             true = fft_graph(p, a.n, a.iters)
+            traced_platform = None
             for label, kw in (("traced", {}), ("Paje messages", None), ("true graph", {"graph": true})):
                 if kw is None:  # the launcher-order run again, with SMPI's Paje trace of its messages
                     wd = os.path.join(d, "traced")
                     t0 = time.perf_counter()
                     subprocess.run(["smpirun", "-trace", f"--cfg=tracing/filename:{d}/paje.trace",
                                     "--cfg=tracing/smpi/internals:yes", "--cfg=tracing/smpi/display-sizes:yes",
-                                    "-np", str(p), "-platform", res.platform["path"], "-hostfile",
+                                    "-np", str(p), "-platform", traced_platform, "-hostfile",
                                     os.path.join(wd, "hostfile.launcher"), *SMPI_CONFIG,
                                     "--cfg=smpi/simulate-computation:0", bins["fft"], str(a.n), str(a.iters)],
                                    check=True, capture_output=True)
@@ -91,6 +91,7 @@ def main():
                 t0 = time.perf_counter()
                 res = run(bins["fft"], [str(a.n), str(a.iters)], topology=topo, nprocs=p, allocation=alloc,
                           ranks_per_host=1, workdir=os.path.join(d, label.replace(" ", "_")), **kw)
+                traced_platform = res.platform["path"]  # the "traced" run comes first; Paje reruns its platform
                 wall = time.perf_counter() - t0
                 # the same placements scored on the true graph
                 from libtopomap.metrics import evaluate

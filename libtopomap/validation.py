@@ -20,12 +20,12 @@ import os
 
 import numpy as np
 
-from .errors import ArgumentError, ArgumentTypeError, ChoiceError, CommGraphError
+from .errors import ArgumentError, ArgumentTypeError, ChoiceError, CommGraphError, MappingError
 from .mapping import check_mapping
 from .vocabulary import REGISTRY, check_choice
 
 __all__ = ["check_choice", "check_choices", "check_seed", "check_seconds", "check_count", "check_bytes",
-           "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"]
+           "check_slots", "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"]
 
 #: Seeds are ``0 <= seed < SEED_LIMIT``: they travel between MPI ranks as ``int64``.
 SEED_LIMIT = 2**63
@@ -138,6 +138,34 @@ def check_bytes(value, *, name):
     if not (math.isfinite(value) and value > 0 and value == int(value)):
         raise ArgumentError(f"{name} must be a positive number of bytes, got {value!r}")
     return int(value)
+
+
+def check_slots(topology, slots):
+    """Per-vertex usable slots (default ``topology.slots``) as an ``int64`` array.
+
+    Raises
+    ------
+    MappingError
+        Not one integer per vertex, a negative count, or slots on a switch.
+    """
+    from .topology import SWITCH
+
+    if slots is None:
+        return topology.slots.astype(np.int64)
+    s = np.asarray(slots)
+    if s.shape != (topology.n_vertices,):
+        raise MappingError(f"slots must have one entry per vertex ({topology.n_vertices}), got shape {s.shape}")
+    sf = s.astype(np.float64)
+    if not np.all(np.isfinite(sf)) or np.any(sf != np.round(sf)):
+        raise MappingError("slots must be integers")
+    neg = np.flatnonzero(sf < 0)
+    if neg.size:
+        raise MappingError(f"vertex {topology.names[neg[0]]!r} has negative slots {s[neg[0]]}")
+    switch = np.flatnonzero((sf > 0) & (np.asarray(topology.kinds) == SWITCH))
+    if switch.size:
+        raise MappingError(f"slots put {s[switch[0]]} process(es) on switch {topology.names[switch[0]]!r}; "
+                           "processes run on hosts only")
+    return s.astype(np.int64)
 
 
 def as_topology(topology):

@@ -4,8 +4,8 @@
 A hand-written trace is parsed to the graph its lines give by hand (no SMPI needed).  With SMPI:
 the traced graph of a program calling every collective equals, pair by pair and byte for byte, its
 point-to-point message plus the messages SMPI itself sent for the collectives (its Paje trace with
-``tracing/smpi/internals``), under the default selector and under named algorithms; and the ``colls`` proxy's trace equals the graph
-written out by hand.
+``tracing/smpi/internals``), under the default selector and under named algorithms; and the ``colls``
+proxy's trace equals the graph written out by hand.
 """
 
 import collections
@@ -49,7 +49,7 @@ SIZES = {0: 8, 1: 4, 6: 1}  # double, int, byte (SMPI's numbers are measured in 
 def test_snippet_parsed_to_the_algorithms_messages(tmp_path):
     # 4 ranks, SMPI 3.32 syntax: bcast COUNT ROOT TYPE; allreduce COUNT COMP TYPE; alltoall SCOUNT RCOUNT STYPE
     # RTYPE; isend PEER TAG COUNT TYPE; barrier (0 bytes)
-    lines = [[f"bcast 100 1 6", "allreduce 10 0 0", "alltoall 7 7 1 1", "barrier"] for _ in range(4)]
+    lines = [["bcast 100 1 6", "allreduce 10 0 0", "alltoall 7 7 1 1", "barrier"] for _ in range(4)]
     lines[0].append("isend 3 0 5 1")
     index = _write_trace(tmp_path, lines)
     g, summary = read_ti_trace(index, 4, SIZES)
@@ -175,7 +175,8 @@ def _smpirun(env, exe, args, n, extra, tmp_path, *, paje=False):
     out = tmp_path / ("paje" if paje else "ti")
     out.mkdir(exist_ok=True)
     trace = (["-trace", f"--cfg=tracing/filename:{out}/paje.trace", "--cfg=tracing/smpi/internals:yes",
-              "--cfg=tracing/smpi/display-sizes:yes"] if paje else ["-trace-ti", f"--cfg=tracing/filename:{out}/ti.txt"])
+              "--cfg=tracing/smpi/display-sizes:yes"] if paje
+             else ["-trace-ti", f"--cfg=tracing/filename:{out}/ti.txt"])
     subprocess.run(["smpirun", *trace, "-np", str(n), "-platform", env["platform"], "-hostfile", str(hf),
                     "--cfg=network/model:CM02", "--cfg=smpi/simulate-computation:0", *extra, exe, *args],
                    check=True, capture_output=True, timeout=300)

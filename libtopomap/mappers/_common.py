@@ -5,42 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..commgraph import CommGraph, as_commgraph
-from ..errors import ArgumentError, ArgumentTypeError, CommGraphError, MappingError
+from ..errors import CommGraphError, MappingError
 from ..mapping import Mapping
-from ..topology import SWITCH
+from ..validation import check_seed, check_slots
 
 __all__ = ["prepare", "finish", "check_slots", "slot_list", "settle_domain"]
-
-
-def check_slots(topology, slots):
-    """Validate per-vertex usable slots (default ``topology.slots``) -> ``int64`` array."""
-    if slots is None:
-        return topology.slots.astype(np.int64)
-    s = np.asarray(slots)
-    if s.shape != (topology.n_vertices,):
-        raise MappingError(f"slots must have one entry per vertex ({topology.n_vertices}), got shape {s.shape}")
-    sf = s.astype(np.float64)
-    if not np.all(np.isfinite(sf)) or np.any(sf != np.round(sf)):
-        raise MappingError("slots must be integers")
-    neg = np.flatnonzero(sf < 0)
-    if neg.size:
-        raise MappingError(f"vertex {topology.names[neg[0]]!r} has negative slots {s[neg[0]]}")
-    switch = np.flatnonzero((sf > 0) & (np.asarray(topology.kinds) == SWITCH))
-    if switch.size:
-        raise MappingError(f"slots put {s[switch[0]]} process(es) on switch {topology.names[switch[0]]!r}; "
-                           "processes run on hosts only")
-    return s.astype(np.int64)
-
-
-def check_seed(seed):
-    """``seed`` must be None or a non-negative integer (what :func:`numpy.random.default_rng` takes)."""
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ArgumentTypeError(f"seed must be a non-negative integer or None, got {seed!r}")
-    if seed < 0:
-        raise ArgumentError(f"seed must be a non-negative integer, got {seed}")
-    return int(seed)
 
 
 def prepare(topology, graph, slots, seed):

@@ -93,7 +93,7 @@ class MappingProblem:
     def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
                  iterations=None, total_budget=None, routing=None, concentration=None):
         # the door of every mapping race: checked here once, trusted by construct, refine and polish
-        from ..mappers._common import check_slots
+        from ..validation import check_slots
         from ..routing import get_routing
 
         graph = check_graph(graph)

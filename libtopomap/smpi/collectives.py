@@ -91,13 +91,15 @@ def algorithms_of(config):
         key, value = opt[len("--cfg=smpi/"):].split(":", 1)
         if key == "coll-selector" and value != "default":
             raise ArgumentError(f"--cfg=smpi/coll-selector:{value}: only SMPI's default selector is modelled in the "
-                                "traced graph; name the algorithms (--cfg=smpi/<collective>:<algorithm>) or give --graph")
+                                "traced graph; name the algorithms (--cfg=smpi/<collective>:<algorithm>) "
+                                "or give --graph")
         if key in MODELLED:
             if value not in MODELLED[key]:
                 raise ArgumentError(f"--cfg=smpi/{key}:{value}: this {key} algorithm is not modelled in the traced "
                                     f"graph; modelled: {', '.join(MODELLED[key])} (or give --graph)")
             out[key] = value
-        elif key in ("gather", "allgatherv", "alltoallv", "scatter", "reduce_scatter", "barrier") and value != "default":
+        elif (key in ("gather", "allgatherv", "alltoallv", "scatter", "reduce_scatter", "barrier")
+              and value != "default"):
             raise ArgumentError(f"--cfg=smpi/{key}:{value}: only SMPI's default {key} is modelled in the traced graph")
     return out
 
@@ -237,7 +239,8 @@ def collective_sends(call, fields, me, nprocs, size_of, algorithms=None):
     if name in ("alltoall", "allgather"):
         b = int(f[0]) * size_of(int(f[2]) if len(f) > 2 else None)
         choice = alg.get(name, "default")
-        if name == "alltoall" and (choice == "bruck" or (choice in ("default", "ompi") and _ompi_alltoall_is_bruck(p, b))):
+        bruck = choice == "bruck" or (choice in ("default", "ompi") and _ompi_alltoall_is_bruck(p, b))
+        if name == "alltoall" and bruck:
             offsets, blocks = _bruck_blocks(p)
             return [(me + d) % p for d in offsets], [k * b for k in blocks]
         return _others(p, me, b)
