@@ -226,5 +226,5 @@ def test_validation_module_is_small_and_public():
     import libtopomap.validation as v
 
     assert set(v.__all__) == {"check_choice", "check_choices", "check_seed", "check_seconds", "check_count",
-                              "check_bytes", "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"}
+                              "check_bytes", "check_slots", "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"}
     assert pathlib.Path(v.__file__).name == "validation.py"
