@@ -21,6 +21,7 @@ unless ``compute=True``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -252,10 +253,8 @@ def _run_group(cmd, timeout, what):
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException as e:  # the timeout, or an interrupt: no simulation outlives its run
-        try:
+        with contextlib.suppress(ProcessLookupError):  # the group ended on its own meanwhile
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.communicate()
         if isinstance(e, subprocess.TimeoutExpired):
             raise SmpiError(f"{what} did not finish within {timeout:g} s under smpirun") from None
