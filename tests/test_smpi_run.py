@@ -172,6 +172,8 @@ def test_cli_run_end_to_end(bins, tmp_path, capsys, monkeypatch):
     cpu = out["phases_cpu"]
     assert set(cpu) == set(out["phases"]) and cpu["run_before"] > 0 and cpu["run_after"] > 0
     assert cpu["total"] >= sum(v for k, v in cpu.items() if k != "total") - 1e-6
+    # the race stopped at the lower bound, not at its wall-clock budget: the winner does not depend on the load
+    assert out["skipped"] and all("reached the lower bound" in r for r in out["skipped"])
 
 
 def _one_line_error(capsys, argv, rc_expected):

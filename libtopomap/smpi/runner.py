@@ -100,6 +100,10 @@ class SmpiRunResult:
     phases_cpu : dict
         CPU seconds (user + system) of the same phases, this process's and its smpirun children's: on a
         shared machine the wall time grows with the load, the CPU time does not.
+    skipped : list of str
+        Why candidates of the race did not run: one reached the lower bound (nothing can beat it), or the
+        race's wall-clock budget ran out (on a loaded machine, or while numba compiles on a first run): then
+        the winner can differ from run to run.
     placement_before, placement_after : list of str
         Host of every rank.
     platform : dict
@@ -119,6 +123,7 @@ class SmpiRunResult:
     placement_after: list
     platform: dict = field(default_factory=dict)
     phases_cpu: dict = field(default_factory=dict)
+    skipped: list = field(default_factory=list)
 
     def to_dict(self, *, with_output=False):
         """JSON-ready dict (``with_output``: keep each run's stdout)."""
@@ -142,7 +147,7 @@ class SmpiRunResult:
             f"{self.graph['bytes']:.6g} bytes in {self.graph['messages']} messages",
             "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
             "CPU time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_cpu.items()),
-        ])
+        ] + [f"not run: {r}" for r in self.skipped])
 
 
 def _cpu_seconds():
@@ -487,4 +492,4 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
             "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
     return SmpiRunResult(before, after, before.time / after.time if after.time > 0 else float("inf"),
                          result.winner.label, info.routing, m_before, m_after, gsum, phases.wall, before_hosts,
-                         after_hosts, plat, phases.cpu)
+                         after_hosts, plat, phases.cpu, [s.reason for s in result.skipped])
