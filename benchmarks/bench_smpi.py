@@ -211,7 +211,7 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
         with open(hf, "w") as f:
             f.write("".join(f"{names[int(v)]}\n" for v in p))
         s = run_once(exe, args, platform=info.path, hostfile=hf, nprocs=ranks, trace=trace, timeout=ctx["timeout"])
-        sims[key] = (s.time, s.wall)
+        sims[key] = (s.time, s.wall, s.cpu)
         return sims[key]
 
     # the graph: SMPI's trace of the launcher-order run, once per (app, ranks)
@@ -266,11 +266,12 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
 
     for k, (p, map_s, strat) in placements.items():
         try:
-            t, wall = simulate(p)
+            t, wall, cpu = simulate(p)
         except SmpiError as e:
             row["placements"][k] = {"error": str(e)}
             continue
-        row["placements"][k] = {"time": t, "sim_wall": round(wall, 2), "map_s": round(map_s, 2), "strategy": strat,
+        row["placements"][k] = {"time": t, "sim_wall": round(wall, 2), "sim_cpu": round(cpu, 2),
+                                "map_s": round(map_s, 2), "strategy": strat,
                                 **metrics(restricted, g, p, prouting)}
     ok = {k: v for k, v in row["placements"].items() if "time" in v}
     T = {k: v["time"] for k, v in ok.items()}

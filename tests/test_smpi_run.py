@@ -171,6 +171,7 @@ def test_cli_run_end_to_end(bins, tmp_path, capsys, monkeypatch):
     # CPU seconds per phase: the smpiruns' own (children of this process) count in theirs
     cpu = out["phases_cpu"]
     assert set(cpu) == set(out["phases"]) and cpu["run_before"] > 0 and cpu["run_after"] > 0
+    assert 0 < out["before"]["cpu"] <= cpu["run_before"] + 1e-6 and 0 < out["after"]["cpu"] <= cpu["run_after"] + 1e-6
     assert cpu["total"] >= sum(v for k, v in cpu.items() if k != "total") - 1e-6
     # the race stopped at the lower bound, not at its wall-clock budget: the winner does not depend on the load
     assert out["skipped"] and all("reached the lower bound" in r for r in out["skipped"])

@@ -66,6 +66,8 @@ class Simulation:
     result : dict or None
         The program's ``LTM_RESULT`` fields.
     stdout : str
+    cpu : float
+        CPU seconds (user + system) of the smpirun and its simulation.
     """
 
     time: float
@@ -74,6 +76,7 @@ class Simulation:
     hostfile: str
     result: dict | None = None
     stdout: str = ""
+    cpu: float = 0.0
 
 
 @dataclass
@@ -150,6 +153,12 @@ class SmpiRunResult:
         ] + [f"not run: {r}" for r in self.skipped])
 
 
+def _children_cpu():
+    """User + system seconds of this process's finished children (the smpiruns)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def _cpu_seconds():
     """User + system seconds of this process and of its finished children (the smpiruns)."""
     t = os.times()
@@ -220,9 +229,9 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
         cmd.append("--cfg=smpi/simulate-computation:0")
     cmd += list(extra_config)
     cmd += [binary, *map(str, args)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _children_cpu()
     res = _run_group(cmd, timeout, os.path.basename(binary))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     # smpirun exits 0 when the program calls MPI_Abort or a rank never reaches MPI_Finalize
     status = (f"exit status {res.returncode}" if res.returncode != 0 else
               "called MPI_Abort" if "MPI_Abort was called" in res.stderr else
@@ -239,7 +248,7 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
         t = end
     if t is None:
         raise SmpiError(f"{os.path.basename(binary)}: no simulated time in smpirun's output: {tail(res.stderr)}")
-    return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout)
+    return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout, cpu)
 
 
 def _run_group(cmd, timeout, what):
