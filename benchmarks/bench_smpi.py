@@ -411,9 +411,10 @@ def main(argv=None):
     t_start = time.perf_counter()
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if 4096 not in sizes:
-        skipped.append("4,096 hosts: not run by default (a 4,096-rank SMPI run takes 9-25 s on trees and 2.5 GB, "
-                       "x about 8 placements x 2 apps x 5 networks x 2 allocations is over an hour on this "
-                       "shared 2-core machine); --sizes 4096 runs it")
+        skipped.append("4,096 hosts: not run by default (one 4,096-rank halo simulation on the 16x16x16 torus had "
+                       "used 173 CPU s and 1.9 GB unfinished, and 1,024-rank ones take 4-67 CPU s, x about 8 "
+                       "placements x 5 networks x 2 allocations: hours on this shared 2-core machine); "
+                       "--sizes 4096 runs it")
     if not HAVE_DMODK:
         skipped.append("dmodk routing (platform and mapping) on trees: not in libtopomap.routing.ROUTING_MODELS on "
                        "this branch (branch fabricroute adds it); trees use the platform's `table` routing "
