@@ -212,7 +212,7 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
         with open(hf, "w") as f:
             f.write("".join(f"{names[int(v)]}\n" for v in p))
         s = run_once(exe, args, platform=info.path, hostfile=hf, nprocs=ranks, trace=trace, timeout=ctx["timeout"])
-        sims[key] = (s.time, s.wall)
+        sims[key] = (s.time, s.wall, s.cpu)
         return sims[key]
 
     # the graph: SMPI's trace of the launcher-order run, once per (app, ranks)
@@ -267,11 +267,12 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
 
     for k, (p, map_s, strat) in placements.items():
         try:
-            t, wall = simulate(p)
+            t, wall, cpu = simulate(p)
         except SmpiError as e:
             row["placements"][k] = {"error": str(e)}
             continue
-        row["placements"][k] = {"time": t, "sim_wall": round(wall, 2), "map_s": round(map_s, 2), "strategy": strat,
+        row["placements"][k] = {"time": t, "sim_wall": round(wall, 2), "sim_cpu": round(cpu, 2),
+                                "map_s": round(map_s, 2), "strategy": strat,
                                 **metrics(restricted, g, p, prouting)}
     ok = {k: v for k, v in row["placements"].items() if "time" in v}
     T = {k: v["time"] for k, v in ok.items()}
@@ -429,9 +430,10 @@ def main(argv=None):
     t_start = time.perf_counter()
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if 4096 not in sizes:
-        skipped.append("4,096 hosts: not run by default (a 4,096-rank SMPI run takes 9-25 s on trees and 2.5 GB, "
-                       "x about 8 placements x 2 apps x 5 networks x 2 allocations is over an hour on this "
-                       "shared 2-core machine); --sizes 4096 runs it")
+        skipped.append("4,096 hosts: not run by default (one 4,096-rank halo simulation on the 16x16x16 torus had "
+                       "used 173 CPU s and 1.9 GB unfinished, and 1,024-rank ones take 4-67 CPU s, x about 8 "
+                       "placements x 5 networks x 2 allocations: hours on this shared 2-core machine); "
+                       "--sizes 4096 runs it")
     if not HAVE_DMODK:
         skipped.append("dmodk routing (platform and mapping) on trees: not in libtopomap.routing.ROUTING_MODELS on "
                        "this branch (branch fabricroute adds it); trees use the platform's `table` routing "

@@ -177,6 +177,13 @@ def test_cli_run_end_to_end(bins, tmp_path, capsys, monkeypatch):
     assert out["after"]["time"] < out["before"]["time"]
     assert out["metrics_after"]["hop_bytes"] < out["metrics_before"]["hop_bytes"]
     assert set(out["phases"]) == {"platform", "run_before", "trace", "mapping", "run_after", "total"}
+    # CPU seconds per phase: the smpiruns' own (children of this process) count in theirs
+    cpu = out["phases_cpu"]
+    assert set(cpu) == set(out["phases"]) and cpu["run_before"] > 0 and cpu["run_after"] > 0
+    assert 0 < out["before"]["cpu"] <= cpu["run_before"] + 1e-6 and 0 < out["after"]["cpu"] <= cpu["run_after"] + 1e-6
+    assert cpu["total"] >= sum(v for k, v in cpu.items() if k != "total") - 1e-6
+    # the race stopped at the lower bound, not at its wall-clock budget: the winner does not depend on the load
+    assert out["skipped"] and all("reached the lower bound" in r for r in out["skipped"])
 
 
 def _one_line_error(capsys, argv, rc_expected):
@@ -214,3 +221,39 @@ def test_bad_inputs_one_line(bins, tmp_path, capsys, monkeypatch):
     assert "install libsimgrid-dev" in _one_line_error(capsys, base + ["--", bins["halo"]], 1)
     monkeypatch.setenv("SMPICC", str(tmp_path / "no-smpicc"))
     assert "install libsimgrid-dev" in _one_line_error(capsys, ["smpi", "build", "-o", str(tmp_path / "b")], 1)
+
+
+def test_timeout_kills_the_simulation(tmp_path, platforms):
+    """smpirun is a script that starts smpimain: a timeout must end the simulation too, not leave it orphaned."""
+    import time
+
+    from libtopomap.smpi import run_once
+    from libtopomap.smpi.build import SmpiError
+
+    src = tmp_path / "spin.c"
+    src.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); volatile long x = 0;\n"
+                   "for (;;) x++; MPI_Finalize(); return 0; }\n")
+    exe = tmp_path / "spin-forever"
+    subprocess.run(["smpicc", "-o", str(exe), str(src)], check=True, capture_output=True)
+    _, info = platforms["ring"]
+    hf = tmp_path / "hosts"
+    hf.write_text("n0\nn1\n")
+    with pytest.raises(SmpiError, match="did not finish within 3 s"):
+        run_once(str(exe), platform=info.path, hostfile=str(hf), nprocs=2, timeout=3)
+
+    def alive():
+        out = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if str(exe).encode() in f.read():
+                        out.append(pid)
+            except OSError:
+                pass
+        return out
+
+    for _ in range(50):  # SIGKILL is delivered at once; the kernel reaps within moments
+        if not alive():
+            break
+        time.sleep(0.1)
+    assert not alive()

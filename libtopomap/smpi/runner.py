@@ -8,6 +8,7 @@ map, rerun: ``smpi run``".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -54,6 +55,8 @@ class Simulation:
     result : dict or None
         The program's ``LTM_RESULT`` fields.
     stdout : str
+    cpu : float
+        CPU seconds (user + system) of the smpirun and its simulation.
     """
 
     time: float
@@ -62,6 +65,7 @@ class Simulation:
     hostfile: str
     result: dict | None = None
     stdout: str = ""
+    cpu: float = 0.0
 
 
 @dataclass
@@ -86,6 +90,13 @@ class SmpiRunResult:
         not_expanded, unknown_datatypes`` (:class:`~libtopomap.smpi.TraceSummary`).
     phases : dict
         Wall seconds of ``platform``, ``run_before``, ``trace``, ``mapping``, ``run_after``, ``total``.
+    phases_cpu : dict
+        CPU seconds (user + system) of the same phases, this process's and its smpirun children's: on a
+        shared machine the wall time grows with the load, the CPU time does not.
+    skipped : list of str
+        Why candidates of the race did not run: one reached the lower bound (nothing can beat it), or the
+        race's wall-clock budget ran out (on a loaded machine, or while numba compiles on a first run): then
+        the winner can differ from run to run.
     placement_before, placement_after : list of str
         Host of every rank.
     platform : dict
@@ -104,6 +115,8 @@ class SmpiRunResult:
     placement_before: list
     placement_after: list
     platform: dict = field(default_factory=dict)
+    phases_cpu: dict = field(default_factory=dict)
+    skipped: list = field(default_factory=list)
 
     def to_dict(self, *, with_output=False):
         """JSON-ready dict (``with_output``: keep each run's stdout)."""
@@ -127,7 +140,44 @@ class SmpiRunResult:
             f"{self.graph['bytes']:.6g} bytes: {self.graph['messages']} point-to-point messages, "
             f"{self.graph.get('collective_bytes', 0):.6g} bytes of collectives",
             "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
-        ])
+            "CPU time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_cpu.items()),
+        ] + [f"not run: {r}" for r in self.skipped])
+
+
+def _children_cpu():
+    """User + system seconds of this process's finished children (the smpiruns)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def _cpu_seconds():
+    """User + system seconds of this process and of its finished children (the smpiruns)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class _Phases:
+    """Wall and CPU seconds of consecutive phases: ``start(name)`` ends the previous one."""
+
+    def __init__(self):
+        self.wall, self.cpu = {}, {}
+        self._t0, self._c0 = time.perf_counter(), _cpu_seconds()
+        self._name = None
+
+    def start(self, name):
+        self.stop()
+        self._name, self._start = name, (time.perf_counter(), _cpu_seconds())
+
+    def stop(self):
+        if self._name is not None:
+            self.wall[self._name] = time.perf_counter() - self._start[0]
+            self.cpu[self._name] = _cpu_seconds() - self._start[1]
+        self._name = None
+
+    def total(self):
+        self.stop()
+        self.wall["total"] = time.perf_counter() - self._t0
+        self.cpu["total"] = _cpu_seconds() - self._c0
 
 
 def _clean_stderr(text):
@@ -170,14 +220,9 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
         cmd.append("--cfg=smpi/simulate-computation:0")
     cmd += list(extra_config)
     cmd += [binary, *map(str, args)]
-    t0 = time.perf_counter()
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SmpiError(f"{os.path.basename(binary)} did not finish within {timeout:g} s under smpirun") from None
-    except OSError as e:
-        raise SmpiError(f"cannot start smpirun: {e}") from None
-    wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), _children_cpu()
+    res = _run_group(cmd, timeout, os.path.basename(binary))
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     # smpirun exits 0 when the program calls MPI_Abort or a rank never reaches MPI_Finalize
     status = (f"exit status {res.returncode}" if res.returncode != 0 else
               "called MPI_Abort" if "MPI_Abort was called" in res.stderr else
@@ -194,7 +239,32 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
         t = end
     if t is None:
         raise SmpiError(f"{os.path.basename(binary)}: no simulated time in smpirun's output: {tail(res.stderr)}")
-    return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout)
+    return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout, cpu)
+
+
+def _run_group(cmd, timeout, what):
+    """Run ``cmd`` in its own process group -> CompletedProcess; on timeout kill the whole group.
+
+    smpirun is a shell script that starts ``smpimain``: killing smpirun alone (what
+    ``subprocess.run(timeout=)`` does) leaves the simulation running, orphaned, for as long as it takes.
+    """
+    import signal
+
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    except OSError as e:
+        raise SmpiError(f"cannot start smpirun: {e}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException as e:  # the timeout, or an interrupt: no simulation outlives its run
+        with contextlib.suppress(ProcessLookupError):  # the group ended on its own meanwhile
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise SmpiError(f"{what} did not finish within {timeout:g} s under smpirun") from None
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 _DTYPE_CACHE = {}
@@ -323,8 +393,7 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     from ..rankfiles import Allocation, allocation_topology, read_allocation
     from .platform import write_platform
 
-    t_start = time.perf_counter()
-    phases = {}
+    phases = _Phases()
     require_tool("smpirun")
     binary = _program(app)
     nprocs = int(nprocs)
@@ -351,23 +420,22 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     wd = tempfile.mkdtemp(prefix="ltm-smpi-") if own else os.path.abspath(workdir)
     os.makedirs(wd, exist_ok=True)
     try:
-        t0 = time.perf_counter()
+        phases.start("platform")
         # format auto: a TORUS cluster (XML) where it provably matches, else the next-hop table zone (a
         # platform library: hosts x vertices bytes) for destination-based routings, else explicit routes (XML)
         info = write_platform(topology, os.path.join(wd, "platform"), routing=routing, bandwidth=bandwidth,
                               latency=latency, hosts=list(alloc.hosts), format="auto", outdir=proxies_dir)
-        phases["platform"] = time.perf_counter() - t0
+        phases.stop()
         sizes = datatype_sizes(proxies_dir) if graph is None else None
         hf_before = os.path.join(wd, "hostfile.launcher")
         _write_hostfile(hf_before, before_hosts)
         index = os.path.join(wd, "trace", "ti.txt") if graph is None else None
         if index:
             os.makedirs(os.path.dirname(index), exist_ok=True)
-        t0 = time.perf_counter()
+        phases.start("run_before")
         before = run_once(binary, args, platform=info.path, hostfile=hf_before, nprocs=nprocs, trace=index,
                           compute=compute, timeout=timeout, extra_config=extra_config)
-        phases["run_before"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        phases.start("trace")
         if graph is None:
             g, tr = read_ti_trace(index, nprocs, sizes, algorithms=algorithms_of(extra_config))
             if g.n_edges == 0:
@@ -381,9 +449,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
             if g.n != nprocs:
                 raise ArgumentError(f"the graph has {g.n} processes but the run has {nprocs} ranks")
             tr = {"messages": None, "bytes": float(g.weights.sum()), "collectives": {}, "unknown_datatypes": []}
-        phases["trace"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
+        phases.start("mapping")
         from ..portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio
         from ..vocabulary import STRATEGIES
 
@@ -398,21 +465,20 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         after_hosts = [names[int(v)] for v in mapped]
         m_before = evaluate(restricted, g, launch, routing=info.routing)
         m_after = evaluate(restricted, g, mapped, routing=info.routing)
-        phases["mapping"] = time.perf_counter() - t0
+        phases.stop()
 
         from ..rankfiles import emit_slurm_hostfile
 
         hf_after = os.path.join(wd, "hostfile.mapped")
         with open(hf_after, "w") as f:
             f.write(emit_slurm_hostfile(after_hosts, alloc))
-        t0 = time.perf_counter()
+        phases.start("run_after")
         after = run_once(binary, args, platform=info.path, hostfile=hf_after, nprocs=nprocs, compute=compute,
                          timeout=timeout, extra_config=extra_config)
-        phases["run_after"] = time.perf_counter() - t0
     finally:
         if own:
             shutil.rmtree(wd, ignore_errors=True)
-    phases["total"] = time.perf_counter() - t_start
+    phases.total()
     if own:
         before.hostfile = after.hostfile = None
     gsum = {"processes": g.n, "edges": g.n_edges, "bytes": float(g.weights.sum()), "messages": tr["messages"],
@@ -422,5 +488,5 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     plat = {"path": None if own else info.path, "routes": info.routes, "bytes": info.bytes, "seconds": info.seconds,
             "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
     return SmpiRunResult(before, after, before.time / after.time if after.time > 0 else float("inf"),
-                         result.winner.label, info.routing, m_before, m_after, gsum, phases, before_hosts,
-                         after_hosts, plat)
+                         result.winner.label, info.routing, m_before, m_after, gsum, phases.wall, before_hosts,
+                         after_hosts, plat, phases.cpu, [s.reason for s in result.skipped])
