@@ -182,8 +182,9 @@ def test_cli_run_end_to_end(bins, tmp_path, capsys, monkeypatch):
     assert set(cpu) == set(out["phases"]) and cpu["run_before"] > 0 and cpu["run_after"] > 0
     assert 0 < out["before"]["cpu"] <= cpu["run_before"] + 1e-6 and 0 < out["after"]["cpu"] <= cpu["run_after"] + 1e-6
     assert cpu["total"] >= sum(v for k, v in cpu.items() if k != "total") - 1e-6
-    # the race stopped at the lower bound, not at its wall-clock budget: the winner does not depend on the load
-    assert out["skipped"] and all("reached the lower bound" in r for r in out["skipped"])
+    # no candidate was cut by the wall-clock budget (the winner does not depend on the load); with the halo's
+    # timing Reduce in the traced graph no candidate reaches the lower bound, so every one runs
+    assert all("reached the lower bound" in r for r in out["skipped"])
 
 
 def _one_line_error(capsys, argv, rc_expected):
