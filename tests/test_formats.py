@@ -72,6 +72,9 @@ def test_ltm_switch_rule_options():
     ("num: 2 w\n0 a\n1 b\n0 1\n1 0\n", 4, "no capacity"),
     ("num: 2\n0 a\n1 b\n0 1(2)\n1 0(2)\n", 4, "header has no 'w'"),
     ("num: 3\n0 a\n1 b\n2 c\n0 1\n1 0\n2\n", None, "not all connected"),
+    ("num: 2\n0 a\n1 b\n0 1\n1 0\n# libtopomap: {\"dims\": [2,\n", 6, "attributes .* are not JSON"),
+    ("num: 2\n0 a\n1 b\n0 1\n1 0\n# libtopomap: [2, 1]\n", 6, "must be a JSON object"),
+    ("num: 2\n0 a\n1 b\n# libtopomap: {}\n0 1\n1 0\n#libtopomap: {}\n", 7, r"attributes given twice \(first on line 4\)"),
 ])
 def test_ltm_errors_report_file_and_line(tmp_path, text, line, match):
     p = tmp_path / "bad.ltm"
@@ -93,6 +96,28 @@ def test_ltm_round_trip_and_name_from_basename(tmp_path):
     t2 = load(p)
     assert t2 == t
     assert t2.name == "my-fat-tree"
+
+
+def test_ltm_keeps_generator_attributes(tmp_path):
+    """A generated torus written as .ltm reads back with its generator and dims (a last comment line,
+    after the lines LibTopoMap reads), so it is routed as a grid, not by table; other comments are
+    skipped, and attributes JSON cannot hold are left out."""
+    t = torus("4x3")
+    p = tmp_path / "t.ltm"
+    save(p, t)
+    lines = p.read_text().splitlines()
+    assert len(lines) == 1 + 2 * 12 + 1 and lines[-1] == '# libtopomap: {"generator": "torus", "dims": [4, 3]}'
+    t2 = load(p)
+    assert t2 == t and t2.attrs == {"generator": "torus", "dims": [4, 3], "source": str(p)}
+    assert t2.distances.kind == "grid" and t2.distances.grid_shape == t.distances.grid_shape
+    p.write_text("# a comment\n" + "\n".join(lines[:-1]) + "\n")  # no attributes: a table-routed graph
+    t3 = load(p)
+    assert t3 == t and t3.attrs == {"source": str(p)} and t3.distances.kind != "grid"
+    t.attrs.update(array=np.arange(3), thing=object(), nan=float("nan"))
+    buf = io.StringIO()
+    write_buffer(buf, t, "ltm")
+    assert buf.getvalue().splitlines()[-1] == ('# libtopomap: {"generator": "torus", "dims": [4, 3], '
+                                               '"array": [0, 1, 2]}')
 
 
 def test_ltm_weighted_round_trip(tmp_path):

@@ -34,6 +34,21 @@ def test_torus_dimension_order(dims, kind, tmp_path):
 
 
 @needs_simgrid
+@pytest.mark.parametrize("dims, kind", [("3x5", "TORUS"), ("4x4", "Full")])
+def test_torus_read_from_ltm_exports_as_generated(dims, kind, tmp_path):
+    """A torus saved as .ltm keeps its generator and dims: read back, it exports the same platform as the
+    generated torus (the TORUS zone where that routes as dimension-order), not next-hop tables."""
+    made = ltm.torus(dims)
+    ltm.save(tmp_path / "t.ltm", made)
+    read = ltm.load(tmp_path / "t.ltm")
+    check_routes(read, "dimension-order", tmp_path, zone_kind=kind)
+    a, b = write_platform(made, tmp_path / "made.xml"), write_platform(read, tmp_path / "read.xml")  # default routing
+    assert (a.zone, a.routing, a.hostnames) == (b.zone, b.routing, b.hostnames) == (kind, "dimension-order",
+                                                                                    a.hostnames)
+    assert (tmp_path / "made.xml").read_text() == (tmp_path / "read.xml").read_text()
+
+
+@needs_simgrid
 def test_torus_explicit_routes_on_an_odd_torus(tmp_path):
     check_routes(ltm.torus("3x5"), "dimension-order", tmp_path, zone_kind="Full", zone="full")
 

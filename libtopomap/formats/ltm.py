@@ -1,12 +1,14 @@
 """LibTopoMap's text topology format (the format of ``TPM_Read_topo`` in LibTopoMap 0.9b).
 
 The format has no switches or slots: a vertex whose name matches ``DEFAULT_SWITCH_PATTERN`` (or
-``switches=``) is a switch, every other a host with ``slots`` slots.  The grammar and the rule:
-docs/formats.rst, "LibTopoMap's text format".
+``switches=``) is a switch, every other a host with ``slots`` slots.  A generated topology's attributes
+(``generator``, ``dims``...) travel in a ``# libtopomap: {JSON}`` line after the vertex lines, so a torus
+read back is routed as a torus.  The grammar and the rule: docs/formats.rst, "LibTopoMap's text format".
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -20,6 +22,7 @@ __all__ = ["read_ltm", "write_ltm", "DEFAULT_SWITCH_PATTERN"]
 
 DEFAULT_SWITCH_PATTERN = r"^(S-|sw|switch|router|rtr)"
 _ENTRY = re.compile(r"^(-?\d+)(?:\(([^()]*)\))?$")
+_ATTRS = re.compile(r"^#\s*libtopomap:\s*(.*)$")
 
 
 def _switch_rule(switches):
@@ -60,9 +63,16 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
         trailing garbage.
     """
     lines = []
+    attrs, attrs_line = {}, None
     for lineno, raw in enumerate(file, 1):
         s = raw.strip().lstrip("\ufeff")
-        if s:
+        if s.startswith("#"):  # a comment; "# libtopomap: {...}" carries the attributes
+            m = _ATTRS.match(s)
+            if m:
+                if attrs_line is not None:
+                    raise FormatError(f"attributes given twice (first on line {attrs_line})", path=path, line=lineno)
+                attrs, attrs_line = _read_attrs(m.group(1), path, lineno), lineno
+        elif s:
             lines.append((lineno, s))
     if not lines:
         raise FormatError("empty file: expected 'num: <N>'", path=path, line=1)
@@ -154,9 +164,38 @@ def read_ltm(file, *, path="<stream>", switches=None, slots=1):
     sl = [0 if k == SWITCH else int(slots) for k in kinds]
     try:
         return Topology(names, np.array(links, dtype=np.int64).reshape(-1, 2), capacities=caps, slots=sl,
-                        kinds=kinds, name=_name_from_path(path), attrs={"source": str(path)})
+                        kinds=kinds, name=_name_from_path(path), attrs={**attrs, "source": str(path)})
     except TopologyError as e:
         raise FormatError(str(e), path=path) from None
+
+
+def _read_attrs(text, path, lineno):
+    """The JSON object of a ``# libtopomap:`` line."""
+    try:
+        attrs = json.loads(text)
+    except (ValueError, RecursionError):
+        raise FormatError(f"the attributes after '# libtopomap:' are not JSON: {text[:40]!r}", path=path,
+                          line=lineno) from None
+    if not isinstance(attrs, dict):
+        raise FormatError(f"the attributes after '# libtopomap:' must be a JSON object, got {text[:40]!r}",
+                          path=path, line=lineno)
+    return attrs
+
+
+def _attrs_text(attrs):
+    """``attrs`` as one line of JSON: the values JSON can hold (numpy ones as lists), not ``source``
+    (where the topology was read from), the others left out."""
+    keep = {}
+    for k, v in attrs.items():
+        if k == "source" or not isinstance(k, str):
+            continue
+        try:
+            text = json.dumps(v, default=lambda x: x.tolist() if hasattr(x, "tolist") else None, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        if text != "null" or v is None:  # not an object that turned into null
+            keep[k] = json.loads(text)
+    return json.dumps(keep, separators=(", ", ": ")) if keep else None
 
 
 def _name_from_path(path):
@@ -182,7 +221,8 @@ def write_ltm(topology, file):
     """Write a topology in LibTopoMap's format (weighted when any capacity differs from 1).
 
     Slots and kinds are not part of the format; see the module docstring for how they are read
-    back.
+    back.  The attributes JSON can hold go in a last line ``# libtopomap: {...}``, after the lines
+    LibTopoMap reads.
     """
     weighted = bool(np.any(topology.capacity != 1.0))
     n = topology.n_vertices
@@ -197,6 +237,9 @@ def write_ltm(topology, file):
         else:
             ents = " ".join(map(str, indices[lo:hi].tolist()))
         file.write(f"{v} {ents}\n".replace(" \n", "\n"))
+    text = _attrs_text(topology.attrs)
+    if text:
+        file.write(f"# libtopomap: {text}\n")
 
 
 def _number(c):
