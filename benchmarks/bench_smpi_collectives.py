@@ -1,16 +1,16 @@
 """SMPI: mapping a collective-only program (the ``fft`` proxy: Alltoall in row and column communicators)
-from its traced graph, with and without the collectives' messages.
+from its traced graph, by each trace of ``smpi run`` and from the program's true graph.
 
 For each topology (64 hosts) and a scrambled allocation, ``libtopomap.smpi.run`` on ``fft N ITERS`` with:
 
-* ``p2p only``: the point-to-point graph of the trace (what ``smpi run`` read before collectives were
-  expanded): the fft sends none, so nothing is mapped (the launcher's order is kept);
-* ``traced``: the trace with every collective expanded into SMPI's algorithm
-  (:mod:`libtopomap.smpi.collectives`), taken over ``MPI_COMM_WORLD`` since the trace names no
+* ``p2p only``: the point-to-point graph of the time-independent trace (what ``smpi run`` read before
+  collectives were expanded): the fft sends none, so nothing is mapped (the launcher's order is kept);
+* ``trace ti``: ``trace="ti"``, the time-independent trace with every collective expanded into SMPI's
+  algorithm (:mod:`libtopomap.smpi.collectives`), taken over ``MPI_COMM_WORLD`` since that trace names no
   communicator: the row and column Alltoalls become one 64-rank Alltoall;
-* ``Paje messages``: the messages SMPI's collectives sent in the launcher-order run, from its Paje trace
-  with ``tracing/smpi/internals`` (:func:`libtopomap.smpi.read_paje_collectives`; the fft sends no
-  point-to-point message), given with ``graph=``;
+* ``trace paje``: ``trace="paje"`` (the default), every message SMPI sent, from its Paje trace with
+  ``tracing/smpi/internals`` (:func:`libtopomap.smpi.read_paje_trace`): the sub-communicators' messages
+  where they went;
 * ``true graph``: the graph of the row and column Alltoalls given with ``graph=`` (what a
   communicator-aware trace would give).
 
@@ -22,15 +22,13 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import tempfile
 import time
 
 
 import libtopomap as ltm
 from libtopomap.smpi import build, run
-from libtopomap.smpi.runner import SMPI_CONFIG
-from libtopomap.smpi.traces import read_paje_collectives, read_ti_trace
+from libtopomap.smpi.traces import read_ti_trace
 
 
 def fft_graph(p, n, iters):
@@ -75,23 +73,11 @@ def main():
             with open(alloc, "w") as f:
                 f.write("".join(f"{h}\n" for h in hosts))
             true = fft_graph(p, a.n, a.iters)
-            traced_platform = None
-            for label, kw in (("traced", {}), ("Paje messages", None), ("true graph", {"graph": true})):
-                if kw is None:  # the launcher-order run again, with SMPI's Paje trace of its messages
-                    wd = os.path.join(d, "traced")
-                    t0 = time.perf_counter()
-                    subprocess.run(["smpirun", "-trace", f"--cfg=tracing/filename:{d}/paje.trace",
-                                    "--cfg=tracing/smpi/internals:yes", "--cfg=tracing/smpi/display-sizes:yes",
-                                    "-np", str(p), "-platform", traced_platform, "-hostfile",
-                                    os.path.join(wd, "hostfile.launcher"), *SMPI_CONFIG,
-                                    "--cfg=smpi/simulate-computation:0", bins["fft"], str(a.n), str(a.iters)],
-                                   check=True, capture_output=True)
-                    paje_s = time.perf_counter() - t0
-                    kw = {"graph": read_paje_collectives(f"{d}/paje.trace", p)}
+            for label, kw in (("trace ti", {"trace": "ti"}), ("trace paje", {"trace": "paje"}),
+                              ("true graph", {"graph": true})):
                 t0 = time.perf_counter()
                 res = run(bins["fft"], [str(a.n), str(a.iters)], topology=topo, nprocs=p, allocation=alloc,
                           ranks_per_host=1, workdir=os.path.join(d, label.replace(" ", "_")), **kw)
-                traced_platform = res.platform["path"]  # the "traced" run comes first; Paje reruns its platform
                 wall = time.perf_counter() - t0
                 # the same placements scored on the true graph
                 from libtopomap.metrics import evaluate
@@ -105,23 +91,24 @@ def main():
                              "collective_bytes": res.graph.get("collective_bytes"),
                              "before_s": res.before.time, "after_s": res.after.time, "speedup": res.speedup,
                              "strategy": res.strategy, "true_congestion_before": cong[0],
-                             "true_congestion_after": cong[1],
-                             "wall_s": wall + (paje_s if label == "Paje messages" else 0.0)})
-                if label == "traced":
-                    index = os.path.join(d, "traced", "trace", "ti.txt")
+                             "true_congestion_after": cong[1], "wall_s": wall,
+                             "cpu_s": res.phases_cpu.get("total")})
+                if label == "trace ti":
+                    index = os.path.join(d, "trace_ti", "trace", "ti.txt")
                     g, _ = read_ti_trace(index, p, None, collectives=False)
                     rows.append({"topology": tname, "graph": "p2p only", "edges": g.n_edges, "collective_bytes": 0,
                                  "before_s": res.before.time, "after_s": res.before.time, "speedup": 1.0,
                                  "strategy": "(nothing to map)", "true_congestion_before": cong[0],
-                                 "true_congestion_after": cong[0], "wall_s": 0.0})
+                                 "true_congestion_after": cong[0], "wall_s": 0.0, "cpu_s": 0.0})
             print(rows[-4:], flush=True)
     head = (f"fft proxy N={a.n} ITERS={a.iters}, {p} ranks, scrambled allocation (seed 1), SMPI CM02; "
             f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n\n"
             "| topology | graph mapped | edges | SMPI before (s) | SMPI after (s) | speed-up | strategy | "
-            "max congestion on the true graph before -> after | wall (s) |\n|---|---|---|---|---|---|---|---|---|\n")
+            "max congestion on the true graph before -> after | wall (s) | CPU (s) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(f"| {r['topology']} | {r['graph']} | {r['edges']} | {r['before_s']:.6e} | {r['after_s']:.6e} | "
                    f"{r['speedup']:.3f} | {r['strategy']} | {r['true_congestion_before']:.4g} -> "
-                   f"{r['true_congestion_after']:.4g} | {r['wall_s']:.1f} |\n" for r in rows)
+                   f"{r['true_congestion_after']:.4g} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} |\n" for r in rows)
     print(head + body)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out + ".md", "w") as f:

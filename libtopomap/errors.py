@@ -18,6 +18,7 @@ __all__ = [
     "SimGridUnavailable",
     "SmpiUnavailable",
     "SmpiError",
+    "Interrupted",
     "LibTopoMapWarning",
 ]
 
@@ -96,6 +97,28 @@ class SmpiUnavailable(LibTopoMapError, RuntimeError):
 
 class SmpiError(LibTopoMapError, RuntimeError):
     """An SMPI compilation or run failed; the message has the exit status and the last stderr lines."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGTERM, SIGHUP, SIGINT) stopped a run of an external program, which was ended first.
+
+    A :class:`KeyboardInterrupt`, like Python's own answer to SIGINT, so that ``except Exception``
+    does not swallow it; the command line exits with ``128 + signum``.
+
+    Parameters
+    ----------
+    signum : int
+        The signal.
+    what : str
+        What was running.
+    """
+
+    def __init__(self, signum, what):
+        import signal
+
+        self.signum = int(signum)
+        name = signal.Signals(self.signum).name if self.signum in signal.valid_signals() else str(signum)
+        super().__init__(f"{name} received: {what} stopped")
 
 
 class LibTopoMapWarning(UserWarning):

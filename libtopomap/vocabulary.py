@@ -15,7 +15,7 @@ from .errors import ChoiceError
 __all__ = ["REGISTRY", "check_choice", "describe", "HAVE_SCOTCH", "STRATEGIES", "TWISTED_STRATEGIES",
            "REFINEMENTS", "OBJECTIVES", "COLLECTIVES", "BCAST_ALGORITHMS", "COLLECTIVE_OBJECTIVES", "OPTIMIZERS",
            "ALLOCATIONS", "ROUTINGS", "FABRIC_FORMATS", "ROUTING_MODELS", "DEFAULT_ROUTING", "MULTIPATH_ROUTINGS",
-           "SOURCES", "LAUNCHER_FORMATS"]
+           "SOURCES", "LAUNCHER_FORMATS", "SMPI_TRACES"]
 
 try:  # pragma: no cover - depends on the environment
     HAVE_SCOTCH = importlib.util.find_spec("scotchpy") is not None
@@ -104,6 +104,12 @@ REGISTRY = {
         "hydra-config": ("MPICH Hydra's -hosts and -rankmap in a configuration file (mpiexec -configfile FILE): "
                          "one node per host"),
     },
+    "smpi-trace": {  # how ``smpi run`` takes the program's graph (:func:`libtopomap.smpi.run`)
+        "paje": ("SMPI's Paje trace: every message SMPI sent, collectives on any communicator and with any "
+                 "algorithm (bigger, slower to write)"),
+        "ti": ("SMPI's time-independent trace: point-to-point messages, and every collective as the messages "
+               "of its modelled algorithm over all ranks"),
+    },
     "fabric-format": {  # read by :mod:`libtopomap.adapters`
         "ibnetdiscover": "ibnetdiscover's topology dump",
         "ibnetdiscover-ports": "ibnetdiscover -p (one port per line)",
@@ -116,7 +122,7 @@ REGISTRY = {
 _WHAT = {"strategy": "strategy", "refinement": "refinement", "objective": "objective", "routing": "routing model",
          "collective": "collective", "collective-order": "optimizer", "collective-objective": "objective",
          "bcast-algorithm": "broadcast algorithm", "allocation": "allocation", "simgrid-routing": "routing",
-         "launcher-format": "launcher format", "fabric-format": "format"}
+         "launcher-format": "launcher format", "fabric-format": "format", "smpi-trace": "trace"}
 
 #: Mapping strategies every topology accepts (``"scotch"`` where scotchpy is installed); ``all`` races them.
 STRATEGIES = tuple(s for s in REGISTRY["strategy"] if s != "diagonal-shift" and (s != "scotch" or HAVE_SCOTCH))
@@ -141,6 +147,7 @@ MULTIPATH_ROUTINGS = ("ecmp", "oblivious", "valiant")
 #: How a topology was found: values of ``attrs["source"]`` (:mod:`libtopomap.autotopo`).
 SOURCES = ("file", "ibnetdiscover", "slurm", "xname", "single-switch")
 FABRIC_FORMATS = tuple(REGISTRY["fabric-format"])
+SMPI_TRACES = tuple(REGISTRY["smpi-trace"])
 LAUNCHER_FORMATS = tuple(REGISTRY["launcher-format"])
 
 

@@ -50,6 +50,7 @@ CLI_CHOICES = [
     ("collective", "--algorithm", "bcast-algorithm", set()),
     ("simulate", "--routing", "simgrid-routing", set()),
     ("ingest", "--format", "fabric-format", set()),
+    ("smpi run", "--trace", "smpi-trace", set()),
 ]
 
 

@@ -5,10 +5,12 @@ the number SimGrid 3.32 gives and compared for equality, and bad placements are 
 factor the model derives.
 """
 
+import contextlib
 import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 
 import numpy as np
@@ -102,9 +104,12 @@ def test_ring_optimum_and_derived_factor(bins, platforms, tmp_path):
               allocation=_scrambled(tmp_path, 16), proxies_dir=os.path.dirname(bins["halo"]))
     assert res.after.time == pytest.approx(RING_OPT, rel=1e-12)  # the mapping reaches the optimum exactly
     assert res.before.time > res.after.time and res.speedup > 1
-    # every halo message one hop; the traced graph also holds the 8-byte MPI_Reduce of the timing to rank 0
+    # every halo message one hop; the traced graph (SMPI's Paje trace) also holds the 8-byte MPI_Reduce of the
+    # timing to rank 0, and a 4-byte binomial broadcast from rank 0 that SMPI sends in no traced MPI call (when
+    # MPI_Cart_create makes its communicator, which the time-independent trace does not show)
     assert 1.0 < res.metrics_after["avg_dilation"] < 1.0001
-    assert res.graph["collectives"]["reduce"] == 16 and res.graph["collective_bytes"] == 15 * 8
+    assert res.graph["source"] == "smpi-trace-paje"
+    assert res.graph["collectives"]["reduce"] == 16 and res.graph["collective_bytes"] == 15 * 8 + 15 * 4
 
 
 def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
@@ -224,37 +229,91 @@ def test_bad_inputs_one_line(bins, tmp_path, capsys, monkeypatch):
     assert "install libsimgrid-dev" in _one_line_error(capsys, ["smpi", "build", "-o", str(tmp_path / "b")], 1)
 
 
-def test_timeout_kills_the_simulation(tmp_path, platforms):
-    """smpirun is a script that starts smpimain: a timeout must end the simulation too, not leave it orphaned."""
+@pytest.fixture(scope="module")
+def spin(tmp_path_factory):
+    """An SMPI program whose rank 0 never returns from computing."""
+    d = tmp_path_factory.mktemp("spin")
+    src = d / "spin.c"
+    src.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); volatile long x = 0;\n"
+                   "for (;;) x++; MPI_Finalize(); return 0; }\n")
+    exe = d / "spin-forever"
+    subprocess.run(["smpicc", "-o", str(exe), str(src)], check=True, capture_output=True)
+    return str(exe)
+
+
+def _processes_of(exe, pgids=()):
+    """{pid: pgid} of the live processes that run ``exe`` (on their command line) or sit in a group of
+    ``pgids`` (a /proc scan)."""
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                state, _, pgid = f.read().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+        if state != "Z" and (exe.encode() in cmdline or int(pgid) in pgids):
+            out[int(pid)] = int(pgid)
+    return out
+
+
+def _none_left(exe, pgids=()):
     import time
 
+    for _ in range(50):  # SIGKILL is delivered at once; the kernel reaps within moments
+        if not _processes_of(exe, pgids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_timeout_kills_the_simulation(tmp_path, platforms, spin):
+    """smpirun is a script that starts smpimain: a timeout must end the simulation too, not leave it orphaned."""
     from libtopomap.smpi import run_once
     from libtopomap.smpi.build import SmpiError
 
-    src = tmp_path / "spin.c"
-    src.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); volatile long x = 0;\n"
-                   "for (;;) x++; MPI_Finalize(); return 0; }\n")
-    exe = tmp_path / "spin-forever"
-    subprocess.run(["smpicc", "-o", str(exe), str(src)], check=True, capture_output=True)
     _, info = platforms["ring"]
     hf = tmp_path / "hosts"
     hf.write_text("n0\nn1\n")
     with pytest.raises(SmpiError, match="did not finish within 3 s"):
-        run_once(str(exe), platform=info.path, hostfile=str(hf), nprocs=2, timeout=3)
+        run_once(spin, platform=info.path, hostfile=str(hf), nprocs=2, timeout=3)
+    assert _none_left(spin)
 
-    def alive():
-        out = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if str(exe).encode() in f.read():
-                        out.append(pid)
-            except OSError:
-                pass
-        return out
 
-    for _ in range(50):  # SIGKILL is delivered at once; the kernel reaps within moments
-        if not alive():
-            break
-        time.sleep(0.1)
-    assert not alive()
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_to_smpi_run_ends_the_simulation(bins, spin, tmp_path, signum):
+    """SIGTERM or SIGINT to ``libtopomap smpi run`` while it simulates: the simulation (smpirun, smpimain, in
+    their own process group) ends with it, and the command says so in one line, exit status 128 + signal."""
+    import sys
+    import time
+
+    topo = tmp_path / "ring.ltm"
+    ltm.save(str(topo), ltm.torus((4,)))
+    env = {**os.environ, "LIBTOPOMAP_SMPI_DIR": os.path.dirname(bins["halo"])}
+    proc = subprocess.Popen([sys.executable, "-m", "libtopomap", "smpi", "run", "--topology", str(topo), "-n", "2",
+                             "--", spin], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:  # (the command's own line names spin too)
+            if running := {p: g for p, g in _processes_of(spin).items() if p != proc.pid}:
+                break
+            time.sleep(0.1)
+        assert running, "the simulation did not start"
+        pgids = set(running.values())
+        assert proc.pid not in pgids  # the simulation runs in its own group: a signal to it does not reach it
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    try:
+        assert proc.returncode == 128 + signum, err
+        assert err.strip() == (f"libtopomap smpi: {signal.Signals(signum).name} received: spin-forever under smpirun "
+                               "stopped")
+        assert _none_left(spin, pgids)
+    finally:  # a failed test leaves no simulation behind either
+        for g in pgids:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(g, signal.SIGKILL)

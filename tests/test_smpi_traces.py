@@ -16,7 +16,7 @@ import pytest
 
 from libtopomap.errors import ArgumentError, FormatError
 from libtopomap.smpi.collectives import algorithms_of
-from libtopomap.smpi.traces import read_paje_collectives, read_ti_trace
+from libtopomap.smpi.traces import read_paje_trace, read_ti_trace
 
 _SMPI = pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
                            reason="SimGrid's SMPI (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev")
@@ -170,16 +170,14 @@ def smpi_env(tmp_path_factory):
 
 
 def _smpirun(env, exe, args, n, extra, tmp_path, *, paje=False):
+    from libtopomap.smpi import run_once
+
     hf = tmp_path / "hosts"
     hf.write_text("".join(f"n{i % 8}\n" for i in range(n)))
     out = tmp_path / ("paje" if paje else "ti")
     out.mkdir(exist_ok=True)
-    trace = (["-trace", f"--cfg=tracing/filename:{out}/paje.trace", "--cfg=tracing/smpi/internals:yes",
-              "--cfg=tracing/smpi/display-sizes:yes"] if paje
-             else ["-trace-ti", f"--cfg=tracing/filename:{out}/ti.txt"])
-    subprocess.run(["smpirun", *trace, "-np", str(n), "-platform", env["platform"], "-hostfile", str(hf),
-                    "--cfg=network/model:CM02", "--cfg=smpi/simulate-computation:0", *extra, exe, *args],
-                   check=True, capture_output=True, timeout=300)
+    trace = {"paje": str(out / "paje.trace")} if paje else {"trace": str(out / "ti.txt")}
+    run_once(exe, args, platform=env["platform"], hostfile=str(hf), nprocs=n, extra_config=extra, timeout=300, **trace)
     return str(out / ("paje.trace" if paje else "ti.txt"))
 
 
@@ -197,10 +195,82 @@ def test_traced_graph_is_what_smpi_sent(smpi_env, tmp_path, n, extra):
     index = _smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path)
     p2p, _ = read_ti_trace(index, n, smpi_env["sizes"], collectives=False)
     assert _pairs(p2p) == {(0, n - 1): 36.0}  # the one MPI_Send of 9 ints
-    sent = collections.Counter(_pairs(read_paje_collectives(
-        _smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n)))
-    sent[0, n - 1] += 36
-    assert _pairs(g) == dict(sent)
+    sent, paje = read_paje_trace(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n)
+    assert _pairs(g) == _pairs(sent)
+    assert (paje["messages"], paje["bytes"], paje["collective_bytes"]) == (1, 36, summary["collective_bytes"])
+    assert paje["collectives"] == {k: v for k, v in summary["collectives"].items()}
+    only, _ = read_paje_trace(_smpirun(smpi_env, smpi_env["all"], [], n, extra, tmp_path, paje=True), n,
+                              point_to_point=False)  # the collectives' messages alone: all but the MPI_Send
+    expected = collections.Counter(_pairs(sent))
+    expected[0, n - 1] -= 36
+    assert _pairs(only) == {k: v for k, v in expected.items() if v}
+
+
+# every way to send one message, each with its own tag and size (100 x tag bytes) to the next rank
+_P2P = r"""
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int r, p; MPI_Comm_rank(MPI_COMM_WORLD, &r); MPI_Comm_size(MPI_COMM_WORLD, &p);
+  char *s = calloc(1 << 16, 1), *q = calloc(1 << 16, 1), *bb = malloc(1 << 17);
+  MPI_Buffer_attach(bb, 1 << 17);
+  MPI_Request rq[3];
+  int to = (r + 1) % p, from = (r + p - 1) % p;
+  for (int t = 1; t <= 12; t++) {  /* Send Ssend Bsend Rsend Isend Issend Irsend Ibsend Sendrecv Sendrecv_replace
+                                      Send_init+Start, 2 x Send_init+Startall */
+    int n = 100 * t, pre = t < 9 || t == 11;
+    if (pre) MPI_Irecv(q, n, MPI_BYTE, from, t, MPI_COMM_WORLD, &rq[0]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    switch (t) {
+    case 1: MPI_Send(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD); break;
+    case 2: MPI_Ssend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD); break;
+    case 3: MPI_Bsend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD); break;
+    case 4: MPI_Rsend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD); break;
+    case 5: MPI_Isend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); break;
+    case 6: MPI_Issend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); break;
+    case 7: MPI_Irsend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); break;
+    case 8: MPI_Ibsend(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); break;
+    case 9: MPI_Sendrecv(s, n, MPI_BYTE, to, t, q, n, MPI_BYTE, from, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+    case 10: MPI_Sendrecv_replace(s, n, MPI_BYTE, to, t, from, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+    case 11: MPI_Send_init(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]); MPI_Start(&rq[1]);
+             MPI_Wait(&rq[1], MPI_STATUS_IGNORE); MPI_Request_free(&rq[1]); break;
+    case 12: MPI_Send_init(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[1]);
+             MPI_Send_init(s, n, MPI_BYTE, to, t, MPI_COMM_WORLD, &rq[2]); MPI_Startall(2, &rq[1]);
+             MPI_Waitall(2, &rq[1], MPI_STATUSES_IGNORE); MPI_Request_free(&rq[1]); MPI_Request_free(&rq[2]);
+             MPI_Recv(q, n, MPI_BYTE, from, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+             MPI_Recv(q, n, MPI_BYTE, from, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+    }
+    if (pre) MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+  }
+  MPI_Buffer_detach(&bb, &r);
+  MPI_Finalize();
+  return 0;
+}
+"""
+
+
+@_SMPI
+def test_paje_point_to_point_is_the_time_independent_trace(smpi_env, tmp_path):
+    """SimGrid 3.32 draws some sends twice in the Paje trace (Ssend, the I*send calls, Sendrecv: once at the call,
+    once when the request starts; Sendrecv's first with the peer's rank for its process id): read_paje_trace
+    counts each message once, as the time-independent trace does."""
+    src = tmp_path / "p2p.c"
+    src.write_text(_P2P)
+    exe = tmp_path / "p2p"
+    subprocess.run(["smpicc", "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    n = 5
+    ti, ti_sum = read_ti_trace(_smpirun(smpi_env, str(exe), [], n, [], tmp_path), n, smpi_env["sizes"],
+                               collectives=False)
+    paje, paje_sum = read_paje_trace(_smpirun(smpi_env, str(exe), [], n, [], tmp_path, paje=True), n)
+    # every rank: one message of 100 x t bytes to the next for t = 1..11, two of 1,200
+    expected = {(r, (r + 1) % n): float(sum(100 * t for t in range(1, 12)) + 2 * 1200) for r in range(n)}
+    assert _pairs(paje) == expected
+    assert paje_sum["messages"] == 13 * n and paje_sum["bytes"] == n * expected[0, 1]
+    assert paje_sum["collectives"] == {"barrier": 12 * n}
+    # the time-independent trace writes MPI_Startall without its requests: those two messages are not in it
+    assert _pairs(ti) == {k: v - 2 * 1200 for k, v in expected.items()}
+    assert ti_sum["messages"] == 11 * n and ti_sum["not_expanded"] == {"startall": n}
 
 
 @_SMPI
@@ -234,11 +304,11 @@ def test_paje_collectives_of_sub_communicators(smpi_env, tmp_path):
     from libtopomap.smpi import build
 
     fft = build(["fft"], outdir=str(exe))["fft"]
-    sent = _pairs(read_paje_collectives(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path, paje=True), 4))
+    sent = _pairs(read_paje_trace(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path, paje=True), 4)[0])
     # plus MPI_Comm_split's and the timing's messages (internal tags too, a few bytes each)
     assert {k for k, v in sent.items() if v >= 8192} == {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
     assert all(v < 8192 + 64 for v in sent.values())
     g, _ = read_ti_trace(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4, smpi_env["sizes"])
     assert _pairs(g)[0, 3] == 2 * 8192.0
     with pytest.raises(FormatError, match="no PajeStartLink event definition"):
-        read_paje_collectives(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4)
+        read_paje_trace(_smpirun(smpi_env, fft, ["16", "1"], 4, [], tmp_path), 4)

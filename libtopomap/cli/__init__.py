@@ -106,6 +106,10 @@ def main(argv=None):
         where = f" {e.filename}" if getattr(e, "filename", None) else ""
         print(f"libtopomap {args.command}: error:{where} {e.strerror or e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:  # Ctrl-C, or libtopomap.errors.Interrupted: a signal during a simulation
+        signum = getattr(e, "signum", 2)  # SIGINT
+        print(f"libtopomap {args.command}: {e or 'SIGINT received'}", file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,7 @@
 """``libtopomap smpi run`` and ``libtopomap smpi build``: the measuring actions of the ``smpi`` group.
 
 ``libtopomap smpi run --topology T -n N [--allocation HOSTS] [--ranks-per-host K] [--strategy S]
-[--routing M] [--objective O] [--json] -- ./app ARGS`` runs an SMPI program in the launcher's order,
+[--routing M] [--objective O] [--trace paje|ti] [--json] -- ./app ARGS`` runs an SMPI program in the launcher's order,
 maps its traced graph and reruns it (:func:`libtopomap.smpi.run`); ``libtopomap smpi build [-o DIR]
 [NAME ...]`` compiles the proxy codes (:func:`libtopomap.smpi.build`).  :func:`add_run` and
 :func:`add_build` are called by :func:`libtopomap.cli._smpi.register`.
@@ -19,13 +19,13 @@ __all__ = ["add_run", "add_build"]
 
 def add_run(actions):
     """Add ``smpi run`` to the ``smpi`` group's subparsers."""
-    from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES
+    from ..vocabulary import OBJECTIVES, REFINEMENTS, SMPI_TRACES, STRATEGIES, describe
 
     p = actions.add_parser(
         "run", help="run an SMPI program in the launcher's order, map its traced graph, rerun it mapped",
         description="Run a program built with smpicc under smpirun on a platform of the topology (CM02 network "
                     "model, cross-traffic off), ranks in the launcher's order (they fill the allocation's hosts in "
-                    "order); read its point-to-point traffic from SMPI's time-independent trace; map it with the "
+                    "order); read its communication graph from SMPI's trace (--trace); map it with the "
                     "portfolio under the platform's routing model onto the allocation; rerun with the mapping's "
                     "hostfile.  Prints the simulated time before and after, the speed-up, the model's metrics "
                     "of both placements and the wall time of each phase.  Everything after '--' is the program "
@@ -46,9 +46,10 @@ def add_run(actions):
     p.add_argument("--routing", metavar="MODEL",
                    help="single-path routing model of the platform and of the mapping (default: the platform's, "
                         "see 'libtopomap smpi platform --help')")
+    p.add_argument("--trace", default="paje", choices=list(SMPI_TRACES),
+                   help=f"which SMPI trace gives the graph (default paje): {describe('smpi-trace')}")
     p.add_argument("--graph", metavar="GRAPH",
-                   help="map this communication graph (file or pattern) instead of the traced one: for programs "
-                        "whose traffic is collectives, which SMPI's trace keeps as calls")
+                   help="map this communication graph (file or pattern) instead of the traced one")
     p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a link of capacity 1 (default 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping (default 0)")
@@ -78,7 +79,7 @@ def _run_run(args):
         raise ArgumentError("no program: put it after '--', e.g. -- ./halo 2 65536 10")
     res = run(command[0], command[1:], topology=args.topology, nprocs=args.nprocs, allocation=args.allocation,
               ranks_per_host=args.ranks_per_host, strategy=args.strategy, routing=args.routing,
-              objective=args.objective, refine=args.refine, seed=args.seed, graph=args.graph,
+              objective=args.objective, refine=args.refine, seed=args.seed, graph=args.graph, trace=args.trace,
               bandwidth=args.bandwidth, latency=args.latency, compute=args.compute, workdir=args.workdir,
               timeout=args.timeout, extra_config=[f"--cfg={c}" for c in args.cfg])
     if args.json:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from .build import PROXIES, SmpiError, SmpiUnavailable, build, default_outdir, parse_result, source_digest
 from .platform import DEFAULT_MAX_ROUTES, SINGLE_PATH_ROUTINGS, PlatformInfo, platform, write_platform
 from .runner import Simulation, SmpiRunResult, datatype_sizes, run, run_once
-from .traces import read_edge_list, read_paje_collectives, read_ti_trace, write_edge_list
+from .traces import read_edge_list, read_paje_trace, read_ti_trace, write_edge_list
 
 __all__ = ["platform", "write_platform", "PlatformInfo", "DEFAULT_MAX_ROUTES", "SINGLE_PATH_ROUTINGS",
-           "build", "run", "run_once", "write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_collectives",
+           "build", "run", "run_once", "write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_trace",
            "datatype_sizes",
            "default_outdir", "parse_result", "source_digest", "PROXIES", "Simulation", "SmpiRunResult", "SmpiError",
            "SmpiUnavailable"]

@@ -1,9 +1,10 @@
 """Measure, map, rerun: an SMPI program in the launcher's order, then where libtopomap maps it.
 
-:func:`run` exports the platform, runs the program with ``smpirun`` while SMPI traces it, maps the traced
-graph under the platform's routing and runs it again with the mapping's hostfile, under CM02 with
-cross-traffic off (:data:`SMPI_CONFIG`).  The steps and why that model: docs/simulation.rst, "Measure,
-map, rerun: ``smpi run``".
+:func:`run` exports the platform, runs the program with ``smpirun`` while SMPI traces it (its Paje trace by
+default: every message, collectives on any communicator), maps the traced graph under the platform's routing
+and runs it again with the mapping's hostfile, under CM02 with cross-traffic off (:data:`SMPI_CONFIG`).
+:func:`run_once` is the one place that builds an smpirun command line.  The steps, why that model and
+which trace: docs/simulation.rst, "Measure, map, rerun: ``smpi run``".
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..validation import as_topology
 from ..vocabulary import check_choice
 from .build import SmpiError, build, parse_result, require_tool, tail
 from .collectives import algorithms_of
-from .traces import rank_files, read_ti_trace
+from .traces import rank_files, read_paje_trace, read_ti_trace
 
 __all__ = ["run", "run_once", "SmpiRunResult", "Simulation", "datatype_sizes", "SMPI_CONFIG"]
 
@@ -87,7 +88,8 @@ class SmpiRunResult:
         hop-bytes, dilation...).
     graph : dict
         The traced graph: ``processes, edges, bytes, messages, collectives, collective_bytes,
-        not_expanded, unknown_datatypes`` (:class:`~libtopomap.smpi.TraceSummary`).
+        not_expanded, unknown_datatypes`` (:class:`~libtopomap.smpi.TraceSummary`), and ``source``: the
+        trace read (``smpi-trace-paje``, ``smpi-trace-ti``) or ``given``.
     phases : dict
         Wall seconds of ``platform``, ``run_before``, ``trace``, ``mapping``, ``run_after``, ``total``.
     phases_cpu : dict
@@ -136,12 +138,16 @@ class SmpiRunResult:
             f"model ({self.routing}): max congestion {mb['max_congestion']:.6g} -> {ma['max_congestion']:.6g}, "
             f"hop-bytes {mb['hop_bytes']:.6g} -> {ma['hop_bytes']:.6g}, "
             f"avg dilation {mb['avg_dilation']:.4g} -> {ma['avg_dilation']:.4g}",
-            f"graph (from SMPI's trace): {self.graph['processes']} processes, {self.graph['edges']} edges, "
+            f"graph ({_SOURCES.get(self.graph.get('source'), 'given')}): {self.graph['processes']} processes, "
+            f"{self.graph['edges']} edges, "
             f"{self.graph['bytes']:.6g} bytes: {self.graph['messages']} point-to-point messages, "
             f"{self.graph.get('collective_bytes', 0):.6g} bytes of collectives",
             "wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in p.items()),
             "CPU time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_cpu.items()),
         ] + [f"not run: {r}" for r in self.skipped])
+
+
+_SOURCES = {"smpi-trace-paje": "from SMPI's Paje trace", "smpi-trace-ti": "from SMPI's time-independent trace"}
 
 
 def _children_cpu():
@@ -184,7 +190,7 @@ def _clean_stderr(text):
     return "\n".join(x for x in str(text).splitlines() if not _NOISE.match(x))
 
 
-def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute=False, timeout=None,
+def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, paje=None, compute=False, timeout=None,
              extra_config=()):
     """One ``smpirun`` of ``binary`` -> :class:`Simulation`.
 
@@ -197,7 +203,10 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
         hostfile (line ``i``: the host of rank ``i``).
     nprocs : int
     trace : str, optional
-        Write SMPI's time-independent trace with this index file.
+        Write SMPI's time-independent trace with this index file (:func:`~libtopomap.smpi.read_ti_trace`).
+    paje : str, optional
+        Write SMPI's Paje trace to this file, with the messages of the collectives and their sizes
+        (:func:`~libtopomap.smpi.read_paje_trace`).  One run writes one trace: not with ``trace``.
     compute : bool
         Simulate the time spent between MPI calls (not deterministic).
     timeout : float, optional
@@ -213,8 +222,7 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
     """
     smpirun = require_tool("smpirun")
     cmd = [smpirun, "-np", str(int(nprocs)), "-platform", os.fspath(platform), "-hostfile", os.fspath(hostfile)]
-    if trace:
-        cmd += ["-trace-ti", f"--cfg=tracing/filename:{os.path.abspath(trace)}"]
+    cmd += _trace_options(trace, paje)
     cmd += list(SMPI_CONFIG)
     if not compute:
         cmd.append("--cfg=smpi/simulate-computation:0")
@@ -242,29 +250,78 @@ def run_once(binary, args=(), *, platform, hostfile, nprocs, trace=None, compute
     return Simulation(float(t), end, wall, os.fspath(hostfile), result, res.stdout, cpu)
 
 
+def _trace_options(trace, paje):
+    """smpirun's options for the time-independent trace (index file ``trace``) or the Paje trace ``paje``.
+
+    SimGrid writes one trace format per run (``tracing/smpi/format``).  The Paje trace needs
+    ``internals`` for the messages of the collective algorithms (without it only the program's own
+    point-to-point messages are links) and ``display-sizes`` for their bytes.
+    """
+    if trace and paje:
+        raise ArgumentError("SMPI writes one trace per run: the time-independent trace or the Paje trace, not both")
+    if trace:
+        return ["-trace-ti", f"--cfg=tracing/filename:{os.path.abspath(trace)}"]
+    if paje:
+        return ["-trace", f"--cfg=tracing/filename:{os.path.abspath(paje)}", "--cfg=tracing/smpi/internals:yes",
+                "--cfg=tracing/smpi/display-sizes:yes"]
+    return []
+
+
 def _run_group(cmd, timeout, what):
-    """Run ``cmd`` in its own process group -> CompletedProcess; on timeout kill the whole group.
+    """Run ``cmd`` in its own process group -> CompletedProcess; on timeout or a signal kill the whole group.
 
     smpirun is a shell script that starts ``smpimain``: killing smpirun alone (what
     ``subprocess.run(timeout=)`` does) leaves the simulation running, orphaned, for as long as it takes.
+    Its own group keeps it from the terminal's Ctrl-C, so SIGTERM, SIGHUP and SIGINT to this process
+    raise :class:`~libtopomap.errors.Interrupted` while it runs (:func:`_signals_raise`), which ends
+    the group before it propagates.
     """
     import signal
 
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-    except OSError as e:
-        raise SmpiError(f"cannot start smpirun: {e}") from None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException as e:  # the timeout, or an interrupt: no simulation outlives its run
-        with contextlib.suppress(ProcessLookupError):  # the group ended on its own meanwhile
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        if isinstance(e, subprocess.TimeoutExpired):
-            raise SmpiError(f"{what} did not finish within {timeout:g} s under smpirun") from None
-        raise
+    with _signals_raise(what):
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+        except OSError as e:
+            raise SmpiError(f"cannot start smpirun: {e}") from None
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException as e:  # the timeout, or a signal: no simulation outlives its run
+            with contextlib.suppress(ProcessLookupError):  # the group ended on its own meanwhile
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise SmpiError(f"{what} did not finish within {timeout:g} s under smpirun") from None
+            raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _signals_raise(what):
+    """While the block runs, SIGTERM, SIGHUP and SIGINT raise :class:`~libtopomap.errors.Interrupted`
+    (their default actions end the process at once, with no chance to end its children); the handlers
+    before are restored after.  Only the main thread can set handlers: elsewhere nothing changes."""
+    import signal
+    import threading
+
+    from ..errors import Interrupted
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(signum, f"{what} under smpirun")
+
+    saved = {}
+    try:
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            if signal.getsignal(s) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+                saved[s] = signal.signal(s, handler)
+        yield
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
 
 
 _DTYPE_CACHE = {}
@@ -330,7 +387,7 @@ def _write_hostfile(path, hosts):
 
 
 def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None, strategy="all", routing=None,
-        objective="congestion", refine=None, seed=0, graph=None, bandwidth="100Gbps", latency="100ns",
+        objective="congestion", refine=None, seed=0, graph=None, trace="paje", bandwidth="100Gbps", latency="100ns",
         compute=False, workdir=None, timeout=None, extra_config=(), proxies_dir=None):
     """Run an SMPI program in the launcher's order, map its traced graph, rerun it mapped.
 
@@ -360,8 +417,14 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         Refinement of the best constructions (``ta``, ``two-opt``, ``hb-swap``).
     seed : int
     graph : CommGraph or str, optional
-        Map this graph instead of the traced one (e.g. for collectives on sub-communicators, which
-        the trace takes over all ranks: :mod:`libtopomap.smpi.collectives`).
+        Map this graph instead of the traced one.
+    trace : {"paje", "ti"}
+        Which SMPI trace gives the graph (``REGISTRY["smpi-trace"]``): ``paje`` (default,
+        :func:`~libtopomap.smpi.read_paje_trace`) has every message SMPI sent, collectives on any
+        communicator and with any algorithm; ``ti`` (:func:`~libtopomap.smpi.read_ti_trace`) is 5-40
+        times smaller and its run costs about a third less CPU, but takes every collective over all ranks
+        as its modelled algorithm (a program's collectives on sub-communicators map 1.00x) and cannot see
+        ``MPI_Startall``'s messages.  Measured in docs/simulation.rst, "Which trace".
     bandwidth, latency : str or float
         Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`).
     compute : bool
@@ -373,7 +436,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     extra_config : sequence of str
         More smpirun ``--cfg=`` options.
     proxies_dir : str, optional
-        Where the ``dtypes`` calibration helper is built (default :func:`libtopomap.smpi.default_outdir`).
+        Where the ``dtypes`` calibration helper of ``trace="ti"`` and the next-hop zone are built (default
+        :func:`libtopomap.smpi.default_outdir`).
 
     Returns
     -------
@@ -394,6 +458,7 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     from .platform import write_platform
 
     phases = _Phases()
+    trace = check_choice("smpi-trace", trace)
     require_tool("smpirun")
     binary = _program(app)
     nprocs = int(nprocs)
@@ -426,18 +491,22 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         info = write_platform(topology, os.path.join(wd, "platform"), routing=routing, bandwidth=bandwidth,
                               latency=latency, hosts=list(alloc.hosts), format="auto", outdir=proxies_dir)
         phases.stop()
-        sizes = datatype_sizes(proxies_dir) if graph is None else None
+        ti = graph is None and trace == "ti"
+        sizes = datatype_sizes(proxies_dir) if ti else None
+        algorithms = algorithms_of(extra_config) if ti else None  # refuses collectives it does not model
         hf_before = os.path.join(wd, "hostfile.launcher")
         _write_hostfile(hf_before, before_hosts)
-        index = os.path.join(wd, "trace", "ti.txt") if graph is None else None
-        if index:
-            os.makedirs(os.path.dirname(index), exist_ok=True)
+        index = os.path.join(wd, "trace", "ti.txt") if ti else None
+        paje = os.path.join(wd, "trace", "paje.trace") if graph is None and not ti else None
+        if graph is None:
+            os.makedirs(os.path.join(wd, "trace"), exist_ok=True)
         phases.start("run_before")
         before = run_once(binary, args, platform=info.path, hostfile=hf_before, nprocs=nprocs, trace=index,
-                          compute=compute, timeout=timeout, extra_config=extra_config)
+                          paje=paje, compute=compute, timeout=timeout, extra_config=extra_config)
         phases.start("trace")
         if graph is None:
-            g, tr = read_ti_trace(index, nprocs, sizes, algorithms=algorithms_of(extra_config))
+            g, tr = (read_ti_trace(index, nprocs, sizes, algorithms=algorithms) if ti
+                     else read_paje_trace(paje, nprocs))
             if g.n_edges == 0:
                 calls = ", ".join(f"{k} x{v}" for k, v in sorted(tr["collectives"].items())) or "none"
                 raise SmpiError(f"{os.path.basename(binary)} sent no message between ranks (collective calls: "
@@ -484,7 +553,7 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     gsum = {"processes": g.n, "edges": g.n_edges, "bytes": float(g.weights.sum()), "messages": tr["messages"],
             "collectives": tr["collectives"], "collective_bytes": tr.get("collective_bytes", 0),
             "not_expanded": tr.get("not_expanded", {}), "unknown_datatypes": tr["unknown_datatypes"],
-            "source": "smpi-trace-ti" if graph is None else "given"}
+            "source": f"smpi-trace-{trace}" if graph is None else "given"}
     plat = {"path": None if own else info.path, "routes": info.routes, "bytes": info.bytes, "seconds": info.seconds,
             "zone": info.zone, "routing": info.routing, "hosts": len(info.hostnames), "table_bytes": info.table_bytes}
     return SmpiRunResult(before, after, before.time / after.time if after.time > 0 else float("inf"),

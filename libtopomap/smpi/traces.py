@@ -22,13 +22,14 @@ import numpy as np
 from ..errors import ArgumentError, FormatError
 from .collectives import COLLECTIVE_CALLS, collective_sends
 
-__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_collectives", "rank_files", "TraceSummary",
+__all__ = ["write_edge_list", "read_edge_list", "read_ti_trace", "read_paje_trace", "rank_files", "TraceSummary",
            "INT_MAX"]
 
 #: The largest message (bytes) the ``replay`` proxy sends as one edge (an MPI ``int`` count).
 INT_MAX = 2**31 - 1
 
-_P2P_SEND = {"send", "isend", "ssend", "issend", "bsend", "ibsend", "rsend", "irsend"}
+# the send actions of the time-independent trace, lower case (SimGrid 3.32 writes "Ssend", "ISsend", "Start")
+_P2P_SEND = {"send", "isend", "ssend", "issend", "bsend", "ibsend", "rsend", "irsend", "start"}
 
 
 def write_edge_list(graph, path, *, scale=1.0):
@@ -99,7 +100,8 @@ class TraceSummary(dict):
     """What a trace held besides the graph: ``messages`` (point-to-point sends), ``bytes`` (theirs),
     ``collectives`` (call -> count over all ranks), ``collective_bytes`` (the bytes of their
     algorithms' messages, in the graph), ``not_expanded`` (call -> count of the calls not in the
-    graph: on a communicator smaller than the world, or an algorithm not modelled) and
+    graph: on a communicator smaller than the world, an algorithm not modelled, or ``startall``, whose
+    requests the time-independent trace does not describe) and
     ``unknown_datatypes`` (datatype numbers not in the table, counted as 1 byte per element)."""
 
 
@@ -168,12 +170,15 @@ def read_ti_trace(index, nprocs, dtype_sizes=None, *, collectives=True, algorith
                     continue
                 try:
                     me, action = int(p[0]), p[1]
-                    if action in _P2P_SEND:
+                    if action.lower() in _P2P_SEND:
                         peer, count = int(p[2]), int(p[4])
                         b = count * size_of(int(p[5]) if len(p) > 5 else None)
                     elif action == "sendRecv":
                         count, peer = int(p[2]), int(p[3])
                         b = count * size_of(int(p[6]) if len(p) > 6 else None)
+                    elif action == "Startall":  # the trace has no peer, count nor size of its requests
+                        summary["not_expanded"]["startall"] = summary["not_expanded"].get("startall", 0) + 1
+                        continue
                     else:
                         name = action.lower()
                         if name in COLLECTIVE_CALLS:
@@ -227,19 +232,42 @@ def read_ti_trace(index, nprocs, dtype_sizes=None, *, collectives=True, algorith
     return g, summary
 
 
-def read_paje_collectives(path, nprocs):
-    """The messages SMPI's collective algorithms sent, from its Paje trace -> CommGraph of bytes per rank pair.
+#: MPI calls that send one point-to-point message: SimGrid 3.32 draws two links for some (``Ssend``, the
+#: ``I*send`` calls, ``Sendrecv`` and ``Sendrecv_replace`` log the message at the call and again when its
+#: request starts), so at most one link counts inside the state of each.
+_ONE_SEND = frozenset(f"PMPI_{c}" for c in ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Irsend", "Ibsend",
+                                            "Sendrecv", "Sendrecv_replace", "Start"))
 
-    The trace of ``smpirun -trace --cfg=tracing/smpi/internals:yes
-    --cfg=tracing/smpi/display-sizes:yes``: one ``PajeStartLink`` event per message, keyed
-    ``SRC_DST_TAG_N`` with SMPI's process ids (rank + 1), with its size in bytes.  The collectives'
-    messages carry SMPI's internal tags (negative, ``COLL_TAG_*``); they are kept.  The program's own
-    messages (tags >= 0) are left out: with ``internals`` SimGrid 3.32 logs a non-blocking send twice,
-    at the MPI call (``smpi_pmpi_request.cpp``) and when its request starts (``smpi_request.cpp``), and
-    :func:`read_ti_trace` has them exactly (``collectives=False``).  Unlike the time-independent trace,
-    this needs no model of the collectives and names no communicator: the messages of collectives on
-    sub-communicators are where they were sent (``tests/test_smpi_traces.py`` checks
-    :func:`read_ti_trace`'s expansion against it).  It is larger: a line per message, not per call.
+
+def read_paje_trace(path, nprocs, *, point_to_point=True):
+    """SMPI's Paje trace -> (CommGraph of bytes sent per rank pair, :class:`TraceSummary`): every message
+    SMPI sent, the collectives' included, on any communicator.
+
+    The trace of ``smpirun -trace --cfg=tracing/smpi/internals:yes --cfg=tracing/smpi/display-sizes:yes``
+    (:func:`libtopomap.smpi.run_once` with ``paje=``): one ``PajeStartLink`` per message, keyed
+    ``SRC_DST_TAG_N`` with SMPI's process ids (rank + 1 in ``MPI_COMM_WORLD``), with its size in bytes,
+    inside the state (``PajePushState`` ... ``PajePopState``) of the MPI call that sent it.  The
+    collectives' messages carry SMPI's internal tags (negative, ``COLL_TAG_*``): all count, whatever the
+    communicator and the algorithm, so no model of the collectives is needed
+    (:mod:`libtopomap.smpi.collectives` is the time-independent trace's).  A program's own messages
+    (tags >= 0) count once per call of :data:`_ONE_SEND` (SimGrid 3.32 logs some twice, see there) and
+    every time otherwise (``MPI_Startall``).  ``tests/test_smpi_traces.py`` checks both parts against
+    :func:`read_ti_trace`, pair by pair and byte for byte.  The file is read line by line: memory follows
+    the graph's edges, not the trace's size (a line per MPI call and per message, 5-40 times the
+    time-independent trace: docs/simulation.rst, "Which trace").
+
+    Parameters
+    ----------
+    path : str
+    nprocs : int
+    point_to_point : bool
+        False: the collectives' messages only.
+
+    Returns
+    -------
+    (CommGraph, TraceSummary)
+        ``collectives`` counts the collective calls of every rank (``alltoall``...), ``messages`` and
+        ``bytes`` the point-to-point ones; ``not_expanded`` and ``unknown_datatypes`` are empty.
 
     Raises
     ------
@@ -250,39 +278,95 @@ def read_paje_collectives(path, nprocs):
     from ..commgraph import CommGraph
 
     acc = {}
-    link_id, fields, current = None, [], None
+    summary = TraceSummary(messages=0, bytes=0, collectives={}, collective_bytes=0, not_expanded={},
+                           unknown_datatypes=[])
+
+    def add(link, lineno):
+        src, dst, tag, size = link
+        if not (0 <= src < nprocs and 0 <= dst < nprocs):
+            raise FormatError(f"rank {src} -> {dst} outside 0..{nprocs - 1}", path=path, line=lineno)
+        if src == dst or size <= 0 or (tag >= 0 and not point_to_point):
+            return
+        if tag < 0:
+            summary["collective_bytes"] += size
+        else:
+            summary["messages"] += 1
+            summary["bytes"] += size
+        acc[src, dst] = acc.get((src, dst), 0) + size
+
+    defs, current = {}, None  # event name -> (id, [fields]) from the header
+    kind_of, col = {}, {}  # event id -> "link" / "push" / "pop" / "value"; (kind, field) -> position
+    names = {}  # entity value alias -> MPI call name (the states' values)
+    # container -> [[MPI call, its last link or None, that line], ...]: the calls in progress.  In a call of
+    # _ONE_SEND the last link counts: the request's (SimGrid 3.32 logs MPI_Sendrecv's message first with the
+    # peer's rank as its process id)
+    stack = {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
             if line.startswith("%"):
                 p = line[1:].split()
-                if p and p[0] == "EventDef":
-                    current = p[1] if len(p) > 2 else None
-                    if current == "PajeStartLink":
-                        link_id, fields = p[2], []
+                if p and p[0] == "EventDef" and len(p) > 2:
+                    current = p[1]
+                    defs[current] = (p[2], [])
                 elif p and p[0] == "EndEventDef":
                     current = None
-                elif p and current == "PajeStartLink":
-                    fields.append(p[0])
+                elif p and current is not None:
+                    defs[current][1].append(p[0])
+                continue
+            if line.startswith("#"):  # SimGrid's comment lines at the top
+                continue
+            if not kind_of:
+                if "PajeStartLink" not in defs:
+                    raise FormatError("no PajeStartLink event definition: not a Paje trace of SMPI", path=path)
+                fields = defs["PajeStartLink"][1]
+                if "Key" not in fields or "Size" not in fields:
+                    raise FormatError("PajeStartLink has no Key and Size fields (run with "
+                                      "--cfg=tracing/smpi/display-sizes:yes)", path=path, line=lineno)
+                for kind, event, need in (("link", "PajeStartLink", ("StartContainer", "Key", "Size")),
+                                          ("push", "PajePushState", ("Container", "Value")),
+                                          ("pop", "PajePopState", ("Container",)),
+                                          ("value", "PajeDefineEntityValue", ("Alias", "Name"))):
+                    if event in defs and all(x in defs[event][1] for x in need):
+                        kind_of[defs[event][0]] = kind
+                        for x in need:
+                            col[kind, x] = 1 + defs[event][1].index(x)
+                wanted = tuple(f"{k} " for k in kind_of)
+            if not line.startswith(wanted):  # ends of links, variables...: not split
                 continue
             p = line.split()
-            if not p or p[0] != link_id:
+            kind = kind_of.get(p[0]) if p else None
+            if kind is None:
                 continue
-            if "Key" not in fields or "Size" not in fields:
-                raise FormatError("PajeStartLink has no Key and Size fields (run with "
-                                  "--cfg=tracing/smpi/display-sizes:yes)", path=path, line=lineno)
+            link = None
             try:
-                key, size = p[1 + fields.index("Key")], int(p[1 + fields.index("Size")])
-                src, dst, tag = (int(x) for x in key.split("_")[:3])
-                src, dst = src - 1, dst - 1
+                if kind == "push":
+                    stack.setdefault(p[col["push", "Container"]], []).append(
+                        [names.get(p[col["push", "Value"]]), None, 0])
+                elif kind == "pop":
+                    calls = stack.get(p[col["pop", "Container"]])
+                    if calls:
+                        call, link, at = calls.pop()
+                        name = call[5:].lower().replace("_", "") if call else None
+                        if name in COLLECTIVE_CALLS:
+                            summary["collectives"][name] = summary["collectives"].get(name, 0) + 1
+                elif kind == "value":
+                    names[p[col["value", "Alias"]]] = p[col["value", "Name"]].strip('"')
+                else:
+                    key, size = p[col["link", "Key"]], int(p[col["link", "Size"]])
+                    src, dst, tag = (int(x) for x in key.split("_")[:3])
+                    link, at = (src - 1, dst - 1, tag, size), lineno
+                    calls = stack.get(p[col["link", "StartContainer"]])
+                    if tag >= 0 and calls and calls[-1][0] in _ONE_SEND:
+                        calls[-1][1:] = link, lineno  # counted when the call ends
+                        link = None
             except (ValueError, IndexError):
-                raise FormatError(f"not an SMPI message link: {line.strip()[:60]!r}", path=path, line=lineno) from None
-            if not (0 <= src < nprocs and 0 <= dst < nprocs):
-                raise FormatError(f"rank {src} -> {dst} outside 0..{nprocs - 1}", path=path, line=lineno)
-            if tag < 0 and src != dst and size > 0:
-                acc[src, dst] = acc.get((src, dst), 0) + size
-    if link_id is None:
+                raise FormatError(f"not an SMPI Paje trace line: {line.strip()[:60]!r}", path=path,
+                                  line=lineno) from None
+            if link is not None:
+                add(link, at)
+    if not kind_of:
         raise FormatError("no PajeStartLink event definition: not a Paje trace of SMPI", path=path)
     if not acc:
-        return CommGraph(nprocs, [], [])
+        return CommGraph(nprocs, [], []), summary
     keys = np.array(list(acc.keys()), dtype=np.int64)
-    return CommGraph(nprocs, keys[:, 0], keys[:, 1], np.array(list(acc.values()), dtype=np.float64))
+    return CommGraph(nprocs, keys[:, 0], keys[:, 1], np.array(list(acc.values()), dtype=np.float64)), summary
