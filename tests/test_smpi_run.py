@@ -140,6 +140,43 @@ def test_torus_optimum_and_bad_placement(bins, platforms, tmp_path):
     assert res.speedup > 3
 
 
+FFT_BEFORE = 1.193079217e-05  # fft 32 2 on the 4x4 torus, allocation scrambled with seed 1 (SimGrid 3.32)
+FFT_ROWS = 8.690175309e-06    # the same with the process grid's rows on the torus' rows (rank i on n<i>)
+
+
+def test_pencil_fft_maps_from_its_sub_communicators(bins, platforms, tmp_path):
+    """The fft proxy's only traffic is MPI_Alltoall in row and column communicators (4 x 4 grid, blocks of
+    32^3 / 16 / 4 x 16 = 8 KiB, 2 iterations).  SMPI's Paje trace, which smpi run reads by default, has their
+    messages where they went: 16 KiB between every two ranks of a row or a column and nothing else but a
+    few bytes to and from rank 0 (MPI_Comm_split's and the timing's MPI_Reduce), so the mapping is faster.
+    The time-independent trace takes both Alltoalls over all ranks: a uniform graph, mapped 1.000x."""
+    from libtopomap.smpi import read_paje_trace, run
+
+    topo, info = platforms["torus"]
+    alloc = _scrambled(tmp_path, 16)
+    args = ["32", "2"]
+    assert _time(bins["fft"], args, info, [f"n{i}" for i in range(16)], tmp_path) == pytest.approx(FFT_ROWS, rel=1e-9)
+    res = run(bins["fft"], args, topology=topo, nprocs=16, allocation=alloc, workdir=str(tmp_path / "paje"),
+              proxies_dir=os.path.dirname(bins["fft"]))
+    assert res.graph["source"] == "smpi-trace-paje" and res.graph["messages"] == 0
+    assert res.before.time == pytest.approx(FFT_BEFORE, rel=1e-9)
+    assert res.after.time <= FFT_ROWS * (1 + 1e-9) and res.speedup > 1.3  # 1.97x here (multisection)
+
+    g, summary = read_paje_trace(str(tmp_path / "paje" / "trace" / "paje.trace"), 16)
+    sent = {(u, int(v)): float(w) for u in range(16)
+            for v, w in zip(g.indices[g.indptr[u]:g.indptr[u + 1]], g.weights[g.indptr[u]:g.indptr[u + 1]])}
+    groups = {(a, b) for a in range(16) for b in range(16) if a != b and (a // 4 == b // 4 or a % 4 == b % 4)}
+    block = 2 * 32 ** 3 // 16 // 4 * 16
+    assert {k for k, w in sent.items() if w >= block} == groups
+    assert all(block <= sent[k] <= block + 24 for k in groups)
+    assert all(0 in k and w <= 24 for k, w in sent.items() if k not in groups)
+    assert summary["collectives"]["alltoall"] == 2 * 2 * 16 and summary["collective_bytes"] == g.weights.sum()
+
+    ti = run(bins["fft"], args, topology=topo, nprocs=16, allocation=alloc, trace="ti",
+             proxies_dir=os.path.dirname(bins["fft"]))
+    assert ti.graph["edges"] == 16 * 15 and ti.before.time == ti.after.time == res.before.time
+
+
 def test_replay_trace_equals_edge_list(bins, platforms, tmp_path):
     from libtopomap.smpi import read_ti_trace, run_once, write_edge_list
     from libtopomap.smpi.runner import datatype_sizes
