@@ -102,6 +102,84 @@ def test_snippet_vector_collectives_and_repeats(tmp_path):
     assert summary["not_expanded"] == {"gatherv": 3}
 
 
+_PAJE_HEAD = """#This file was generated using SimGrid-3.32.0
+%EventDef PajeDefineEntityValue 5
+%       Alias string
+%       Type string
+%       Name string
+%       Color color
+%EndEventDef
+%EventDef PajePushState 12
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       Size int
+%EndEventDef
+%EventDef PajePopState 13
+%       Time date
+%       Type string
+%       Container string
+%EndEventDef
+%EventDef PajeStartLink 15
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       StartContainer string
+%       Key string
+%       Size int
+%EndEventDef
+%EventDef PajeEndLink 16
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       EndContainer string
+%       Key string
+%EndEventDef
+5 8 2 PMPI_Isend "0.52 0.52 1"
+5 9 2 PMPI_Sendrecv "1 0 0"
+5 10 2 PMPI_Startall "1 0 0"
+5 11 2 PMPI_Alltoall "1 0 0"
+"""
+
+
+def test_paje_snippet(tmp_path):
+    # 3 ranks, containers 1..3 (SMPI's process ids, rank + 1).  Rank 0: an Isend of 100 bytes to rank 1, drawn
+    # twice (at the call and at the request's start); rank 1: a Sendrecv to rank 2 whose first link names the
+    # peer's rank (2, so process 2 = rank 1) and the second the right process (3); rank 2: a Startall of two
+    # 30-byte messages to rank 0, both counted; then an Alltoall of 7 bytes per rank with internal tags
+    lines = ["12 0 2 1 8 100", "15 0 3 0 PTP 1 1_2_5_1 100", "15 0 3 0 PTP 1 1_2_5_2 100", "13 0 2 1",
+             "16 1 3 0 PTP 2 1_2_5_1", "16 1 3 0 PTP 2 1_2_5_2",
+             "12 0 2 2 9 50", "15 0 3 0 PTP 2 2_2_0_3 50", "15 0 3 0 PTP 2 2_3_0_4 50", "13 0 2 2",
+             "12 0 2 3 10 NA", "15 0 3 0 PTP 3 3_1_4_5 30", "15 0 3 0 PTP 3 3_1_4_6 30", "13 0 2 3"]
+    for c in (1, 2, 3):
+        lines += [f"12 1 2 {c} 11 7"] + [f"15 1 3 0 PTP {c} {c}_{d}_-9_{7 + 3 * c + d} 7" for d in (1, 2, 3)
+                                         if d != c] + [f"13 1 2 {c}"]
+    path = tmp_path / "t.paje"
+    path.write_text(_PAJE_HEAD + "\n".join(lines) + "\n")
+    g, summary = read_paje_trace(str(path), 3)
+    alltoall = {(s, d): 7.0 for s in range(3) for d in range(3) if s != d}
+    expected = collections.Counter(alltoall)
+    expected.update({(0, 1): 100.0, (1, 2): 50.0, (2, 0): 60.0})
+    assert _pairs(g) == dict(expected)
+    assert (summary["messages"], summary["bytes"], summary["collective_bytes"]) == (4, 210, 42)
+    assert summary["collectives"] == {"alltoall": 3}
+    g, summary = read_paje_trace(str(path), 3, point_to_point=False)
+    assert _pairs(g) == alltoall and summary["messages"] == 0
+    path.write_text(_PAJE_HEAD + "15 0 3 0 PTP 3 3_4_-1_1 8\n")
+    with pytest.raises(FormatError, match=r"t.paje:\d+: rank 2 -> 3 outside 0..2"):
+        read_paje_trace(str(path), 3)
+    path.write_text(_PAJE_HEAD + "15 0 3 0 PTP 3 3-4 8\n")
+    with pytest.raises(FormatError, match=r"t.paje:\d+: not an SMPI Paje trace line"):
+        read_paje_trace(str(path), 3)
+    path.write_text(_PAJE_HEAD.replace("%       Size int\n%EndEventDef\n%EventDef PajeEndLink",
+                                       "%EndEventDef\n%EventDef PajeEndLink") + "15 0 3 0 PTP 3 3_1_-1_1\n")
+    with pytest.raises(FormatError, match="no Key and Size fields"):
+        read_paje_trace(str(path), 3)
+
+
 def test_bad_trace_lines_and_algorithms(tmp_path):
     with pytest.raises(FormatError, match=r"rank-1.txt:2: not an SMPI time-independent trace line"):
         read_ti_trace(_write_trace(tmp_path, [["bcast x 0 6"], ["bcast 1 0 6"]]), 2, SIZES)

@@ -1,15 +1,18 @@
 """Communication graphs in and out of SMPI: write a CommGraph as the edge list of the ``replay`` proxy,
-and read SMPI's time-independent trace (``smpirun -trace-ti``) back into a CommGraph of bytes.
+and read SMPI's traces back into a CommGraph of bytes: the Paje trace (:func:`read_paje_trace`, what
+``smpi run`` reads by default) and the time-independent trace (:func:`read_ti_trace`).
 
-Why the time-independent trace (and not a PMPI counter): it needs no change to the user's binary
-(a PMPI counter must be linked into it), SMPI writes it itself, deterministically, with the peer as a
-rank of ``MPI_COMM_WORLD`` and the element count and datatype of every point-to-point message.  Its
-limit: a collective is recorded as one call per rank, without its communicator, and the messages of
-SMPI's collective algorithms are not recorded (``tracing/smpi/internals`` affects only the Paje
-trace).  So every collective call becomes the messages of the algorithm SMPI runs for it
-(:mod:`libtopomap.smpi.collectives`, which says which algorithm per collective and why), taken over
-``MPI_COMM_WORLD``.  Element counts become bytes through a table of SMPI's datatype numbers measured
-once by the ``dtypes`` helper (:func:`datatype_sizes`), not hard-coded.
+Why a trace (and not a PMPI counter): it needs no change to the user's binary (a PMPI counter must be
+linked into it), SMPI writes it itself, deterministically, with peers as ranks of ``MPI_COMM_WORLD``.
+The Paje trace (``tracing/smpi/internals``) has every message SMPI sent, with its size, so the
+collectives' messages are there on whatever communicator and under whatever algorithm they ran.  The
+time-independent trace is 5-40 times smaller but records a collective as one call per rank, without its
+communicator, and not the messages of SMPI's collective algorithms: :func:`read_ti_trace` turns every
+call into the messages of the algorithm SMPI runs for it (:mod:`libtopomap.smpi.collectives`, which says
+which algorithm per collective and why), taken over ``MPI_COMM_WORLD``.  Its element counts become bytes
+through a table of SMPI's datatype numbers measured once by the ``dtypes`` helper
+(:func:`libtopomap.smpi.datatype_sizes`), not hard-coded.  The costs of both, measured:
+docs/simulation.rst, "Which trace".
 """
 
 from __future__ import annotations
