@@ -4,7 +4,7 @@ collectives' messages (``tracing/smpi/internals``), for the halo and the pencil 
 For each size (256 ranks on a 16x16 torus, 1,024 on a 32x32 torus, whole machine in vertex order) and program
 (``halo 2 65536 10 1``: 2-D halo + one-double Allreduce per iteration; ``fft 64 2``: Alltoall in row and
 column communicators), one untraced smpirun, one with each trace (:func:`libtopomap.smpi.run_once`), then
-each trace read in a fresh Python process (wall seconds of the read after the imports, the reader's peak
+each trace read in a fresh Python process (wall and CPU seconds of the read after the imports, the reader's peak
 RSS and its RSS after the imports): :func:`libtopomap.smpi.read_ti_trace` (with the collectives' expansion)
 and :func:`libtopomap.smpi.read_paje_trace`.  This chose how ``smpi run`` traces (docs/simulation.rst,
 "Which trace").
@@ -35,14 +35,15 @@ from libtopomap.smpi.traces import read_paje_trace, read_ti_trace
 CommGraph(2, [0], [1])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 kind, path, n, sizes = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if kind == "ti":
     g, s = read_ti_trace(path, n, {int(k): v for k, v in sizes.items()})
     extra = {"messages": s["messages"], "collective_bytes": s["collective_bytes"]}
 else:
     g, s = read_paje_trace(path, n)
     extra = {"messages": s["messages"], "collective_bytes": s["collective_bytes"]}
-print(json.dumps({"read_s": time.perf_counter() - t0, "edges": g.n_edges, "bytes": float(g.weights.sum()),
+print(json.dumps({"read_s": time.perf_counter() - t0, "read_cpu_s": time.process_time() - c0, "edges": g.n_edges,
+                  "bytes": float(g.weights.sum()),
                   "read_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": rss0,
                   **extra}))
 """
@@ -91,10 +92,11 @@ def main():
                        "simulated_s": plain.time, "same_time": plain.time == ti.time == pj.time,
                        "untraced_wall_s": plain.wall, "untraced_cpu_s": plain.cpu,
                        "ti_wall_s": ti.wall, "ti_cpu_s": ti.cpu, "ti_bytes": _size(os.path.dirname(index)),
-                       "ti_read_s": r_ti["read_s"], "ti_read_rss_mb": r_ti["read_rss_mb"],
+                       "ti_read_s": r_ti["read_s"], "ti_read_cpu_s": r_ti["read_cpu_s"],
+                       "ti_read_rss_mb": r_ti["read_rss_mb"],
                        "reader_rss_before_mb": r_ti["rss_before_mb"],
                        "ti_edges": r_ti["edges"], "paje_wall_s": pj.wall, "paje_cpu_s": pj.cpu,
-                       "paje_bytes": _size(paje), "paje_read_s": r_pj["read_s"],
+                       "paje_bytes": _size(paje), "paje_read_s": r_pj["read_s"], "paje_read_cpu_s": r_pj["read_cpu_s"],
                        "paje_read_rss_mb": r_pj["read_rss_mb"], "paje_edges": r_pj["edges"],
                        "ti_collective_bytes": r_ti["collective_bytes"],
                        "paje_collective_bytes": r_pj["collective_bytes"],
@@ -106,13 +108,13 @@ def main():
                     subprocess.run(["rm", "-rf", p], check=True)
     head = (f"SMPI traces (SimGrid CM02, whole torus in vertex order); load average at start "
             f"{load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}, per row at its end\n\n"
-            "| ranks | program | simulated (s) | untraced CPU (s) | TI CPU (s) | TI MB | TI read (s) | TI read RSS "
-            "(MB) | Paje CPU (s) | Paje MB | Paje read (s) | Paje read RSS (MB) | edges TI / Paje | same time | "
+            "| ranks | program | simulated (s) | untraced CPU (s) | TI CPU (s) | TI MB | TI read CPU (s) | TI read RSS "
+            "(MB) | Paje CPU (s) | Paje MB | Paje read CPU (s) | Paje read RSS (MB) | edges TI / Paje | same time | "
             "load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(
         f"| {r['ranks']} | {r['program']} | {r['simulated_s']:.6e} | {r['untraced_cpu_s']:.2f} | {r['ti_cpu_s']:.2f} | "
-        f"{r['ti_bytes'] / 1e6:.1f} | {r['ti_read_s']:.2f} | {r['ti_read_rss_mb']:.0f} | {r['paje_cpu_s']:.2f} | "
-        f"{r['paje_bytes'] / 1e6:.1f} | {r['paje_read_s']:.2f} | {r['paje_read_rss_mb']:.0f} | "
+        f"{r['ti_bytes'] / 1e6:.1f} | {r['ti_read_cpu_s']:.2f} | {r['ti_read_rss_mb']:.0f} | {r['paje_cpu_s']:.2f} | "
+        f"{r['paje_bytes'] / 1e6:.1f} | {r['paje_read_cpu_s']:.2f} | {r['paje_read_rss_mb']:.0f} | "
         f"{r['ti_edges']} / {r['paje_edges']} | {r['same_time']} | "
         f"{r['load_average'][0]:.1f} |\n" for r in rows)
     print(head + body)

@@ -116,9 +116,12 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum, what):
         import signal
 
-        self.signum = int(signum)
+        self.signum, self.what = int(signum), what
         name = signal.Signals(self.signum).name if self.signum in signal.valid_signals() else str(signum)
         super().__init__(f"{name} received: {what} stopped")
+
+    def __reduce__(self):  # pickled as it was made (the MPI layer sends exceptions between ranks)
+        return type(self), (self.signum, self.what)
 
 
 class LibTopoMapWarning(UserWarning):

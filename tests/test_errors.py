@@ -88,3 +88,15 @@ def test_json_attrs_of_the_wrong_type(tmp_path):
     t.attrs["bad"] = object()
     with open(tmp_path / "t.json", "w") as f, pytest.raises(errors.ArgumentTypeError, match="attrs value"):
         write_json(t, f)
+
+
+def test_interrupted_is_an_interruption_not_an_error():
+    """A signal during a simulation is not swallowed by ``except Exception`` and crosses ranks as it was."""
+    import pickle
+    import signal
+
+    e = errors.Interrupted(signal.SIGTERM, "halo under smpirun")
+    assert isinstance(e, KeyboardInterrupt) and not isinstance(e, Exception)
+    assert str(e) == "SIGTERM received: halo under smpirun stopped" and e.signum == 15
+    back = pickle.loads(pickle.dumps(e))
+    assert (type(back), str(back), back.signum) == (errors.Interrupted, str(e), 15)
