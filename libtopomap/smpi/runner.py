@@ -421,8 +421,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
     trace : {"paje", "ti"}
         Which SMPI trace gives the graph (``REGISTRY["smpi-trace"]``): ``paje`` (default,
         :func:`~libtopomap.smpi.read_paje_trace`) has every message SMPI sent, collectives on any
-        communicator and with any algorithm; ``ti`` (:func:`~libtopomap.smpi.read_ti_trace`) is 5-40
-        times smaller and its run costs about a third less CPU, but takes every collective over all ranks
+        communicator and with any algorithm; ``ti`` (:func:`~libtopomap.smpi.read_ti_trace`) is 6-30
+        times smaller and its run costs 15-45% less CPU, but takes every collective over all ranks
         as its modelled algorithm (a program's collectives on sub-communicators map 1.00x) and cannot see
         ``MPI_Startall``'s messages.  Measured in docs/simulation.rst, "Which trace".
     bandwidth, latency : str or float

@@ -6,7 +6,7 @@ Why a trace (and not a PMPI counter): it needs no change to the user's binary (a
 linked into it), SMPI writes it itself, deterministically, with peers as ranks of ``MPI_COMM_WORLD``.
 The Paje trace (``tracing/smpi/internals``) has every message SMPI sent, with its size, so the
 collectives' messages are there on whatever communicator and under whatever algorithm they ran.  The
-time-independent trace is 5-40 times smaller but records a collective as one call per rank, without its
+time-independent trace is 6-30 times smaller but records a collective as one call per rank, without its
 communicator, and not the messages of SMPI's collective algorithms: :func:`read_ti_trace` turns every
 call into the messages of the algorithm SMPI runs for it (:mod:`libtopomap.smpi.collectives`, which says
 which algorithm per collective and why), taken over ``MPI_COMM_WORLD``.  Its element counts become bytes
@@ -256,7 +256,7 @@ def read_paje_trace(path, nprocs, *, point_to_point=True):
     (tags >= 0) count once per call of :data:`_ONE_SEND` (SimGrid 3.32 logs some twice, see there) and
     every time otherwise (``MPI_Startall``).  ``tests/test_smpi_traces.py`` checks both parts against
     :func:`read_ti_trace`, pair by pair and byte for byte.  The file is read line by line: memory follows
-    the graph's edges, not the trace's size (a line per MPI call and per message, 5-40 times the
+    the graph's edges, not the trace's size (a line per MPI call and per message, 6-30 times the
     time-independent trace: docs/simulation.rst, "Which trace").
 
     Parameters
