@@ -48,7 +48,10 @@ previous run (marked ``cached``; the peers are seeded and their input is the sam
 running them again, so a change to libtopomap is re-measured in minutes.
 
 At the end, :func:`targets` checks the targets of issue 19 on every instance with a peer (Scotch
-counts as a peer: the ``scotch`` row) and lists each miss with its numbers.
+counts as a peer: the ``scotch`` row) and lists each miss with its numbers; :func:`targets29` lists
+issue 29's (picks <= the best peer, each race <= 5 s wall at <= 4,096 processes) met or missed.
+The ``CPU s`` column is the process's CPU time (all threads): on a loaded machine the wall time
+also counts other users' work.
 """
 
 from __future__ import annotations
