@@ -41,7 +41,9 @@ on stderr):
 
 Columns: max and average congestion (ECMP), average dilation, hop-bytes, seconds, and the peak of
 Python/numpy allocations during the run (``tracemalloc``; memory allocated inside METIS, Scotch,
-KaHIP or SharedMap is not seen).  Timings on a shared 2-core machine are noisy.
+KaHIP or SharedMap is not seen).  Timings on a shared 2-core machine are noisy.  ``tracemalloc``
+slows Python code about 3x, so libtopomap's rows are timed untraced: a strategy's peak comes from a
+second, traced run; the races (``portfolio(...)`` rows run by the CLI's code path) have no peak.
 
 ``--peers-from JSON`` copies the KaHIP, SharedMap and Mt-KaHyPar rows of an instance from a
 previous run (marked ``cached``; the peers are seeded and their input is the same) instead of
@@ -153,10 +155,13 @@ def instances(quick):
 
 
 # ----------------------------------------------------------------------------------------- driver
-def measure(fn):
-    """``(value, wall seconds, peak bytes, error)``; the CPU seconds of the process (all threads) go to
-    :data:`LAST_CPU` (on a loaded machine the wall time counts other users' work, the CPU time not)."""
-    tracemalloc.start()
+def measure(fn, *, trace=True):
+    """``(value, wall seconds, peak bytes or None, error)``; the CPU seconds of the process (all
+    threads) go to :data:`LAST_CPU` (on a loaded machine the wall time counts other users' work, the
+    CPU time not).  ``trace=False``: no ``tracemalloc`` (it slows Python code: a traced hop-bytes race
+    on torus-32x32-vs-16x64 took 5.85 CPU s, untraced 2.10), no peak."""
+    if trace:
+        tracemalloc.start()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         v = fn()
@@ -165,8 +170,20 @@ def measure(fn):
         v, err = None, f"{type(e).__name__}: {e}"
     dt = time.perf_counter() - t0
     LAST_CPU[0] = time.process_time() - c0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = None
+    if trace:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return v, dt, peak, err
+
+
+def measure_untraced(fn):
+    """:func:`measure`'s seconds of an untraced run, its peak from a second, traced run of ``fn``
+    (seeded: the same work)."""
+    v, dt, _, err = measure(fn, trace=False)
+    cpu = LAST_CPU[0]
+    peak = measure(fn)[2] if err is None else None
+    LAST_CPU[0] = cpu
     return v, dt, peak, err
 
 
@@ -176,7 +193,7 @@ LAST_CPU = [0.0]
 
 def row(t, g, name, v, dt, peak, err=None):
     r = {"method": name, "seconds": round(dt, 3), "cpu_seconds": round(LAST_CPU[0], 3),
-         "peak_mib": round(peak / 2**20, 1)}
+         "peak_mib": None if peak is None else round(peak / 2**20, 1)}
     if err is not None:
         r["error"] = err
         return r
@@ -230,7 +247,7 @@ def portfolio_rows(rows, bounds):
                     "runner_up": select(rest).metrics["method"] if rest else None, "decided_by": why,
                     "relative_gap": gap, "seconds": round(sum(r["seconds"] for r in ran), 3),
                     "cpu_seconds": round(sum(r.get("cpu_seconds", 0.0) for r in ran), 3),
-                    "peak_mib": max(r["peak_mib"] for r in ran)})
+                    "peak_mib": max((r["peak_mib"] for r in ran if r["peak_mib"] is not None), default=None)})
     return out
 
 
@@ -249,7 +266,7 @@ def portfolio_race_row(t, g, seed, objective="congestion", refine="ta"):
         box["result"] = run_portfolio(problem, cands)
         return box["result"].winner.payload
 
-    v, dt, peak, err = measure(race)
+    v, dt, peak, err = measure(race, trace=False)  # the races' seconds are issue 29's target
     r = row(t, g, f"portfolio({objective})" + (f"+{refine}" if refine else ""), v, dt, peak, err)
     if err is None:
         res = box["result"]
@@ -265,7 +282,7 @@ def bench_instance(key, label, t, g, seed, kahip, cached=None):
     bounds = lower_bounds(t, g, slots)
     rows = []
     for s in STRATEGIES:
-        v, dt, peak, err = measure(lambda: map_processes(t, g, strategy=s, seed=seed).vertices)
+        v, dt, peak, err = measure_untraced(lambda: map_processes(t, g, strategy=s, seed=seed).vertices)
         rows.append(row(t, g, s, v, dt, peak, err))
         print(f"  {key} {s}: {rows[-1].get('hop_bytes', rows[-1].get('error'))} ({dt:.2f} s)", file=sys.stderr)
     rows += [r for r in portfolio_rows(rows, bounds) if r["method"] != "portfolio(hopbytes)"]
@@ -422,7 +439,7 @@ def markdown(results):
             cpu = f"{r['cpu_seconds']:.2f}" if "cpu_seconds" in r else ""
             lines.append(f"| {name} | {r['max_congestion']:.4g} | {r['avg_congestion']:.4g} | "
                          f"{r['avg_dilation']:.4f} | {r['hop_bytes']:,.0f} | {r['seconds']:.2f} | {cpu} | "
-                         f"{r['peak_mib']:.1f} |")
+                         f"{'' if r.get('peak_mib') is None else format(r['peak_mib'], '.1f')} |")
         picks = [r for r in inst["rows"] if "pick" in r]
         for r in picks:
             gap = "" if r["relative_gap"] is None else f" (relative gap {r['relative_gap']:.3g})"
