@@ -160,7 +160,7 @@ def main(argv=None):
     ap.add_argument("--networks", default="(2:1),(4:1)")
     ap.add_argument("--budget", type=float, default=None)
     ap.add_argument("--descent", type=int, default=0, help="descents from the launcher's order and N-1 random starts")
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "smpi_s11_bounds"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "smpi_s11_trees_bounds"))
     a = ap.parse_args(argv)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     t_start = time.perf_counter()
