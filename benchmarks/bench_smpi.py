@@ -438,8 +438,10 @@ def markdown(rows, pool, meta):
         if r.get("spearman"):
             L.append(f"| {r['network']} | {r['size']} | {r['alloc']} | {r['app']} | "
                      + " | ".join(_f(r["spearman"][m]) for m in METRICS) + " |")
-    if meta.get("skipped"):
-        L += ["", "## Skipped", ""] + [f"- {s}" for s in meta["skipped"]]
+    per_row = [f"{r['network']} {r['size']} {r['alloc']} {r.get('app', '-')}: {s}" for r in rows
+               for s in (r.get("skipped") if isinstance(r.get("skipped"), list) else [])]
+    if meta.get("skipped") or per_row:
+        L += ["", "## Skipped", ""] + [f"- {s}" for s in meta.get("skipped", []) + per_row]
     return "\n".join(L) + "\n"
 
 
