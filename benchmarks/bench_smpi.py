@@ -21,8 +21,10 @@ placement, on one platform per (network, size, allocation) written by
 * Placements: launcher order, random (seed 1), libtopomap's portfolio (every strategy raced, the
   refinement of the objective: ``ta`` for congestion, ``hb-swap`` for hop-bytes) per objective
   (congestion, hop-bytes) and per routing model of the mapping (``ecmp``, the platform's, ``dmodk`` on
-  trees when available), Scotch alone, KaHIP and SharedMap on whole-machine trees when the ``peers`` extra
-  imports.  Identical placements are simulated once.
+  trees when available), Scotch alone, KaHIP (eco) and SharedMap (fast) on trees when the ``peers`` extra
+  imports (``benchmarks/peer_mappers.py``; on a fragmented allocation the allocation's hierarchy padded to a
+  uniform one, :func:`peer_mappers.padded_hierarchy`; each in a child cut after ``PEER_TIMEOUT``).
+  Identical placements are simulated once.
 * Per placement: SMPI time, and :func:`libtopomap.metrics.evaluate` under ECMP and under the platform's
   routing (max congestion, hop-bytes, average dilation).
 
@@ -103,28 +105,64 @@ def app_args(app, ranks):
 
 
 # ----------------------------------------------------------------------------------------------- peers
+PEER_TIMEOUT = 300.0   # s per peer mapping (SharedMap once did not return in 10 minutes on a 64-host tree here)
+
+
 def _peers():
-    """``(kahip lib or None, sharedmap available, why not)`` from benchmarks/bench_quality.py."""
+    """``(peer_mappers module with the KaHIP library, None)`` or ``(None, why not)``."""
+    sys.path.insert(0, HERE)
+    import peer_mappers as pm
+
+    lib = pm.kahip_lib()
+    have_sm = pm.have("chszlablib")
+    if lib is None and not have_sm:
+        return None, "the peers extra (kahip, chszlablib) is not installed: pip install -e '.[peers]'"
+    return (pm, lib, have_sm), None
+
+
+def _in_child(fn, timeout):
+    """``fn()`` in a forked child, cut after ``timeout`` s: ``(result, CPU s)``; raises TimeoutError."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        t0 = time.process_time()
+        try:
+            send.send((fn(), time.process_time() - t0, None))
+        except Exception as e:  # noqa: BLE001 - reported to the parent
+            send.send((None, 0.0, f"{type(e).__name__}: {e}"))
+
+    proc = ctx.Process(target=child)
+    proc.start()
     try:
-        sys.path.insert(0, HERE)
-        import bench_quality as bq
-    except Exception as e:  # noqa: BLE001 - any import failure means: skip the peers, say why
-        return None, f"bench_quality not importable: {e}"
-    lib = bq._kahip_lib()
-    if lib is None:
-        return None, "the peers extra (kahip) is not installed: pip install -e '.[peers]'"
-    return (bq, lib, False), None
+        if not recv.poll(timeout):
+            raise TimeoutError(f"no mapping within {timeout:.0f} s")
+        out, cpu, err = recv.recv()
+    finally:
+        proc.kill()
+        proc.join()
+    if err:
+        raise RuntimeError(err)
+    return out, cpu
 
 
 def peer_placements(peers, t, g, slots):
-    """``{label: placement or error string}`` of KaHIP (eco) and SharedMap (fast) on a uniform tree."""
-    bq, lib, have_sm = peers
-    hier = bq.machine_hierarchy(t, slots)
+    """``({label: callable -> placement}, why not)``: KaHIP process mapping (eco) and SharedMap (fast) on a tree.
+
+    The machine's hierarchy when the job fills a uniform tree, else the allocation's padded to a uniform one
+    (:func:`peer_mappers.padded_hierarchy`: a fragmented allocation)."""
+    pm, lib, have_sm = peers
+    hier = (pm.machine_hierarchy(t, slots) if g.n == int(np.asarray(slots).sum()) else None) \
+        or pm.padded_hierarchy(t, slots)
     if hier is None:
-        return {}, "the allocation is not a uniform tree (KaHIP/SharedMap need a homogeneous hierarchy)"
+        return {}, "the allocation is not a tree of hosts with equal slots (KaHIP/SharedMap need a hierarchy)"
     out = {}
     if lib is not None:
-        out["KaHIP eco"] = lambda: bq.run_kahip(lib, t, g, slots, hier, 1)
+        out["KaHIP eco"] = lambda: pm.run_kahip(lib, t, g, slots, hier, pm.KAHIP_MODES["eco"])
+    if have_sm:
+        out["SharedMap fast"] = lambda: pm.run_sharedmap(t, g, slots, hier, "fast")
     return out, None
 
 
@@ -261,7 +299,9 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
             for k, fn in fns.items():
                 t0 = time.perf_counter()
                 try:
-                    placements[k] = (np.asarray(fn(), np.int64), time.perf_counter() - t0, k)
+                    p, cpu = _in_child(fn, PEER_TIMEOUT)
+                    placements[k] = (np.asarray(p, np.int64), time.perf_counter() - t0, k)
+                    row.setdefault("peer_cpu_s", {})[k] = round(cpu, 3)
                 except Exception as e:  # noqa: BLE001 - a failing peer is reported, not fatal
                     row["skipped"].append(f"{k}: {type(e).__name__}: {e}")
 
@@ -344,16 +384,18 @@ def markdown(rows, pool, meta):
     L = [f"# SMPI placements benchmark ({meta['date']})", "",
          f"`{meta['command']}`; SimGrid {meta['simgrid']} SMPI, CM02, cross-traffic off, computation not "
          f"simulated, links 100 Gbps / 100 ns.  Machine: {meta['machine']}; load average at start "
-         f"{meta['load_start']}, at end {meta['load_end']}; total wall {meta['wall_s']:.0f} s.", "",
+         f"{meta['load_start']}, at end {meta['load_end']}; total wall {meta['wall_s']:.0f} s, "
+         f"{meta.get('cpu_s', 0):.0f} CPU s (this process and its children).", "",
          "Simulated time per placement in microseconds (P = the platform's routing: dimension-order on the torus, "
          f"minimal on the dragonfly, {'dmodk' if HAVE_DMODK else 'table'} on the trees, table on the fabric).  "
          "`best/L`: launcher time / best libtopomap placement's; "
          "`gap`: share of the random -> fastest gap recovered by the best libtopomap placement "
          "(and by `ltm cong/P`).  Issue 28's targets for `ltm cong/P` (`map --strategy all` under the platform's "
          "routing): `cong/P vs L` (launcher time / its time) >= 1.00x, >= 1.3x on fragmented tori and tapered trees; "
-         "`vs peer` (its time / the fastest peer's: Scotch, KaHIP) <= 1.02; gap >= 90%.  `!` marks a miss.", "",
+         "`x fastest peer` (its time / the fastest peer's: Scotch, KaHIP, SharedMap) <= 1.02; gap >= 90%.  "
+         "`!` marks a miss.", "",
          "| network | size | alloc | app | ranks | " + " | ".join(cols)
-         + " | best/L | gap best (cong/P) | cong/P vs L | vs peer |",
+         + " | best/L | gap best (cong/P) | cong/P vs L | x fastest peer |",
          "|" + "---|" * (len(cols) + 9)]
     for r in rows:
         if "placements" not in r:
@@ -396,8 +438,10 @@ def markdown(rows, pool, meta):
         if r.get("spearman"):
             L.append(f"| {r['network']} | {r['size']} | {r['alloc']} | {r['app']} | "
                      + " | ".join(_f(r["spearman"][m]) for m in METRICS) + " |")
-    if meta.get("skipped"):
-        L += ["", "## Skipped", ""] + [f"- {s}" for s in meta["skipped"]]
+    per_row = [f"{r['network']} {r['size']} {r['alloc']} {r.get('app', '-')}: {s}" for r in rows
+               for s in (r.get("skipped") if isinstance(r.get("skipped"), list) else [])]
+    if meta.get("skipped") or per_row:
+        L += ["", "## Skipped", ""] + [f"- {s}" for s in meta.get("skipped", []) + per_row]
     return "\n".join(L) + "\n"
 
 
@@ -429,6 +473,7 @@ def main(argv=None):
                            "minutes on this shared 2-core machine); --big-apps halo,cg runs it")
     t_start = time.perf_counter()
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    cpu_start = sum(os.times()[:4])
     if 4096 not in sizes:
         skipped.append("4,096 hosts: not run by default (one 4,096-rank halo simulation on the 16x16x16 torus had "
                        "used 173 CPU s and 1.9 GB unfinished, and 1,024-rank ones take 4-67 CPU s, x about 8 "
@@ -443,8 +488,6 @@ def main(argv=None):
     peers, why = _peers()
     if peers is None:
         skipped.append(f"KaHIP/SharedMap: {why}")
-    skipped.append("SharedMap (chszlablib 'fast'): not run: its process_map did not return within 10 minutes on "
-                   "the 64-host 4-ary 3-tree here (bench_quality's call, imbalance 0, one thread)")
     tmp = tempfile.mkdtemp(prefix="ltm-bench-smpi-")
     proxies = os.path.join(tmp, "proxies")
     exe = build(["halo", "cg"], outdir=proxies)
@@ -482,7 +525,8 @@ def main(argv=None):
             + " ".join(argv if argv is not None else sys.argv[1:]),
             "simgrid": sgv, "machine": f"{_platform.node()} {os.cpu_count()} CPUs (shared)",
             "load_start": load_start, "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-            "wall_s": time.perf_counter() - t_start, "skipped": skipped, "pool_by_family": by_family,
+            "wall_s": time.perf_counter() - t_start, "cpu_s": sum(os.times()[:4]) - cpu_start,
+            "skipped": skipped, "pool_by_family": by_family,
             "dmodk": HAVE_DMODK}
     md = markdown(rows, pool, meta)
     print(md)

@@ -1,7 +1,9 @@
 """The peers that take a machine hierarchy or a target graph (KaHIP process mapping, SharedMap,
 Mt-KaHyPar), run the same way by ``bench_quality.py``, ``bench_scale.py`` and ``bench_smpi.py``.
 
-Each ``run_*`` returns the host vertex of every process, repaired into the topology's slots
+KaHIP and SharedMap take the hierarchy of :func:`machine_hierarchy` (a uniform tree the job fills) or
+of :func:`padded_hierarchy` (a partial allocation: virtual PEs and idle processes).  Each ``run_*``
+returns the host vertex of every process, repaired into the topology's slots
 (:func:`libtopomap.mappers.scotch.repair_slots`), ready for ``libtopomap.evaluate``.  The
 ``peers`` extra installs them: ``pip install 'libtopomap[peers]'``.
 """
@@ -18,8 +20,8 @@ import numpy as np
 from libtopomap.mappers.multisection import topology_hierarchy
 from libtopomap.mappers.scotch import repair_slots
 
-__all__ = ["KAHIP_MODES", "SHAREDMAP_MODES", "have", "kahip_lib", "machine_hierarchy", "run_kahip", "run_mtkahypar",
-           "run_sharedmap"]
+__all__ = ["KAHIP_MODES", "SHAREDMAP_MODES", "have", "kahip_lib", "machine_hierarchy", "padded_hierarchy", "run_kahip",
+           "run_mtkahypar", "run_sharedmap"]
 
 KAHIP_MODES = {"fast": 0, "eco": 1, "strong": 2}   # process_mapping's mode_partitioning
 SHAREDMAP_MODES = ("fast", "eco", "strong")
@@ -82,6 +84,64 @@ def machine_hierarchy(t, slots):
     return ar, dist, pe_vertex
 
 
+def padded_hierarchy(t, slots):
+    """``(hierarchy, distance, pe_vertex)`` of a partial allocation of a tree, or None.
+
+    KaHIP and SharedMap take a uniform hierarchy (``a_1 x ... x a_l`` PEs); a fragmented allocation has
+    leaf switches with different numbers of hosts.  Every inner node is padded to the most children of its
+    level with virtual subtrees; a virtual PE's vertex is a host of its nearest real ancestor, so that a
+    process the peer puts there is moved to the nearest free slot (``repair_slots``: the same leaf switch
+    first).  The job is padded with idle processes to the PE count (:func:`_padded_run`).  Levels where every
+    node has one child are dropped; a level's distance is the hop distance between the first two children of
+    its first node that has two.  None when hosts have different slot counts or leaves lie at different depths.
+    """
+    h = topology_hierarchy(t)
+    d = h.depth()
+    leaves = h.vertex >= 0
+    s = np.asarray(slots)[h.vertex[leaves]]
+    if np.unique(d[leaves]).size != 1 or np.unique(s).size != 1:
+        return None
+    nchild = np.diff(h.child_ptr)
+    ar, dist, keep = [], [], []
+    for level in range(int(d[leaves][0]) - 1, -1, -1):       # bottom-up
+        nodes = np.flatnonzero((d == level) & ~leaves)
+        k = int(nchild[nodes].max())
+        if k == 1:
+            keep.append(False)
+            continue
+        x = int(nodes[nchild[nodes] >= 2][0])
+        a, b = h.children(x)[:2]
+        ar.append(k)
+        dist.append(int(t.distance(h.rep[a], h.rep[b])))
+        keep.append(True)
+    widths = dict(zip([lv for lv, k in zip(range(int(d[leaves][0]) - 1, -1, -1), keep) if k], ar))
+
+    def pes(x, level):
+        """PE vertices below node ``x`` (at depth ``level``), depth first, virtual ones padded."""
+        if h.vertex[x] >= 0:
+            return [int(h.vertex[x])]
+        out = [v for c in h.children(x).tolist() for v in pes(c, level + 1)]
+        if level in widths:
+            size = len(out) // max(1, h.children(x).size)
+            out += [int(h.rep[x])] * (size * (widths[level] - h.children(x).size))
+        return out
+
+    pe_vertex = np.asarray(pes(h.root, 0), np.int64)
+    per = int(s[0])
+    pe_vertex = np.repeat(pe_vertex, per)
+    if per > 1:
+        ar, dist = [per] + ar, [1] + dist
+    return ar, dist, pe_vertex
+
+
+def _padded_run(g, hier):
+    """``g`` with idle processes up to the hierarchy's PE count (the peers need one process per PE)."""
+    from libtopomap import CommGraph
+
+    total = int(np.prod(hier[0]))
+    return g if total == g.n else CommGraph(total, g.src, g.dst, g.weights)
+
+
 def _sym_csr(g):
     s = g.symmetric()
     w = np.maximum(1, np.rint(s.data)).astype(np.int64)
@@ -91,6 +151,7 @@ def _sym_csr(g):
 def run_kahip(lib, t, g, slots, hier, mode):
     """KaHIP ``process_mapping`` (mode 0 fast, 1 eco, 2 strong; seed 0, imbalance 0) on ``hier``."""
     ar, dist, pe_vertex = hier
+    real, g = g.n, _padded_run(g, hier)
     ptr, idx, w = _sym_csr(g)
     P = ctypes.POINTER(ctypes.c_int)
     c = lambda a: np.ascontiguousarray(a, np.int32)  # noqa: E731
@@ -102,7 +163,7 @@ def run_kahip(lib, t, g, slots, hier, mode):
     p = lambda a: a.ctypes.data_as(P)  # noqa: E731
     lib.process_mapping(p(n), p(vw), p(xadj), p(ew), p(adj), p(hier_a), p(dist_a), len(ar), mode, 0,
                         ctypes.byref(imb), True, 0, p(cut), p(qap), p(part))
-    return repair_slots(t, pe_vertex[part.astype(np.int64)], slots)
+    return repair_slots(t, pe_vertex[part[:real].astype(np.int64)], slots)
 
 
 def run_sharedmap(t, g, slots, hier, mode, *, threads=1):
@@ -110,10 +171,11 @@ def run_sharedmap(t, g, slots, hier, mode, *, threads=1):
     from chszlablib import Decomposition, Graph
 
     ar, dist, pe_vertex = hier
+    real, g = g.n, _padded_run(g, hier)
     ptr, idx, w = _sym_csr(g)
     cg = Graph.from_csr(ptr, idx, edge_weights=w)
     r = Decomposition.process_map(cg, ar, dist, mode=mode, imbalance=0.0, threads=threads, seed=0)
-    return repair_slots(t, pe_vertex[np.asarray(r.assignment, np.int64)], slots)
+    return repair_slots(t, pe_vertex[np.asarray(r.assignment, np.int64)[:real]], slots)
 
 
 def run_mtkahypar(t, g, slots):
