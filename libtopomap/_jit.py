@@ -1,25 +1,43 @@
-"""``njit`` for libtopomap's kernels: compiled as usual, or run as plain Python on tiny problems.
+"""``njit`` for libtopomap's kernels: compiled as usual (one process at a time per kernel), or run
+as plain Python on tiny problems.
 
 Numba compiles a kernel the first time it meets new argument types: on a fresh install, the
 kernels of one 8-process mapping took a minute of CPU (issue 29, cold start), while the work itself
 takes milliseconds.  Inside :func:`python_kernels`, a kernel called from Python runs its original
 Python function instead, and the kernels that function calls do the same: the same code, so the
-same results, and nothing is compiled.  A kernel that draws from numba's random generator, or calls
-one that does, stays compiled there (numpy's generator would give other numbers).  Every module
-that defines kernels imports ``njit`` from here; :mod:`._numba_cache` comes with it.
+same results.  That holds for the kernels that draw random numbers too: numba's ``np.random.seed``,
+``random`` and ``randint`` are numpy's legacy generator's algorithms (same Mersenne Twister seeding,
+same doubles, same masked integers), so the plain-Python run draws the same numbers from numpy's
+global generator, whose state is put back afterwards.
+
+Where several processes share numba's cache (the ranks of an MPI job on a fresh install), a kernel
+missing from the cache is compiled by one process while the others wait on a lock file beside its
+cache index, then load it: ranks compiled the same kernels at once before, on 2 cores the cost of
+each compilation times the ranks.  Every module that defines kernels imports ``njit`` from here;
+:mod:`._numba_cache` comes with it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
+import time
 
 import numba
+import numpy as np
+from numba.core import sigutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 from . import _numba_cache  # noqa: F401  (an unreadable cache file is a miss, not an error)
 
 __all__ = ["PYTHON_MAX_PROCESSES", "PYTHON_MAX_VERTICES", "compiled_kernels", "njit", "python_kernels",
            "small_enough_for_python"]
+
+#: Seconds a process waits for another one to compile a kernel before compiling it itself (a safety
+#: net: the lock of a process that dies is released by the system).
+COMPILE_WAIT = 600.0
 
 #: A job of at most this many processes, on a topology of at most PYTHON_MAX_VERTICES vertices, runs its
 #: kernels as plain Python in the MPI layer (:func:`small_enough_for_python`).
@@ -40,12 +58,46 @@ _compiled_call = CPUDispatcher.__call__
 
 
 class _Kernel(CPUDispatcher):
-    """A numba dispatcher that runs its Python function inside :func:`python_kernels`."""
+    """A numba dispatcher that runs its Python function inside :func:`python_kernels`, and compiles
+    under a lock shared by the processes of one numba cache."""
 
     def __call__(self, *args, **kwargs):
-        if _depth and _interpretable(self):
-            return self.py_func(*args, **kwargs)
+        if _depth:
+            return _interpret(self, args, kwargs)
         return _compiled_call(self, *args, **kwargs)  # the common case: one test more than numba's call
+
+    def compile(self, sig):
+        lock = _lock_path(self)
+        if lock is None or lock in _held:
+            return super().compile(sig)
+        # numba's (reentrant) lock first, then the file: a thread never waits on a file that another
+        # thread of its own process holds while waiting for numba's lock
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(args) in self.overloads:
+                return super().compile(sig)
+            with _file_lock(lock):
+                return super().compile(sig)  # loads what another process compiled meanwhile
+
+
+_held = set()  # the lock files this process holds (a kernel compiling a kernel it calls: nested)
+_inside = threading.local()  # True while a kernel runs as Python in this thread
+_numpy_random = threading.Lock()  # one interpreted kernel at a time uses numpy's global generator
+
+
+def _interpret(kernel, args, kwargs):
+    """``kernel``'s Python function; the outermost call of one that draws random numbers keeps numpy's
+    global generator as it found it (numba's generator is its own, apart from the caller's)."""
+    if getattr(_inside, "on", False) or not _draws_random(kernel):
+        return kernel.py_func(*args, **kwargs)
+    with _numpy_random:
+        state = np.random.get_state()
+        _inside.on = True
+        try:
+            return kernel.py_func(*args, **kwargs)
+        finally:
+            _inside.on = False
+            np.random.set_state(state)
 
 
 def _called_kernels(kernel):
@@ -54,17 +106,55 @@ def _called_kernels(kernel):
     return [g[name] for name in kernel.py_func.__code__.co_names if isinstance(g.get(name), _Kernel)]
 
 
-def _interpretable(kernel, _seen=None):
-    """False if ``kernel`` or a kernel it calls draws random numbers (``np.random``), else True."""
-    known = kernel.__dict__.get("_libtopomap_interpretable")
+def _draws_random(kernel, _seen=None):
+    """True if ``kernel`` or a kernel it calls draws random numbers (``np.random``)."""
+    known = kernel.__dict__.get("_libtopomap_random")
     if known is not None:
         return known
     seen = set() if _seen is None else _seen
     seen.add(id(kernel))
-    ok = "random" not in kernel.py_func.__code__.co_names and all(
-        _interpretable(k, seen) for k in _called_kernels(kernel) if id(k) not in seen)
-    kernel._libtopomap_interpretable = ok
-    return ok
+    draws = "random" in kernel.py_func.__code__.co_names or any(
+        _draws_random(k, seen) for k in _called_kernels(kernel) if id(k) not in seen)
+    kernel._libtopomap_random = draws
+    return draws
+
+
+def _lock_path(kernel):
+    """The lock file beside ``kernel``'s numba cache index, or None (no cache, or no such folder)."""
+    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    index = getattr(cache_file, "_index_path", None)
+    return None if index is None else index + ".lock"
+
+
+@contextlib.contextmanager
+def _file_lock(path):
+    """Hold an exclusive lock on ``path`` (waiting, asleep, at most :data:`COMPILE_WAIT` seconds);
+    without ``fcntl`` or a writable folder, go on without it."""
+    try:
+        import fcntl
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        end = time.monotonic() + COMPILE_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > end:
+                    break
+                time.sleep(0.05)
+        _held.add(path)
+        try:
+            yield
+        finally:
+            _held.discard(path)
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def njit(*args, **options):

@@ -2,6 +2,8 @@
 constructions' searches, and the portfolio's budget as a promise on dense communication graphs."""
 
 import math
+import pathlib
+import sys
 import time
 
 import numpy as np
@@ -14,6 +16,17 @@ from libtopomap.mappers.multisection import map_multisection
 from libtopomap.commgraph import SymGraph
 from libtopomap.patterns import scrambled_torus
 from libtopomap.portfolio import MappingProblem, budget_skip, make_candidates, run_portfolio
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+from dense_shapes import amg_graph, power_law_graph  # noqa: E402 (the benchmark's graph recipes)
+
+# Dense graphs of real shape at a small size (bench_dense.py --suite runs them at 1,000 and 4,096): an
+# algebraic-multigrid-like graph (6x6x6 ranks, mean degree 109, rank 0 talks to all), a power-law graph
+# (mean degree 42, 4 ranks talk to all), a uniform random graph; onto a dragonfly, a fat tree, a torus.
+SHAPES = {"amg": lambda: amg_graph((6, 6, 6), radii=(2, 3, 4)), "powerlaw": lambda: power_law_graph(300, 60),
+          "random": lambda: ltm.load_graph("random:300:200:1")}
+NETWORKS = {"dragonfly": lambda: ltm.dragonfly(9, 8, 8, 2), "fattree": lambda: ltm.fattree(7, 3),
+            "torus": lambda: ltm.torus((7, 7, 7))}
 
 
 def test_work_moves_leave_sparse_budgets_alone():
@@ -54,17 +67,20 @@ def test_dense_swap_search_stops_at_its_deadline():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec,budget", [("random:300:200:1", 3.0), ("random:300:200:1", 5.0)])
-def test_portfolio_on_a_dense_graph_keeps_its_budget(spec, budget):
-    """``map --strategy all --budget B`` on a dense random graph (mean degree 146 of 300 processes)
-    keeps its budget; before the edge-work budgets, multisection's swap search alone ran for minutes.
+@pytest.mark.parametrize("shape,network,budget", [("random", "dragonfly", 3.0), ("random", "dragonfly", 5.0),
+                                                  ("amg", "dragonfly", 3.0), ("powerlaw", "fattree", 3.0),
+                                                  ("amg", "torus", 3.0), ("random", "torus", 3.0)])
+def test_portfolio_on_a_dense_graph_keeps_its_budget(shape, network, budget):
+    """``map --strategy all --budget B`` on a dense graph (300 processes of mean degree 146, or the
+    shapes of :data:`SHAPES`) keeps its budget; before the edge-work budgets, multisection's swap search
+    alone ran for minutes.
 
     What may run past the budget is a phase's last step that no deadline interrupts (a chunk of moves,
     a search state, a scoring): 0.5 s of CPU, which takes ``slowdown`` times longer on a loaded
     machine.  The slowdown is the run's own (its wall over its CPU seconds: 10-20 at load 20-40 on
     2 cores, where the former fixed 3 s margin failed), so a search that ignores its deadline still
     fails the check at any load: its overrun is its CPU seconds times the same slowdown."""
-    t, g = ltm.dragonfly(9, 8, 8, 2), ltm.load_graph(spec)
+    t, g = NETWORKS[network](), SHAPES[shape]()
     # no recursive: on a dense graph it would stand for multisection (MappingProblem.dominated_by),
     # whose swap search is the one to keep in the budget
     cands = make_candidates(["multisection", "greedy"], seed=1, refine="ta")
