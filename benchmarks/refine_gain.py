@@ -34,6 +34,7 @@ import libtopomap as ltm  # noqa: E402
 from libtopomap.mappers import STRATEGIES  # noqa: E402
 from libtopomap.portfolio import (STRATEGY_ORDER, MappingProblem, make_candidates, refinement_choice,  # noqa: E402
                                   select)
+from libtopomap.portfolio.selection import rounded_key  # noqa: E402
 
 
 def instances(only):
@@ -73,8 +74,29 @@ def measure(key, t, g, seed):
             "winner_key_all": list(select(refined.values()).key), "winner_key_rule": list(select(kept.values()).key)}
 
 
-def markdown(results, load):
-    out = [f"load average {load[0]:.2f} at start, {load[1]:.2f} at end", ""]
+def rule_check(r):
+    """The rule's choice and winner recomputed from the recorded scores (``--render``): the identity row's
+    construction is the current placement; ties of scores go to the strategy order."""
+    from libtopomap.portfolio import REFINE_BEST, REFINE_GAIN
+
+    rows = r["rows"]
+    if not rows:
+        return None
+    order = lambda x: (rounded_key(x[0]), STRATEGY_ORDER.index(x[1]))  # noqa: E731
+    strat = lambda x: x["candidate"].split("+")[0]  # noqa: E731
+    built = [(tuple(x["built"]), strat(x)) for x in rows]
+    best = rounded_key(min(built, key=order)[0])
+    top = sorted(built, key=order)[:REFINE_BEST]
+    floors = (r["bounds"]["congestion"], 0.0, r["bounds"]["hopbytes"])
+    chosen = [s for k, s in top
+              if rounded_key(tuple(max(v / g, f) for v, g, f in zip(k, REFINE_GAIN[s], floors))) <= best]
+    every = [(tuple(x["refined"]), strat(x)) for x in rows] + [(tuple(rows[-1]["built"]), "identity")]
+    kept = [(tuple(x["refined"]) if strat(x) in chosen else tuple(x["built"]), strat(x)) for x in rows]
+    return [s for _, s in top], chosen, min(every, key=order), min(kept + every[-1:], key=order)
+
+
+def markdown(results, load, head=None):
+    out = [head or f"load average {load[0]:.2f} at start, {load[1]:.2f} at end", ""]
     for r in results:
         out += [f"## {r['key']} ({r['P']} processes, {r['iterations']} moves)", "",
                 "| candidate | built (max, avg cong, hop-bytes) | refined | built / refined | cpu s |",
@@ -83,8 +105,14 @@ def markdown(results, load):
             f = lambda k: ", ".join(f"{v:.6g}" for v in k)  # noqa: E731
             ratio = ", ".join("-" if v is None else f"{v:.4f}" for v in x["ratio"])
             out.append(f"| {x['candidate']} | {f(x['built'])} | {f(x['refined'])} | {ratio} | {x['cpu_s']:.2f} |")
-        out += ["", f"winner, all refined: {r['winner_all_refined']} {r['winner_key_all']}; with the rule "
-                    f"(refined {r['chosen']}): {r['winner_rule']} {r['winner_key_rule']}", ""]
+        check = rule_check(r)
+        if check is None:
+            out += ["a construction at the lower bounds: nothing refined", ""]
+            continue
+        top, chosen, win_all, win_rule = check
+        out += ["", f"winner, all refined: {win_all[1]} {list(win_all[0])}; the {len(top)} best constructions "
+                    f"{top}, refined by the rule: {chosen}, winner {win_rule[1]} {list(win_rule[0])}: "
+                    + ("same" if rounded_key(win_all[0]) == rounded_key(win_rule[0]) else "DIFFERENT"), ""]
     return "\n".join(out)
 
 
@@ -93,7 +121,13 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(HERE / "results" / "refine_gain"))
+    ap.add_argument("--render", action="store_true", help="no runs: rewrite OUT.md from OUT.json with today's rule")
     args = ap.parse_args(argv)
+    if args.render:
+        results = json.loads(pathlib.Path(args.out + ".json").read_text())
+        old = pathlib.Path(args.out + ".md").read_text().splitlines()[0]
+        pathlib.Path(args.out + ".md").write_text(markdown(results, None, head=old) + "\n")
+        return
     load0 = os.getloadavg()[0]
     results = []
     for key, t, g in instances(args.only):
