@@ -6,9 +6,11 @@ import pytest
 import libtopomap as ltm
 from libtopomap.errors import MappingError
 from libtopomap.metrics import lower_bounds
-from libtopomap.portfolio import (REFINE_BEST, Candidate, MappingProblem, Outcome, STRATEGY_ORDER, assign_candidates,
-                                  candidate_seed, default_iterations, estimate_memory, format_bytes, make_candidates,
-                                  numba_threads, plan_ranks, refinement_choice, run_portfolio, select, selection_key)
+from libtopomap.portfolio import (REFINE_BEST, REFINE_GAIN, Candidate, MappingProblem, Outcome, STRATEGY_ORDER,
+                                  assign_candidates, candidate_seed, default_iterations, estimate_memory, format_bytes,
+                                  make_candidates, numba_threads, plan_ranks, refinement_choice, run_portfolio, select,
+                                  selection_key)
+from libtopomap.portfolio.selection import rounded_key
 
 
 def test_candidates_are_positional_and_deterministic():
@@ -99,9 +101,13 @@ def test_only_the_best_constructions_are_refined():
     best = sorted(built.values(), key=lambda o: selection_key(o.key, o.candidate.strategy, o.candidate.index)
                   if o.candidate.index else (np.inf,))[:REFINE_BEST]
     assert refinement_choice(built.values(), cands) == {o.candidate.index for o in best}
+    # the race also drops those that cannot win (test_constructions_that_cannot_win_are_not_refined)
+    chosen = refinement_choice(built.values(), cands, reach=prob.refine_reach)
+    assert chosen <= {o.candidate.index for o in best}
     for o in res.outcomes[1:]:
-        if o.candidate.index in {b.candidate.index for b in best}:
-            assert o.label.endswith("+ta") and o.key <= built[o.candidate.index].key
+        if o.candidate.index in chosen:
+            assert o.label.endswith("+ta") or o.note == "ta kept the construction"
+            assert o.key <= built[o.candidate.index].key
         else:  # left as built, with the reason
             assert o.label == built[o.candidate.index].label
             assert o.note == "ta skipped: not among the best constructions"
@@ -109,6 +115,36 @@ def test_only_the_best_constructions_are_refined():
     # two rounds of candidates (the MPI layer with more ranks): twice as many refinements
     more = make_candidates(["random", "rcm", "recursive"], seed=2, refine="ta", count=6)
     assert len(refinement_choice([prob.construct(c) for c in more], more)) == 2 * REFINE_BEST
+
+
+def test_constructions_that_cannot_win_are_not_refined():
+    # bench_quality's 4-ary 3-tree with a scrambled 8x8 stencil: every construction at the bound of maximum
+    # congestion (4, the injection links), multisection's average congestion 2.333, greedy's 2.615: even
+    # divided by greedy's largest measured gain it stays above, so greedy is not refined, and refining it
+    # anyway does not change the winner
+    topo = ltm.fattree(4, 3)
+    g = ltm.load_graph("torus-scrambled:8x8:0")
+    prob = MappingProblem(topo, g, objective="congestion")
+    cands = make_candidates(["greedy", "multisection"], seed=1, refine="ta")
+    built = {c.index: prob.construct(c) for c in cands}
+    assert not any(o.at_bound for o in built.values())
+    gre, ms = built[1], built[2]
+    assert gre.key[0] == ms.key[0] == prob.bounds["congestion"]
+    assert gre.key[1] / REFINE_GAIN["greedy"][1] > ms.key[1]
+    assert rounded_key(prob.refine_reach(gre)) > rounded_key(ms.key)
+    assert refinement_choice(built.values(), cands) == {1, 2}  # both among the REFINE_BEST best
+    assert refinement_choice(built.values(), cands, reach=prob.refine_reach) == {2}
+    every = [built[0]] + [prob.refine(c, built[c.index]) for c in cands[1:]]
+    res = run_portfolio(prob, cands)
+    assert res.outcomes[1].note == "ta skipped: not among the best constructions"
+    assert rounded_key(every[1].key) > rounded_key(every[2].key)  # refined anyway, greedy still loses
+    assert select(every).candidate.index == res.winner.candidate.index == 2
+    # a reach that ties the best construction keeps the candidate (ties go to the strategy order)
+    assert refinement_choice(built.values(), cands, reach=lambda o: ms.key) == {1, 2}
+    # a refinement budget in seconds may walk further than measured, as may an unmeasured strategy: no cut
+    timed = MappingProblem(topo, g, objective="congestion", time_budget=0.1)
+    assert refinement_choice(built.values(), cands, reach=timed.refine_reach) == {1, 2}
+    assert all(x == 0.0 for x in prob.refine_reach(Outcome(Candidate(5, "diagonal-shift"), "", gre.key, {})))
 
 
 def test_serial_race_is_deterministic_and_never_worse():

@@ -241,7 +241,8 @@ def _race(comm, problem, make, *, max_memory, what, progress):
                 dropped = sorted(skipped + [bound_skip(c, stop) for c in cands
                                             if c.index > stop.candidate.index and c.index not in listed],
                                  key=lambda x: x.candidate.index)
-            return kept, dropped, stop, refinement_choice(built, cands, problem.order)
+            return kept, dropped, stop, refinement_choice(built, cands, problem.order,
+                                                          reach=getattr(problem, "refine_reach", None))
         outs, skipped, stop, chosen = collective_call(comm, choose, what=what)
 
         def refine():

@@ -13,9 +13,9 @@ import contextlib
 
 from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, assign_candidates, check_memory, default_iterations,
                      default_max_memory, estimate_memory, estimate_seconds, format_bytes, numba_thread_limit,
-                     numba_threads, plan_ranks)
+                     numba_threads, plan_ranks, topology_family)
 from .candidates import Candidate, candidate_seed, make_candidates
-from .problems import CAPPED_PASSES, PARTITIONING, CollectiveProblem, MappingProblem
+from .problems import CAPPED_PASSES, PARTITIONING, REFINE_GAIN, CollectiveProblem, MappingProblem
 from .selection import (REFINE_BEST, STRATEGY_ORDER, Outcome, PortfolioResult, Skipped, refinement_choice, select,
                         selection_key)
 
@@ -24,7 +24,8 @@ __all__ = ["STRATEGY_ORDER", "Candidate", "Outcome", "Skipped", "PortfolioResult
            "bound_skip", "budget_skip", "MappingProblem", "CollectiveProblem", "lower_bounds",
            "estimate_memory", "default_max_memory", "default_iterations", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "run_portfolio", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES", "PARTITIONING"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "race_caches", "CAPPED_PASSES", "PARTITIONING", "REFINE_GAIN",
+           "topology_family"]
 
 
 def __getattr__(name):
@@ -87,7 +88,8 @@ def budget_skip(problem, candidate, candidates=None):
 
 def not_refined(outcome, stop=None):
     """A construction left unrefined by :func:`refinement_choice`, with the reason in its note:
-    ``stop``, the first outcome at the lower bound, or not among the best constructions."""
+    ``stop``, the first outcome at the lower bound, or not among the best constructions (those that
+    cannot win included)."""
     if outcome.candidate.refine and not outcome.note:
         why = (f"{stop.label} (candidate {stop.candidate.index}) reached the lower bound" if stop is not None
                else "not among the best constructions")
@@ -112,7 +114,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
     Mapping problems (those with ``construct`` and ``refine``) run in two phases: every candidate's
     construction in index order, stopping at the first one at the lower bound (the remaining
     candidates are skipped: nothing can beat it), then the refinement of the best constructions only
-    (:func:`refinement_choice`), the best first; the other candidates keep their construction.
+    (:func:`refinement_choice`: the best few, less those that cannot win even with the most a refinement
+    was measured to gain), the best first; the other candidates keep their construction.
     Collective problems run each candidate in one go.
 
     A mapping race keeps within the problem's ``total_budget`` (:class:`MappingProblem`): the clock
@@ -177,7 +180,8 @@ def run_portfolio(problem, candidates, *, max_memory=None, threads=None, on_outc
             if on_outcome is not None and not (two_phase and c.refine and not o.at_bound):
                 on_outcome(o)
         if two_phase:
-            chosen = refinement_choice(outcomes.values(), candidates, problem.order)
+            chosen = refinement_choice(outcomes.values(), candidates, problem.order,
+                                       reach=getattr(problem, "refine_reach", None))
             # the best construction first; each refinement gets an equal part of what is left
             todo = sorted((o for i, o in outcomes.items() if i in chosen), key=lambda o: o.sort_key(problem.order))
             for k, o in enumerate(todo):

@@ -12,7 +12,7 @@ from ..validation import check_bytes
 
 __all__ = ["estimate_memory", "collective_memory", "default_max_memory", "format_bytes", "check_memory", "plan_ranks",
            "assign_candidates", "numba_threads", "numba_thread_limit", "default_iterations", "DEFAULT_TOTAL_BUDGET",
-           "CONSTRUCTION_SHARE", "estimate_seconds"]
+           "CONSTRUCTION_SHARE", "estimate_seconds", "topology_family"]
 
 # ----------------------------------------------------------------------------------- memory
 _MIB = 1 << 20
@@ -281,37 +281,55 @@ def default_iterations(nprocs):
 DEFAULT_TOTAL_BUDGET = 100.0
 #: Share of the overall budget the constructions may use; the refinements get what is left.
 CONSTRUCTION_SHARE = 0.5
-# Idle seconds per unit of work (P + n + E + A) of each construction, scoring included: the slowest of
-# torus, fat tree and dragonfly in benchmarks/bench_scale.py runs on an idle 2-core machine at 32,768
-# processes (results/scale_32768_portfolio_idle, scale_32768_scotch_idle), plus about 25 %, checked
-# against the loaded runs at 4,096 to 262,144 (results/*_s5_loaded).  identity and random are mostly
-# the scoring of a scattered placement, which grows faster than linearly on large tori (1.8e-6
-# measured at 32,768; about 3e-6 expected at 65,536 from the growth of the ECMP boxes, not measured
-# idle): they are set for 65,536, so that a loaded machine, not the scoring, sets the race's slowdown
-# (:meth:`MappingProblem._calibrate`).  Scotch ranges from 1.4e-5
-# (dragonfly) to 1.2e-4 (fat tree) and multisection has no idle measurement: both keep the rates of
-# the earlier fits (middle of the range), so they are skipped only when clearly out of the share.
-_SECONDS_PER_UNIT = {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6,
-                     "recursive": 1e-5, "multisection": 3e-5, "scotch": 4e-5,
-                     # 25.8 s for 16x16x16 onto a 64x64 torus (4,096 processes) at load 12: 5e-4 loaded;
-                     # not measured idle (issue 29 part 2), set for a 5x slowdown
-                     "dual-bisection": 1e-4}
-# On the fat trees of libtopomap.fattree (attrs["generator"]), where the general rates are far off: the
-# 32-ary 3-tree at 32,768 processes, idle (results/scale_32768_s7_idle, scale_32768_scotch_idle), plus 25 %:
-# multisection 3.2 s (6.9e-6; the torus sets its general rate), Scotch's deco-2 target 57 s (1.2e-4; it
-# never wins there).  Without them the race runs Scotch for 60 s of its 77 s when idle and, loaded, skips
-# multisection, the winner (results/scale_32768_peers*).
-_FATTREE_SECONDS_PER_UNIT = {"multisection": 1e-5, "scotch": 1.5e-4}
+# Idle seconds per unit of work (P + n + E + A) of each construction, scoring included, per topology family
+# (:func:`topology_family`), measured on an idle 2-core machine at 32,768 processes in
+# benchmarks/bench_scale.py plus about 25 % (results/scale_32768_portfolio_idle, scale_32768_s7_idle,
+# scale_32768_scotch_idle), and checked against the loaded runs at 4,096 to 262,144 (results/*_s5_loaded).
+# "default" holds every family without a measurement of its own (tori, dragonflies, fabrics read from
+# files): the slowest of torus, fat tree and dragonfly.  identity and random are mostly the scoring of a
+# scattered placement, which grows faster than linearly on large tori (1.8e-6 measured at 32,768; about
+# 3e-6 expected at 65,536 from the growth of the ECMP boxes, not measured idle): they are set for 65,536,
+# so that a loaded machine, not the scoring, sets the race's slowdown (:meth:`MappingProblem._calibrate`).
+# Scotch ranges from 1.4e-5 (dragonfly) to 1.2e-4 (fat tree) and multisection from 6.9e-6 (fat tree) to
+# 3.6e-5 (torus); the default keeps the rates of the earlier fits for both, so that they are skipped only
+# when clearly out of the share.
+_SECONDS_PER_UNIT = {
+    "default": {"identity": 3e-6, "diagonal-shift": 3e-6, "random": 3e-6, "rcm": 1.5e-6, "greedy": 3e-6,
+                "recursive": 1e-5, "multisection": 3e-5, "scotch": 4e-5,
+                # 25.8 s for 16x16x16 onto a 64x64 torus (4,096 processes) at load 12: 5e-4 loaded;
+                # not measured idle (issue 29 part 2), set for a 5x slowdown
+                "dual-bisection": 1e-4},
+    # the 32-ary 3-tree: multisection 3.19 s (6.9e-6), Scotch's deco-2 target 57.1 s (1.24e-4, it never
+    # wins there); with the default rates the race ran Scotch for 60 s of its 77 s when idle and, loaded,
+    # skipped multisection, the winner (results/scale_32768_peers*)
+    "fattree": {"multisection": 1e-5, "scotch": 1.5e-4},
+}
 # Fixed cost of a construction (call, validation, scoring of a small job).
 _SECONDS_FIXED = 0.02
+
+
+def topology_family(topology):
+    """The family whose construction costs :func:`estimate_seconds` uses: the generator of a generated
+    topology (``attrs["generator"]``: ``"fattree"``, ``"torus"``, ``"dragonfly"``...) when the cost
+    table has rates of its own for it, else ``"default"``.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> topology_family(ltm.fattree(4, 2)), topology_family(ltm.torus("4x4"))
+    ('fattree', 'default')
+    """
+    family = getattr(topology, "attrs", {}).get("generator")
+    return family if family in _SECONDS_PER_UNIT else "default"
 
 
 def estimate_seconds(strategy, topology, graph, *, slowdown=1.0):
     """Rough idle seconds of one construction and its scoring, times ``slowdown``.
 
     Linear in ``P + n + E + A`` (processes, topology vertices, communication edges, arcs) with a
-    per-strategy rate measured at 32,768 processes; used to skip constructions that cannot finish
-    in what is left of the constructions' share of the portfolio's budget.
+    rate per strategy and topology family (:func:`topology_family`) measured at 32,768 processes
+    (docs/internals.rst, "Time budget"); used to skip constructions that cannot finish in what is
+    left of the constructions' share of the portfolio's budget.
 
     Examples
     --------
@@ -321,7 +339,6 @@ def estimate_seconds(strategy, topology, graph, *, slowdown=1.0):
     True
     """
     P, E, n, A, _, _ = _sizes(topology, graph)
-    rate = _SECONDS_PER_UNIT.get(strategy, max(_SECONDS_PER_UNIT.values()))
-    if getattr(topology, "attrs", {}).get("generator") == "fattree":
-        rate = _FATTREE_SECONDS_PER_UNIT.get(strategy, rate)
+    rates = _SECONDS_PER_UNIT["default"]
+    rate = _SECONDS_PER_UNIT[topology_family(topology)].get(strategy, rates.get(strategy, max(rates.values())))
     return float(slowdown) * (_SECONDS_FIXED + rate * (P + n + E + A))

@@ -20,11 +20,27 @@ from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory
                      estimate_seconds)
 from .selection import STRATEGY_ORDER, Outcome, rounded_key
 
-__all__ = ["MappingProblem", "CollectiveProblem", "CAPPED_PASSES", "PARTITIONING"]
+__all__ = ["MappingProblem", "CollectiveProblem", "CAPPED_PASSES", "PARTITIONING", "REFINE_GAIN"]
 
 #: Passes of the congestion winner's capped hop-bytes clean-up at the most (:meth:`MappingProblem.polish`);
 #: a pass that moves nothing ends it first (a local optimum), and so does its move budget.
 CAPPED_PASSES = 50
+
+
+#: The most a refinement may divide a construction's score by, per strategy and entry of the score (objective,
+#: tie-break, hop-bytes): :meth:`MappingProblem.refine_reach`.  Measured: threshold accepting (with its capped
+#: hop-bytes clean-up, the default move budget) on every construction of ``map --strategy all --refine ta`` on
+#: bench_quality's --quick instances that refine (no construction at the lower bounds; 64 to 280 processes),
+#: bench_speed's fat tree and dragonflies (512 and 4,096) and the 32-ary 3-tree at 32,768
+#: (benchmarks/refine_gain.py, results/refine_gain_s11.md; scale_32768_peers_fix_race for 32,768).  The largest
+#: quotients built / refined seen: greedy 2.44, 1.029, 1.029; recursive 2.31, 1.12, 1.12; multisection 1.60,
+#: 1.00, 1.003; dual-bisection 2.51, 1.021, 1.035; scotch 1.89, 1.054, 1.054; rcm 12.97, 2.11, 2.11; random
+#: 2.85, 2.26, 2.26; identity 3.03, 2.27, 2.27.  Structured constructions end near a local optimum, a scrambled
+#: start or a bandwidth order far from one.  The table keeps a margin: about 1.3x the objective's quotient
+#: and twice the tie-break's and hop-bytes' excess over 1.  A strategy not listed is never cut.
+REFINE_GAIN = {"greedy": (3.0, 1.06, 1.06), "recursive": (3.0, 1.25, 1.25), "multisection": (2.0, 1.02, 1.02),
+               "dual-bisection": (3.0, 1.07, 1.07), "scotch": (2.5, 1.11, 1.11), "rcm": (16.0, 2.5, 2.5),
+               "random": (4.0, 2.8, 2.8), "identity": (4.0, 2.8, 2.8)}
 
 
 #: Constructions that map by partitioning the communication graph along the machine's hierarchy
@@ -213,6 +229,22 @@ class MappingProblem:
 
             self._bounds = lower_bounds(self.topology, self.graph, self.slots)
         return self._bounds
+
+    def refine_reach(self, built):
+        """The best score a refinement could bring the construction ``built`` (an :class:`Outcome`) to: each
+        entry of its score divided by its strategy's :data:`REFINE_GAIN`, the objective and hop-bytes not below
+        their lower bounds (:func:`~libtopomap.metrics.lower_bounds`).
+        :func:`~libtopomap.portfolio.refinement_choice` refines only constructions whose reach is no worse
+        than the best construction's score.
+
+        A strategy without measured gains, and any refinement budgeted in seconds (``time_budget``: it may
+        walk further than measured), may reach 0 on every entry."""
+        gain = REFINE_GAIN.get(built.candidate.strategy)
+        if gain is None or self.time_budget is not None:
+            return tuple(0.0 for _ in built.key)
+        b = self.bounds
+        floors = (b[self.objective], 0.0, b["hopbytes"])
+        return tuple(max(float(k) / g, f) for k, g, f in zip(built.key, gain, floors))
 
     def estimate(self, candidate):
         """:func:`estimate_memory` of a candidate (0 extra for the current placement's scoring is not

@@ -154,10 +154,15 @@ def select(outcomes, order=STRATEGY_ORDER):
 REFINE_BEST = 2
 
 
-def refinement_choice(constructions, candidates, order=STRATEGY_ORDER):
+def refinement_choice(constructions, candidates, order=STRATEGY_ORDER, *, reach=None):
     """Indices of the candidates whose construction is refined: none when a construction (or the
     current placement) is at the lower bound, else the ``REFINE_BEST x rounds`` best constructions
-    of candidates with a refinement, by :func:`selection_key`.
+    of candidates with a refinement, by :func:`selection_key`, less those that cannot win.
+
+    A construction cannot win when even the most a refinement was measured to gain (``reach``)
+    leaves its score worse than the best construction's (the current placement included): a
+    refinement never makes its own start worse, so the best construction is a score the race
+    already has.
 
     Parameters
     ----------
@@ -165,6 +170,12 @@ def refinement_choice(constructions, candidates, order=STRATEGY_ORDER):
         Scored constructions (or their records via :meth:`Outcome.from_record`), the current placement
         included; the same on every rank.
     candidates : list of Candidate
+    order : sequence of str
+    reach : callable, optional
+        ``reach(outcome)``: the best score a refinement could bring that construction to
+        (:meth:`MappingProblem.refine_reach`); a construction is refined only when its reach is no
+        worse than the best construction's score (compared as tuples after :func:`rounded_key`, so
+        a tie keeps it).  Default: no such cut.
 
     Returns
     -------
@@ -177,6 +188,8 @@ def refinement_choice(constructions, candidates, order=STRATEGY_ORDER):
     >>> outs = [Outcome(c, c.label, (float(k),), {}) for k, c in zip([9, 3, 1, 2], cands)]
     >>> sorted(refinement_choice(outs, cands))
     [2, 3]
+    >>> sorted(refinement_choice(outs, cands, reach=lambda o: (o.key[0] / 1.5,)))  # 2 / 1.5 > 1: cut
+    [2]
     """
     constructions = list(constructions)
     if any(o.at_bound for o in constructions):
@@ -185,7 +198,11 @@ def refinement_choice(constructions, candidates, order=STRATEGY_ORDER):
     rounds = -(-len(raced) // max(1, len({c.strategy for c in raced})))
     ranked = sorted((o for o in constructions if not o.candidate.baseline and o.candidate.refine),
                     key=lambda o: o.sort_key(order))
-    return {o.candidate.index for o in ranked[:REFINE_BEST * rounds]}
+    chosen = ranked[:REFINE_BEST * rounds]
+    if reach is not None and chosen:
+        best = rounded_key(min(constructions, key=lambda o: o.sort_key(order)).key)
+        chosen = [o for o in chosen if rounded_key(reach(o)) <= best]
+    return {o.candidate.index for o in chosen}
 
 
 @dataclass

@@ -129,7 +129,7 @@ def test_constructions_out_of_the_budget_are_skipped_with_the_reason(monkeypatch
     topo = _torus()
     s, d, sw, dw = graph_lists(g, RANK)
     # recursive estimated far beyond the constructions' share of 10 s, the others well within it
-    monkeypatch.setitem(libtopomap.portfolio.budget._SECONDS_PER_UNIT, "recursive", 1e3)
+    monkeypatch.setitem(libtopomap.portfolio.budget._SECONDS_PER_UNIT["default"], "recursive", 1e3)
     dc = ltm.Create_dist_graph_adjacent(COMM, s, d, sw, dw, topology=topo, placement=_bad_placement(g), seed=2,
                                         strategies=STRATS, total_budget=10.0)
     rep = ltm.report(dc)
