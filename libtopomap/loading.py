@@ -11,7 +11,6 @@ import os
 
 from .errors import ArgumentTypeError
 from .formats import read
-from .topology import Topology
 
 __all__ = ["load", "as_topology"]
 
@@ -49,9 +48,11 @@ def as_topology(topology):
     FormatError
         An unreadable file, naming it and the line.
     """
-    if isinstance(topology, Topology):
-        return topology
     if isinstance(topology, (str, os.PathLike)):
         return load(topology)
+    from .topology import Topology  # scipy, on first use: the command line's parsers import this module
+
+    if isinstance(topology, Topology):
+        return topology
     raise ArgumentTypeError(f"topology must be a Topology, a file path or 'auto', got {type(topology).__name__} "
                             f"{topology!r:.60}")

@@ -1,17 +1,9 @@
-"""One door per input: the checks a public function runs once on what it is given.
-
-One checker per kind of input, one exception class per kind of error: an unknown name is a
-:class:`~libtopomap.ChoiceError` (:func:`check_choice`), a value of the wrong type an
-:class:`~libtopomap.ArgumentTypeError`, a value out of range (seed, seconds, count, bytes) an
-:class:`~libtopomap.ArgumentError`, a bad communication graph a :class:`~libtopomap.CommGraphError`,
-a bad mapping a :class:`~libtopomap.MappingError` (:func:`check_mapping`); a topology given as an object, a
-path or ``"auto"`` is read where files are read (:func:`libtopomap.loading.as_topology`).  A bottom layer:
-it imports only the error classes, the vocabulary and the data types it checks, so generators and patterns
-check their seeds here too.  The public functions (:func:`~libtopomap.map_processes`,
-:class:`~libtopomap.portfolio.MappingProblem`, :func:`~libtopomap.portfolio.run_portfolio`, the MPI
-calls, the command line) call them first; the layers below trust their inputs (scipy's pattern:
-``scipy.sparse.csgraph._validation.validate_graph`` first, then the kernels).  Every message names
-the bad value.
+"""One door per input: the checks a public function runs once on what it is given, one exception class per
+kind of error, every message naming the bad value.  The public functions (``map_processes``, ``MappingProblem``,
+the MPI calls, the command line) call them first and the layers below trust their inputs (scipy's
+``validate_graph``, then the kernels).  A bottom layer: it imports only the errors, the vocabulary and the
+types it checks (scipy's on first use), so generators and patterns check their seeds here too; a topology
+given as an object, a path or ``"auto"`` is read by :func:`libtopomap.loading.as_topology`.
 """
 
 from __future__ import annotations
@@ -21,10 +13,8 @@ import numbers
 
 import numpy as np
 
-from .commgraph import CommGraph, as_commgraph
 from .errors import ArgumentError, ArgumentTypeError, ChoiceError, CommGraphError, MappingError
 from .mapping import check_mapping
-from .topology import SWITCH
 from .vocabulary import REGISTRY, check_choice
 
 __all__ = ["check_choice", "check_choices", "check_seed", "check_seconds", "check_count", "check_moves", "check_bytes",
@@ -180,6 +170,8 @@ def check_slots(topology, slots):
     MappingError
         Not one integer per vertex, a negative count, or slots on a switch.
     """
+    from .topology import SWITCH  # topology and commgraph import scipy: on first use, so the CLI's parsers stay light
+
     if slots is None:
         return topology.slots.astype(np.int64)
     s = np.asarray(slots)
@@ -207,6 +199,8 @@ def check_graph(graph):
     CommGraphError
         An unsupported type, or bad weights or ids, with the bad value.
     """
+    from .commgraph import CommGraph, as_commgraph  # scipy, on first use (see check_slots)
+
     if isinstance(graph, CommGraph):
         return graph
     try:
