@@ -230,6 +230,16 @@ def suite(args):
     return 0
 
 
+def write_report(md, record, out):
+    """Print the table ``md`` and write it and ``record`` beside ``out`` (``.md`` and ``.json``); also
+    profile_dense.py's."""
+    print(md)
+    out = pathlib.Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".md").write_text(md)
+    out.with_suffix(".json").write_text(json.dumps(record, indent=1, default=float) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--graph", default="random:1000:437:1", help="libtopomap.load_graph spec, amg:NXxNYxNZ "
@@ -264,12 +274,7 @@ def main(argv=None):
                    "hop_bytes": e["hop_bytes"]}
     if not args.no_phases:
         r["phases"] = phases(t, g)
-    md = markdown(r)
-    print(md)
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".md").write_text(md)
-    out.with_suffix(".json").write_text(json.dumps(r, indent=1, default=float) + "\n")
+    write_report(markdown(r), r, args.out)
     return 0
 
 

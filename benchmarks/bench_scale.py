@@ -90,16 +90,21 @@ SEED = 0
 
 # ----------------------------------------------------------------------------------------- child
 
-def _hwm_mib(pid="self"):
-    """Peak resident set (VmHWM) of a process in MiB, or None when /proc does not say."""
+def _proc_mib(path, key):
+    """The ``key:`` line of a /proc file (kB) in MiB, or None when /proc does not say."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
+
+
+def _hwm_mib(pid="self"):
+    """Peak resident set (VmHWM) of a process in MiB, or None when /proc does not say."""
+    return _proc_mib(f"/proc/{pid}/status", "VmHWM")
 
 
 def build_instance(inst):
@@ -798,14 +803,7 @@ def select_peers(spec, ap):
 
 
 def _mem_available_mib():
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    return _proc_mib("/proc/meminfo", "MemAvailable")
 
 
 def memory_skip(inst, label, rows):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import math
 import os
 import pathlib
@@ -29,6 +28,7 @@ import time
 import numpy as np
 
 import libtopomap as ltm
+from bench_dense import write_report  # benchmarks/ is the script's folder
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -127,12 +127,7 @@ def main(argv=None):
         s = io.StringIO()
         pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(25)
         r["top"] = "\n".join(ln for ln in s.getvalue().splitlines() if ln.strip())[-4000:]
-    md = markdown(r)
-    print(md)
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".md").write_text(md)
-    out.with_suffix(".json").write_text(json.dumps(r, indent=1, default=float) + "\n")
+    write_report(markdown(r), r, args.out)
     return 0
 
 

@@ -19,6 +19,7 @@ from ._textio import content_lines, read_text
 from .commgraph import CommGraph, warn_self_loops
 from .errors import CommGraphError, FormatError
 from .generators.grid import grid_links, parse_dims
+from .validation import check_seed
 
 #: Default largest number of processes a graph file may define (ids are 0-based, so the largest id
 #: plus one): the library's one vertex limit (``--max-vertices``, ``$LIBTOPOMAP_MAX_VERTICES``).
@@ -143,7 +144,7 @@ def scrambled_torus(dims, seed=None):
     total hops (each undirected pair once) = number of torus links.
     """
     g = stencil(dims, periodic=True)
-    perm = np.random.default_rng(seed).permutation(g.n)
+    perm = np.random.default_rng(check_seed(seed)).permutation(g.n)
     return CommGraph(g.n, perm[g.src], perm[g.dst], g.weights)
 
 
@@ -156,7 +157,7 @@ def random_graph(P, degree, seed=None):
     if degree < 0 or degree > 2 * P:
         raise CommGraphError(f"random graph needs 0 <= degree <= 2P, got {degree} for P = {P}")
     _check_messages(P, 2 * ((degree + 1) // 2), f"random graph({P}, {degree})", unit="edges")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     if P == 1 or degree == 0:
         return CommGraph(P, [], [])
     k = (degree + 1) // 2
@@ -298,7 +299,7 @@ def uniform_traffic(n, messages=1, *, seed=None):
     if messages < 0:
         raise CommGraphError(f"messages must be >= 0, got {messages}")
     _check_messages(n, messages, f"uniform traffic({n})")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     src = np.repeat(np.arange(n, dtype=np.int64), messages)
     return CommGraph(n, src, (src + rng.integers(1, n, size=src.size)) % n)
 
@@ -353,7 +354,7 @@ def local_global_traffic(dims, alpha, messages=1, *, seed=None):
         raise CommGraphError(f"messages must be >= 0, got {messages}")
     n = math.prod(dims)
     _check_messages(n, messages, f"local-global traffic({'x'.join(map(str, dims))})")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     src = np.repeat(np.arange(n, dtype=np.int64), messages)
     dst = rng.integers(0, n, size=src.size)  # global draws
     axes = [ax for ax, k in enumerate(dims) if k > 1]

@@ -1,22 +1,15 @@
-"""One door per input: the checks a public function runs once on what it is given.
-
-One checker per kind of input, one exception class per kind of error: an unknown name is a
-:class:`~libtopomap.ChoiceError` (:func:`check_choice`), a value of the wrong type an
-:class:`~libtopomap.ArgumentTypeError`, a value out of range (seed, seconds, count, bytes) an
-:class:`~libtopomap.ArgumentError`, a bad communication graph a :class:`~libtopomap.CommGraphError`,
-a bad mapping a :class:`~libtopomap.MappingError` (:func:`check_mapping`), an unreadable topology file a
-:class:`~libtopomap.FormatError`.  The public functions (:func:`~libtopomap.map_processes`,
-:class:`~libtopomap.portfolio.MappingProblem`, :func:`~libtopomap.portfolio.run_portfolio`, the MPI
-calls, the command line) call them first; the layers below trust their inputs (scipy's pattern:
-``scipy.sparse.csgraph._validation.validate_graph`` first, then the kernels).  Every message names
-the bad value.
+"""One door per input: the checks a public function runs once on what it is given, one exception class per
+kind of error, every message naming the bad value.  The public functions (``map_processes``, ``MappingProblem``,
+the MPI calls, the command line) call them first and the layers below trust their inputs (scipy's
+``validate_graph``, then the kernels).  A bottom layer: it imports only the errors, the vocabulary and the
+types it checks (scipy's on first use), so generators and patterns check their seeds here too; a topology
+given as an object, a path or ``"auto"`` is read by :func:`libtopomap.loading.as_topology`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import os
 
 import numpy as np
 
@@ -24,8 +17,8 @@ from .errors import ArgumentError, ArgumentTypeError, ChoiceError, CommGraphErro
 from .mapping import check_mapping
 from .vocabulary import REGISTRY, check_choice
 
-__all__ = ["check_choice", "check_choices", "check_seed", "check_seconds", "check_count", "check_bytes",
-           "check_slots", "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"]
+__all__ = ["check_choice", "check_choices", "check_seed", "check_seconds", "check_count", "check_moves", "check_bytes",
+           "check_slots", "check_graph", "check_mapping", "SEED_LIMIT"]
 
 #: Seeds are ``0 <= seed < SEED_LIMIT``: they travel between MPI ranks as ``int64``.
 SEED_LIMIT = 2**63
@@ -54,6 +47,18 @@ def check_choices(kind, values, *, default, choices=None):
     return names
 
 
+def _check_number(value, *, name, kind, what, within, expected):
+    """The one shape of the scalar checkers: ``value`` of ``kind`` (a bool is not a number here), else an
+    :class:`~libtopomap.ArgumentTypeError` "NAME must be WHAT"; then ``within(value)``, else an
+    :class:`~libtopomap.ArgumentError` "NAME must be EXPECTED"; both messages end with the value."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ArgumentTypeError(f"{name} must be {what}, got {value!r}")
+    if not within(value):
+        shown = value if isinstance(value, numbers.Integral) else repr(value)
+        raise ArgumentError(f"{name} must be {expected}, got {shown}")
+    return value
+
+
 def check_seed(seed):
     """``seed`` as an ``int`` (None and :class:`numpy.random.SeedSequence` pass through).
 
@@ -75,11 +80,8 @@ def check_seed(seed):
     """
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise ArgumentTypeError(f"seed must be a non-negative integer or None, got {seed!r}")
-    if not 0 <= seed < SEED_LIMIT:
-        raise ArgumentError(f"seed must be a non-negative integer below 2**63, got {seed}")
-    return int(seed)
+    return int(_check_number(seed, name="seed", kind=numbers.Integral, what="a non-negative integer or None",
+                             within=lambda v: 0 <= v < SEED_LIMIT, expected="a non-negative integer below 2**63"))
 
 
 def check_seconds(value, *, name, finite=True):
@@ -95,17 +97,16 @@ def check_seconds(value, *, name, finite=True):
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name} must be a number of seconds, got {value!r}")
-    if finite and not (math.isfinite(value) and value > 0):
-        raise ArgumentError(f"{name} must be a finite number of seconds > 0, got {value!r}")
-    if not value > 0:  # NaN too
-        raise ArgumentError(f"{name} must be a number of seconds > 0, got {value!r}")
-    return float(value)
+    if finite:
+        within, expected = (lambda v: math.isfinite(v) and v > 0), "a finite number of seconds > 0"
+    else:
+        within, expected = (lambda v: v > 0), "a number of seconds > 0"  # NaN fails too
+    return float(_check_number(value, name=name, kind=numbers.Real, what="a number of seconds", within=within,
+                               expected=expected))
 
 
 def check_count(value, *, name):
-    """A count (moves, iterations) as an ``int`` >= 0 (None passes through).
+    """A count (swaps, moves) as an ``int`` >= 0 (None passes through).
 
     Raises
     ------
@@ -116,11 +117,34 @@ def check_count(value, *, name):
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentTypeError(f"{name} must be an integer, got {value!r}")
-    if not 0 <= value < _COUNT_LIMIT:
-        raise ArgumentError(f"{name} must be >= 0 and below 2**62, got {value}")
-    return int(value)
+    return int(_check_number(value, name=name, kind=numbers.Integral, what="an integer",
+                             within=lambda v: 0 <= v < _COUNT_LIMIT, expected=">= 0 and below 2**62"))
+
+
+def check_moves(value, *, name="iterations"):
+    """The moves of a refinement (``iterations=`` of :func:`~libtopomap.map_processes`,
+    :class:`~libtopomap.portfolio.MappingProblem` and the MPI calls, ``map --iterations``) as an ``int`` >= 1
+    (None passes through: the refinement's own budget).  Every search counts its moves down to zero and
+    stops there, so zero moves would be a refinement that does nothing: ask for none (``refine=None``).
+
+    Raises
+    ------
+    ArgumentTypeError
+        Not an integer.
+    ArgumentError
+        Zero, negative, or not below ``2**62``.
+
+    Examples
+    --------
+    >>> check_moves(0)
+    Traceback (most recent call last):
+    ...
+    libtopomap.errors.ArgumentError: iterations must be a positive integer below 2**62, got 0
+    """
+    if value is None:
+        return None
+    return int(_check_number(value, name=name, kind=numbers.Integral, what="an integer",
+                             within=lambda v: 0 < v < _COUNT_LIMIT, expected="a positive integer below 2**62"))
 
 
 def check_bytes(value, *, name):
@@ -133,11 +157,9 @@ def check_bytes(value, *, name):
     ArgumentError
         Zero, negative, fractional, NaN or infinite.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name} must be a positive number of bytes, got {value!r}")
-    if not (math.isfinite(value) and value > 0 and value == int(value)):
-        raise ArgumentError(f"{name} must be a positive number of bytes, got {value!r}")
-    return int(value)
+    return int(_check_number(value, name=name, kind=numbers.Real, what="a positive number of bytes",
+                             within=lambda v: math.isfinite(v) and v > 0 and v == int(v),
+                             expected="a positive number of bytes"))
 
 
 def check_slots(topology, slots):
@@ -148,7 +170,7 @@ def check_slots(topology, slots):
     MappingError
         Not one integer per vertex, a negative count, or slots on a switch.
     """
-    from .topology import SWITCH
+    from .topology import SWITCH  # topology and commgraph import scipy: on first use, so the CLI's parsers stay light
 
     if slots is None:
         return topology.slots.astype(np.int64)
@@ -168,30 +190,6 @@ def check_slots(topology, slots):
     return s.astype(np.int64)
 
 
-def as_topology(topology):
-    """The :class:`~libtopomap.Topology` given as an object, a file path, or ``"auto"``: the only place
-    where a path is read (:func:`libtopomap.load`; under MPI, ``"auto"`` is discovered collectively
-    before, by :func:`libtopomap.mpi.auto.resolve`).
-
-    Raises
-    ------
-    ArgumentTypeError
-        Neither a Topology nor a path.
-    FormatError
-        An unreadable file, naming it and the line.
-    """
-    from .topology import Topology
-
-    if isinstance(topology, Topology):
-        return topology
-    if isinstance(topology, (str, os.PathLike)):
-        from .loading import load
-
-        return load(topology)
-    raise ArgumentTypeError(f"topology must be a Topology, a file path or 'auto', got {type(topology).__name__} "
-                            f"{topology!r:.60}")
-
-
 def check_graph(graph):
     """Any communication graph :func:`~libtopomap.as_commgraph` accepts, as a
     :class:`~libtopomap.CommGraph`.
@@ -201,7 +199,7 @@ def check_graph(graph):
     CommGraphError
         An unsupported type, or bad weights or ids, with the bad value.
     """
-    from .commgraph import CommGraph, as_commgraph
+    from .commgraph import CommGraph, as_commgraph  # scipy, on first use (see check_slots)
 
     if isinstance(graph, CommGraph):
         return graph

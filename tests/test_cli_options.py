@@ -47,7 +47,6 @@ FABRIC = str(ROOT / "topology_files" / "small_fabric.ibnetdiscover")
     (["map", "--topology", TOPO, "--graph", "stencil:8", "--seed", "-1"], "--seed", "a non-negative integer"),
     (["map", "--topology", TOPO, "--graph", "stencil:8", "--seed", "1.5"], "--seed", "a non-negative integer"),
     (["map", "--topology", TOPO, "--graph", "stencil:8", "--seed", "x"], "--seed", "a non-negative integer"),
-    (["map", "--topology", TOPO, "--graph", "stencil:8", "--iterations", "0"], "--iterations", "a positive integer"),
     # > 0, as time_budget= of the Python API and the MPI calls (libtopomap.validation.check_seconds)
     (["map", "--topology", TOPO, "--graph", "stencil:8", "--time-budget", "-1"], "--time-budget", "a positive number"),
     (["map", "--topology", TOPO, "--graph", "stencil:8", "--time-budget", "0"], "--time-budget", "a positive number"),

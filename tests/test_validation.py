@@ -12,8 +12,9 @@ import pytest
 import libtopomap as ltm
 from libtopomap.errors import (ArgumentError, ArgumentTypeError, ChoiceError, CommGraphError, FormatError,
                                MappingError)
-from libtopomap.validation import (SEED_LIMIT, as_topology, check_bytes, check_choice, check_choices, check_count,
-                                   check_graph, check_mapping, check_seconds, check_seed)
+from libtopomap.loading import as_topology
+from libtopomap.validation import (SEED_LIMIT, check_bytes, check_choice, check_choices, check_count, check_graph,
+                                   check_mapping, check_moves, check_seconds, check_seed)
 
 
 # ----------------------------------------------------------------------------------------- each checker
@@ -61,6 +62,29 @@ def test_check_count():
         check_count(-2, name="iterations")
     with pytest.raises(ArgumentTypeError, match="iterations must be an integer, got 2.5"):
         check_count(2.5, name="iterations")
+
+
+def test_check_moves_wants_at_least_one():
+    # iterations= counts a refinement's moves down to zero: zero moves would be no refinement (refine=None says so)
+    assert check_moves(None) is None and check_moves(np.int64(1)) == 1
+    for bad in (0, -1, 2**62):
+        with pytest.raises(ArgumentError, match=f"iterations must be a positive integer below 2\\*\\*62, got {bad}$"):
+            check_moves(bad)
+    with pytest.raises(ArgumentTypeError, match="iterations must be an integer, got 2.5"):
+        check_moves(2.5)
+
+
+def test_cli_and_api_refuse_the_same_iterations_with_the_same_message(capsys):
+    from libtopomap.cli import main
+
+    with pytest.raises(ArgumentError) as api:
+        ltm.map_processes(ltm.torus("4"), ltm.as_commgraph([(0, 1)]), refine="ta", iterations=0)
+    with pytest.raises(SystemExit) as cli:
+        main(["map", "--topology", "torus:4", "--graph", "stencil:4", "--refine", "ta", "--iterations", "0"])
+    assert cli.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.endswith(f"error: argument --iterations: {api.value}"), last
+    assert str(api.value) == "iterations must be a positive integer below 2**62, got 0"
 
 
 def test_check_bytes():
@@ -144,7 +168,7 @@ def _doors():
     ({"objective": "speed"}, ChoiceError, "unknown objective 'speed'"),
     ({"time_budget": 0}, ArgumentError, "time_budget must be a finite number of seconds > 0, got 0"),
     ({"time_budget": "1"}, ArgumentTypeError, "time_budget must be a number of seconds, got '1'"),
-    ({"iterations": -1}, ArgumentError, "iterations must be >= 0"),
+    ({"iterations": 0}, ArgumentError, "iterations must be a positive integer below 2**62, got 0"),
     ({"iterations": 1.5}, ArgumentTypeError, "iterations must be an integer, got 1.5"),
     ({"seed": -3}, ArgumentError, "seed must be a non-negative integer below 2**63, got -3"),
     ({"seed": 1.5}, ArgumentTypeError, "seed must be a non-negative integer or None, got 1.5"),
@@ -226,5 +250,61 @@ def test_validation_module_is_small_and_public():
     import libtopomap.validation as v
 
     assert set(v.__all__) == {"check_choice", "check_choices", "check_seed", "check_seconds", "check_count",
-                              "check_bytes", "check_slots", "as_topology", "check_graph", "check_mapping", "SEED_LIMIT"}
+                              "check_moves", "check_bytes", "check_slots", "check_graph", "check_mapping", "SEED_LIMIT"}
     assert pathlib.Path(v.__file__).name == "validation.py"
+
+
+def test_validation_is_a_bottom_layer():
+    """validation imports (anywhere in the module, functions included) only the error classes, the vocabulary and
+    the data types it checks, none of which imports it back: so generators and patterns can check their seeds."""
+    import ast
+
+    import libtopomap.validation as v
+
+    tree = ast.parse(pathlib.Path(v.__file__).read_text(encoding="utf-8"))
+    local = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
+    assert local == {"commgraph", "errors", "mapping", "topology", "vocabulary"}
+
+
+@pytest.mark.parametrize("make", [
+    lambda seed: ltm.generators.ldr(16, 3, seed=seed),
+    lambda seed: ltm.generators.percs(2, 1, seed=seed),
+    lambda seed: ltm.generators.random_shortcut_ring(16, 3, seed=seed),
+    lambda seed: ltm.generators.hybrid(16, 4, component="ldr", degree=2, seed=seed),
+    lambda seed: ltm.patterns.scrambled_torus("4x4", seed=seed),
+    lambda seed: ltm.patterns.random_graph(8, 2, seed=seed),
+    lambda seed: ltm.patterns.uniform_traffic(8, seed=seed),
+    lambda seed: ltm.patterns.local_global_traffic("4x4", 0.5, seed=seed),
+])
+def test_generators_and_patterns_check_their_seeds(make):
+    make(3)
+    with pytest.raises(ArgumentError, match=r"^seed must be a non-negative integer below 2\*\*63, got -1$"):
+        make(-1)
+    with pytest.raises(ArgumentTypeError, match=r"^seed must be a non-negative integer or None, got 1.5$"):
+        make(1.5)
+
+
+def test_a_race_checks_its_inputs_once(monkeypatch):
+    """The race's door (MappingProblem) checks the graph and the slots; its candidates' constructions trust them
+    (each strategy's ``trusted`` face), however many candidates run."""
+    import libtopomap.mappers._common as common
+    from libtopomap.portfolio import MappingProblem, make_candidates, run_portfolio
+
+    calls = {"graph": 0, "slots": 0}
+
+    def counted(name, check):
+        def counting(*args, **kwargs):
+            calls[name] += 1
+            return check(*args, **kwargs)
+        return counting
+
+    monkeypatch.setattr(common, "check_graph", counted("graph", common.check_graph))
+    monkeypatch.setattr(common, "check_slots", counted("slots", common.check_slots))
+    t, g = ltm.torus("4x4"), ltm.load_graph("random:16:4:1")
+    names = ["greedy", "recursive", "multisection", "dual-bisection", "rcm", "random", "identity"]
+    problem = MappingProblem(t, g, total_budget=math.inf)
+    result = run_portfolio(problem, make_candidates(names, seed=0, refine="ta"))
+    assert len(result.outcomes) == 8 and not result.skipped
+    assert calls == {"graph": 1, "slots": 1}
+    ltm.map_processes(t, g, strategy="greedy")  # the public function checks at its door, once
+    assert calls == {"graph": 2, "slots": 2}

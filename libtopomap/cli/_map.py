@@ -19,7 +19,7 @@ import re
 from ..errors import ArgumentError, MappingError
 from ..rankfiles import EMITTERS
 from ..vocabulary import OBJECTIVES, REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES, describe
-from ._options import add_routing_option, non_negative_int, positive_float, positive_int
+from ._options import add_routing_option, non_negative_int, positive_float, positive_int, refinement_moves
 from ._progress import add_quiet, for_command
 
 __all__ = ["add_parser", "run", "launched_by_mpiexec", "parse_bytes"]
@@ -118,7 +118,7 @@ def add_parser(sub):
                    help="seconds for the whole race (per rank under mpiexec): constructions estimated beyond what "
                         "is left of their share are skipped with the reason, refinements stop at it "
                         f"(default {DEFAULT_TOTAL_BUDGET:g})")
-    p.add_argument("--iterations", type=positive_int, metavar="N",
+    p.add_argument("--iterations", type=refinement_moves, metavar="N",
                    help="moves per refinement (default: the refinement's); on a graph of mean degree d "
                         "above 16 a move counts as d/16, so the budget is edge work")
     p.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
@@ -156,7 +156,7 @@ def _prepare_job(args):
     import numpy as np
 
     from ..patterns import load_graph
-    from ..validation import as_topology
+    from ..loading import as_topology
     from ..portfolio import STRATEGY_ORDER, MappingProblem, check_memory, make_candidates
 
     for opt, default in (("emit", "mapping"), ("messages", "external"), ("allocation", None),
@@ -182,9 +182,6 @@ def _prepare_job(args):
     problem = MappingProblem(topo, graph, placement=current, objective=args.objective,
                              time_budget=args.time_budget, iterations=args.iterations, total_budget=args.budget,
                              routing=getattr(args, "routing", "ecmp"), concentration=args.concentration)
-    from ..mappers._common import prepare
-
-    prepare(topo, graph, problem.slots, None)  # more processes than slots, empty graph: one clear error
     # 'all' in the race's strategy order (structured constructions first, as the MPI layer's
     # defaults): under a tight or loaded budget the skipped ones are rcm, random and identity
     names = [x for x in STRATEGY_ORDER if x in STRATEGIES] if args.strategy == "all" else [args.strategy]

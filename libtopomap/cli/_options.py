@@ -8,8 +8,8 @@ import math
 import sys
 import warnings
 
-__all__ = ["add_deprecated_alias", "add_size_limits", "add_max_vertices", "positive_int", "non_negative_int",
-           "positive_float", "non_negative_float"]
+__all__ = ["add_deprecated_alias", "add_size_limits", "add_max_vertices", "positive_int", "refinement_moves",
+           "non_negative_int", "positive_float", "non_negative_float"]
 
 
 def _number(text, kind, what, ok):
@@ -25,6 +25,19 @@ def _number(text, kind, what, ok):
 def positive_int(text):
     """argparse type: an integer >= 1."""
     return _number(text, int, "a positive integer", lambda v: v >= 1)
+
+
+def refinement_moves(text):
+    """argparse type of ``map --iterations``: the moves of a refinement, by the rule and with the message of the
+    Python API (:func:`libtopomap.validation.check_moves`)."""
+    from ..errors import ArgumentError
+    from ..validation import check_moves
+
+    value = _number(text, int, "an integer", lambda v: True)
+    try:
+        return check_moves(value)
+    except ArgumentError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def non_negative_int(text):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import TopologyError
 from ..topology import HOST, SWITCH, Topology
+from ..validation import check_seed
 from .fattree import fattree
 from .grid import check_edge_count, check_vertex_count, hypercube
 from .ldr import ldr
@@ -110,6 +111,7 @@ def hybrid(nodes, component_size, *, component="hypercube", degree=None, arity=N
     >>> t.hosts.size, t.attrs["components"], t.attrs["fat_trees"], t.n_vertices - t.hosts.size
     (32, 4, 8, 8)
     """
+    seed = check_seed(seed)  # the components' (ldr) and the attrs' seed, checked before any work
     t_nodes, d = int(nodes), int(component_size)
     if component not in ("hypercube", "ldr"):
         raise TopologyError(f"hybrid component must be 'hypercube' or 'ldr', got {component!r}")

@@ -8,6 +8,7 @@ from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
+from ..validation import check_seed
 from .._jit import njit
 
 __all__ = ["ldr", "ldr_graph_edges", "moore_bound", "distance_total"]
@@ -403,6 +404,7 @@ def ldr(n, degree, *, seed=None, trials=100, name=None):
     check_edge_count(n * degree // 2, f"ldr({n}, {degree})", unit="links")
     if trials < 1:
         raise TopologyError(f"trials must be >= 1, got {trials}")
+    seed = check_seed(seed)
     rng = np.random.default_rng(seed)
     best = None
     for trial in range(trials):

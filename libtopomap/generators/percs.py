@@ -12,6 +12,7 @@ from .grid import check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
+from ..validation import check_seed
 
 __all__ = ["percs", "NODES_PER_DRAWER", "DRAWERS_PER_SUPERNODE", "LL_CAPACITY", "LR_CAPACITY", "D_CAPACITY"]
 
@@ -77,7 +78,8 @@ def percs(supernodes, dlinks, *, seed=None, name=None):
     if S > 1 and ports < S - 1:
         raise TopologyError(f"{S} supernodes need {S - 1} D ports per supernode to be fully connected; "
                             f"{d} D links per node give {ports}")
-    rng = np.random.default_rng(seed)
+    # a Generator is the caller's stream (hybrid components, tests); anything else is a seed
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
     n = S * per_sn
     local = np.arange(per_sn)
     li, lj = np.triu_indices(per_sn, 1)

@@ -15,6 +15,7 @@ from .grid import check_edge_count, check_vertex_count
 
 from ..errors import TopologyError
 from ..topology import Topology
+from ..validation import check_seed
 
 __all__ = ["random_shortcut_ring", "cable_lengths"]
 
@@ -76,7 +77,8 @@ def random_shortcut_ring(n, degree, *, seed=None, name=None):
     if not 2 <= degree <= n - 1:
         raise TopologyError(f"degree must be in 2..{n - 1} for n = {n}, got {degree}")
     check_edge_count(n * degree // 2, f"random_shortcut_ring({n}, {degree})", unit="links")
-    rng = np.random.default_rng(seed)
+    # a Generator is the caller's stream (hybrid components, tests); anything else is a seed
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
 
     adj = [set() for _ in range(n)]
     shortcuts = []          # list of [u, v]; removed entries are swapped out

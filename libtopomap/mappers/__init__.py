@@ -15,7 +15,8 @@ import numpy as np
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
 from ..mapping import Mapping
-from ..validation import as_topology, check_choice, check_count, check_seconds, check_seed
+from ..loading import as_topology
+from ..validation import check_choice, check_moves, check_seconds
 from ..vocabulary import REFINEMENTS, STRATEGIES, TWISTED_STRATEGIES
 from ._common import prepare
 from .baselines import map_identity, map_random
@@ -39,7 +40,7 @@ __all__ = [
     "map_multicore",
     "map_scotch", "map_diagonal_shift", "map_twisted_identity", "TWISTED_STRATEGIES",
     "refine_two_opt", "refine_threshold_accepting", "refine_hopbytes_swap", "compile_kernels",
-    "refinement_chain", "apply_refinement",
+    "refinement_chain", "apply_refinement", "check_strategy",
 ]
 
 _SEARCH = {"two-opt": two_opt, "ta": threshold_accepting, "hb-swap": hopbytes_swap}
@@ -103,7 +104,7 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     Parameters
     ----------
     topology : Topology, path or "auto"
-        The network (:func:`libtopomap.validation.as_topology`).
+        The network (:func:`libtopomap.loading.as_topology`).
     graph : CommGraph or anything :func:`~libtopomap.as_commgraph` accepts
     strategy : str
         A strategy of :data:`~libtopomap.vocabulary.REGISTRY`: ``"identity"``, ``"random"``, ``"greedy"``,
@@ -179,19 +180,38 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     ----------
     T. Hoefler and M. Snir, ICS'11, sections 3 and 4.2 (Figure 4).
     """
-    check_choice("strategy", strategy)
-    if strategy == "scotch" and not HAVE_SCOTCH:
-        raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
+    check_strategy(strategy, concentration=concentration)
     check_choice("objective", objective)
     if refine is not None:
         check_choice("refinement", refine)
     topology = as_topology(topology)
-    seed = check_seed(seed)
     time_budget = check_seconds(time_budget, name="time_budget")
-    iterations = check_count(iterations, name="iterations")
+    iterations = check_moves(iterations)
+    topology, g, slots, seed = prepare(topology, graph, slots, seed)
+    return _map_processes(topology, g, strategy=strategy, slots=slots, placement=placement, objective=objective,
+                          refine=refine, seed=seed, start=start, time_budget=time_budget, iterations=iterations,
+                          multicore=multicore, concentration=concentration, routing=routing)
+
+
+def check_strategy(strategy, *, concentration=None):
+    """Raise unless ``strategy`` can run: a registered strategy (:class:`~libtopomap.ChoiceError`), installed
+    (``scotch``), and ``concentration=`` only with ``identity`` or ``diagonal-shift``; the rule of
+    :func:`map_processes` and of each candidate of a race (:meth:`libtopomap.portfolio.MappingProblem.construct`).
+    """
+    check_choice("strategy", strategy)
+    if strategy == "scotch" and not HAVE_SCOTCH:
+        raise MappingError("strategy 'scotch' needs scotchpy (pip install 'libtopomap[scotch]')")
     if concentration is not None and strategy not in ("identity",) + TWISTED_STRATEGIES:
         raise MappingError(f"concentration= applies to the strategies identity and diagonal-shift, not {strategy!r}")
-    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    return strategy
+
+
+def _map_processes(topology, g, *, strategy="greedy", slots, placement=None, objective="congestion", refine=None,
+                   seed=None, start=None, time_budget=None, iterations=None, multicore=None, concentration=None,
+                   routing=None):
+    """:func:`map_processes` on checked inputs (its door's results: a Topology, a CommGraph with processes,
+    ``int64`` slots that hold them, an ``int`` or None seed, names that :func:`check_strategy` and the
+    registry accept); ``map_processes.trusted``, for the portfolio's race and the two-level step."""
     twisted = strategy in TWISTED_STRATEGIES or concentration is not None
     if not twisted and strategy != "identity" and objective == "congestion":
         slots = spare_weakest_hosts(topology, slots, g.n)
@@ -199,19 +219,19 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
     split = None if twisted or strategy in ("identity", "random") or multicore is False else split_node_levels(topology)
     if twisted:
         twist = map_twisted_identity if strategy == "identity" else _CONSTRUCT[strategy]
-        m = twist(topology, g, concentration=concentration, slots=slots)
+        m = twist.trusted(topology, g, concentration=concentration, slots=slots, seed=seed)
     elif strategy == "identity":
-        m = map_identity(topology, g, slots=slots, placement=placement)
+        m = map_identity.trusted(topology, g, slots=slots, seed=seed, placement=placement)
     elif split is not None:
         def construct(t, sub, s):
-            return map_processes(t, sub, strategy=strategy, slots=s, seed=seed, objective=objective).vertices
+            return _map_processes(t, sub, strategy=strategy, slots=s, seed=seed, objective=objective).vertices
 
         m = Mapping(topology, map_two_level(topology, g, construct, slots=slots, split=split), strategy=strategy,
                     slots=slots)
     elif strategy == "multisection":
-        m = map_multisection(topology, g, slots=slots, seed=seed, objective=objective)
+        m = map_multisection.trusted(topology, g, slots=slots, seed=seed, objective=objective)
     elif strategy in ("random", "scotch", "dual-bisection"):
-        m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed)
+        m = _CONSTRUCT[strategy].trusted(topology, g, slots=slots, seed=seed)
     else:
         p = multicore_slots(slots, g.n)
         if multicore is True and p is None:
@@ -219,9 +239,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
                                "with p dividing the number of processes")
         kw = {"start": start} if strategy == "greedy" else {}
         if p is not None and multicore is not False:
-            m = map_multicore(topology, g, slots=slots, seed=seed, inner=strategy, **kw)
+            m = map_multicore.trusted(topology, g, slots=slots, seed=seed, inner=strategy, **kw)
         else:
-            m = _CONSTRUCT[strategy](topology, g, slots=slots, seed=seed, **kw)
+            m = _CONSTRUCT[strategy].trusted(topology, g, slots=slots, seed=seed, **kw)
     if refine is not None:
         # the refinement evaluates its start and its result itself (exactly, within its time budget)
         # and never returns a worse mapping, so no second evaluation is needed here
@@ -230,6 +250,9 @@ def map_processes(topology, graph, *, strategy="greedy", slots=None, placement=N
                              iterations=iterations)
         m = Mapping(topology, r, strategy=f"{m.strategy}+{refine}", slots=slots)
     return m
+
+
+map_processes.trusted = _map_processes
 
 
 def refinement_chain(refine, objective):

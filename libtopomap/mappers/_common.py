@@ -1,36 +1,32 @@
-"""Input validation and result wrapping shared by all mapping strategies."""
+"""Input validation (the strategies' one door) and result wrapping shared by all mapping strategies."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..commgraph import CommGraph, as_commgraph
-from ..errors import CommGraphError, MappingError
+from ..errors import MappingError
 from ..mapping import Mapping
-from ..validation import check_seed, check_slots
+from ..validation import check_graph, check_seed, check_slots
 
-__all__ = ["prepare", "finish", "check_slots", "slot_list", "settle_domain"]
+__all__ = ["prepare", "validated", "finish", "check_slots", "slot_list", "settle_domain"]
 
 
 def prepare(topology, graph, slots, seed):
-    """Validate (topology, graph, slots) for a strategy; returns (topology, CommGraph, slots, rng).
+    """The door of every strategy: check (topology, graph, slots, seed) once; returns (topology, CommGraph,
+    slots as ``int64``, seed as an ``int`` or None).
 
     Raises
     ------
     CommGraphError
         Bad graph (negative/NaN weights are rejected by :class:`CommGraph`).
     MappingError
-        Empty graph, or more processes than usable slots.
+        Empty graph, bad slots, or more processes than usable slots.
+    ArgumentError, ArgumentTypeError
+        A bad seed.
     """
-    if isinstance(graph, CommGraph):
-        g = graph
-    else:
-        try:
-            g = as_commgraph(graph)
-        except (TypeError, ValueError) as e:
-            if isinstance(e, CommGraphError):
-                raise
-            raise CommGraphError(f"invalid communication graph: {e}") from None
+    g = check_graph(graph)
     if g.n == 0:
         raise MappingError("the communication graph is empty: there are no processes to map")
     s = check_slots(topology, slots)
@@ -38,7 +34,25 @@ def prepare(topology, graph, slots, seed):
     if g.n > total:
         raise MappingError(f"{g.n} processes but only {total} usable slots on topology "
                            f"{topology.name or '<unnamed>'}")
-    return topology, g, s, np.random.default_rng(check_seed(seed))
+    return topology, g, s, check_seed(seed)
+
+
+def validated(strategy):
+    """The public function of a mapping strategy: :func:`prepare`, then ``strategy`` on the checked inputs.
+
+    scipy's pattern (``validate_graph``, then the kernel): ``strategy(topology, graph, *, slots, seed, **options)``
+    trusts that ``graph`` is a :class:`~libtopomap.CommGraph` with processes, ``slots`` checked ``int64`` slots that
+    hold them and ``seed`` an ``int`` or None.  Callers that checked their inputs already (:func:`map_processes` and
+    so the portfolio's race, the multicore step's quotient graph) call it as ``public.trusted``, so one race checks
+    its inputs once rather than once per candidate.
+    """
+    @functools.wraps(strategy)
+    def public(topology, graph, *, slots=None, seed=None, **options):
+        topology, g, slots, seed = prepare(topology, graph, slots, seed)
+        return strategy(topology, g, slots=slots, seed=seed, **options)
+
+    public.trusted = strategy
+    return public
 
 
 def slot_list(slots):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._deprecation import renamed_keyword
 from ..mapping import Mapping, check_mapping
-from ._common import finish, prepare, slot_list
+from ._common import finish, slot_list, validated
 
 __all__ = ["map_identity", "map_random", "default_placement"]
 
@@ -25,6 +27,7 @@ def initial_vertices(topology, g, slots, mapping):
 
 
 @renamed_keyword("current", "placement")
+@validated
 def map_identity(topology, graph, *, slots=None, seed=None, placement=None):
     """The current placement, unchanged: the baseline every other strategy must beat.
 
@@ -47,10 +50,10 @@ def map_identity(topology, graph, *, slots=None, seed=None, placement=None):
     MappingError
         ``placement`` has the wrong length or overfills a vertex.
     """
-    topology, g, slots, _ = prepare(topology, graph, slots, seed)
-    return finish(topology, initial_vertices(topology, g, slots, placement), slots, "identity")
+    return finish(topology, initial_vertices(topology, graph, slots, placement), slots, "identity")
 
 
+@validated
 def map_random(topology, graph, *, slots=None, seed=None):
     """A uniformly random placement of the processes into the usable slots.
 
@@ -58,6 +61,5 @@ def map_random(topology, graph, *, slots=None, seed=None):
     -------
     Mapping
     """
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
     sl = slot_list(slots)
-    return finish(topology, sl[rng.permutation(sl.size)[:g.n]], slots, "random")
+    return finish(topology, sl[np.random.default_rng(seed).permutation(sl.size)[:graph.n]], slots, "random")

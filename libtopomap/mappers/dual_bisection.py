@@ -17,7 +17,7 @@ import numpy as np
 
 from .._jit import njit
 from ..commgraph import SymGraph
-from ._common import finish, prepare, settle_domain
+from ._common import finish, validated, settle_domain
 from .local_search import current_deadline, past
 from .partition import balance_csr, metis_csr, subgraph
 
@@ -143,6 +143,7 @@ def _fm_pass(ptr, idx, w, side, ext0, ext1, stall):
     return best
 
 
+@validated
 def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None, passes=REFINE_PASSES):
     """Map by splitting the machine and the process graph together, breadth first.
 
@@ -192,7 +193,7 @@ def map_dual_bisection(topology, graph, *, slots=None, seed=None, deadline=None,
     C. M. Fiduccia and R. M. Mattheyses, "A linear-time heuristic for improving network partitions",
     Proc. 19th Design Automation Conference, 1982.
     """
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    g, rng = graph, np.random.default_rng(seed)
     deadline = current_deadline() if deadline is None else float(deadline)
     sym = SymGraph(g)
     g_ptr, g_idx = sym.indptr.astype(np.int64), sym.indices.astype(np.int64)

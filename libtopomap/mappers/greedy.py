@@ -18,7 +18,7 @@ from .._kernels.bfs import multi_source_levels
 from .._kernels.oracle import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distance, hop_distance_search,
                                new_search_scratch)
 from ..commgraph import sym_graph
-from ._common import finish, prepare
+from ._common import finish, validated
 from .._jit import njit
 
 __all__ = ["map_greedy"]
@@ -727,6 +727,7 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
     return gamma
 
 
+@validated
 def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, max_candidates=16,
                order="edge", lookahead=True):
     """Greedy graph embedding (Hoefler & Snir, Algorithm 1) with load-aware shortest paths.
@@ -805,7 +806,7 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale Parallel
     Architectures", ICS'11, section 3.1, Algorithm 1.
     """
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    g, rng = graph, np.random.default_rng(seed)
     sym = sym_graph(g)  # built once per graph (a race's other candidates share it)
     free = slots.astype(np.int64).copy()
     usable = np.flatnonzero(free > 0)

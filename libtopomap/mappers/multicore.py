@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from ..commgraph import CommGraph, SymGraph
 from ..errors import MappingError
-from ._common import finish, prepare
+from ._common import finish, validated
 from .partition import subgraph
 from .recursive import balance_parts, metis_parts
 from .._jit import njit
@@ -117,6 +117,7 @@ def _grow_groups(indptr, indices, data, p):
     return group
 
 
+@validated
 def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", start=None):
     """Map onto hosts that all run ``p >= 2`` processes: partition G into ``P/p`` groups of ``p``
     (METIS k-way plus exact-balance fix-up), map the quotient graph (one vertex per group, only the
@@ -151,7 +152,7 @@ def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", sta
     from .rcm import map_rcm
     from .recursive import map_recursive
 
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    g, rng = graph, np.random.default_rng(seed)
     p = multicore_slots(slots, g.n)
     if p is None:
         raise MappingError("the multicore step needs every usable vertex to have the same p >= 2 slots, "
@@ -167,5 +168,5 @@ def map_multicore(topology, graph, *, slots=None, seed=None, inner="greedy", sta
     if fn is None:
         raise MappingError(f"unknown inner strategy {inner!r} for the multicore step")
     kw = {"start": start} if inner == "greedy" else {}
-    qmap = fn(topology, quotient, slots=slots // p, seed=seed, **kw)
+    qmap = fn.trusted(topology, quotient, slots=slots // p, seed=seed, **kw)  # checked here, at the door
     return finish(topology, qmap.vertices[parts], slots, f"{inner}")

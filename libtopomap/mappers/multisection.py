@@ -19,7 +19,7 @@ from ..distances import near_slot_cache
 from ..topology import Topology
 from ..mapping import Mapping
 from ..metrics import evaluate
-from ._common import finish, prepare
+from ._common import finish, validated
 from .hierarchy import Hierarchy, bottom_up, dragonfly_groups, topology_hierarchy
 from .hopbytes_swap import hopbytes_swap, threshold_swap_passes
 from .local_search import WORK_DEGREE, current_deadline, past
@@ -217,6 +217,7 @@ def _descend(topology, h, cap, sym, base_seed, tries):
     return gamma
 
 
+@validated
 def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swap_depth=None, rounds=None,
                      objective="hopbytes", deadline=None):
     """Hierarchical multisection mapping: split the communication graph along the machine's tree.
@@ -317,10 +318,10 @@ def map_multisection(topology, graph, *, slots=None, seed=None, tries=TRIES, swa
     """
     objective = check_objective(objective)
     deadline = current_deadline() if deadline is None else float(deadline)
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    g, rng = graph, np.random.default_rng(seed)
     if rounds is not None:
         warnings.warn("map_multisection(rounds=...) is deprecated; use swap_depth= (0: no swap search)",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=3)  # the caller of the public map_multisection
     depth = (SWAP_DEPTH if rounds is None or rounds > 0 else 0) if swap_depth is None else int(swap_depth)
     sym = sym_graph(g)
     base_seed = int(rng.integers(0, 2**31 - 1 - 64 * max(int(tries), 1))) if seed is not None else 0

@@ -6,11 +6,12 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from ..commgraph import sym_graph
-from ._common import finish, prepare
+from ._common import finish, validated
 
 __all__ = ["map_rcm"]
 
 
+@validated
 def map_rcm(topology, graph, *, slots=None, seed=None):
     """RCM graph-similarity mapping.
 
@@ -43,7 +44,7 @@ def map_rcm(topology, graph, *, slots=None, seed=None):
     T. Hoefler and M. Snir, ICS'11, section 3.3 and Theorem 4.
     E. Cuthill and J. McKee, "Reducing the bandwidth of sparse symmetric matrices", ACM '69.
     """
-    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    g = graph
     sym = sym_graph(g)
     import scipy.sparse as sp
 

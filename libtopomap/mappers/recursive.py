@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..commgraph import sym_graph
-from ._common import finish, prepare, settle_domain
+from ._common import finish, validated, settle_domain
 from .partition import balance_csr, int_weights, metis_csr, subgraph
 
 __all__ = ["map_recursive", "metis_parts", "balance_parts", "int_weights"]
@@ -70,6 +70,7 @@ def _interchangeable_hosts(topology):
     return twin
 
 
+@validated
 def map_recursive(topology, graph, *, slots=None, seed=None):
     """Recursive bisection mapping (Hoefler & Snir, Algorithm 2).
 
@@ -103,7 +104,7 @@ def map_recursive(topology, graph, *, slots=None, seed=None):
     G. Karypis and V. Kumar, "A fast and high quality multilevel scheme for partitioning irregular
     graphs", SIAM J. Sci. Comput. 20(1), 1998.
     """
-    topology, g, slots, rng = prepare(topology, graph, slots, seed)
+    g, rng = graph, np.random.default_rng(seed)
     sym = sym_graph(g)
     gadj = sp.csr_matrix((sym.wsum, sym.indices, sym.indptr), shape=(g.n, g.n))
     hadj = topology.to_scipy()

@@ -10,7 +10,7 @@ import numpy as np
 from .._kernels.bfs import bfs_start, bfs_visit
 from ..errors import MappingError
 from ..vocabulary import HAVE_SCOTCH
-from ._common import finish, prepare, slot_list
+from ._common import finish, validated, slot_list
 from .._jit import njit
 
 __all__ = ["map_scotch", "HAVE_SCOTCH", "repair_slots"]
@@ -131,6 +131,7 @@ def leaf_groups(topology, slots):
     return group, keep
 
 
+@validated
 def map_scotch(topology, graph, *, slots=None, seed=None):
     """Scotch's static mapping onto a "deco 2" target built from the topology graph.
 
@@ -171,7 +172,7 @@ def map_scotch(topology, graph, *, slots=None, seed=None):
     import scotchpy
     import scotchpy.common  # the generator of Scotch's default context: random_seed, random_reset
 
-    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+    g = graph
     from ..commgraph import SymGraph
     from .partition import int_weights
 

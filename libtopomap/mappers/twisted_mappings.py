@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from ..errors import MappingError
-from ._common import finish, prepare
+from ._common import finish, validated
 
 __all__ = ["diagonal_shift", "horizontal_union", "vertical_union", "twisted_union", "parse_concentration",
            "logical_grid", "twisted_nodes", "map_twisted_identity", "map_diagonal_shift", "link_classes",
@@ -191,8 +191,7 @@ def _twisted_target(topology):
                        f"RT({a})/RTT({a}) with {nodes} nodes, or {nodes} routers with the same number of hosts each")
 
 
-def _place(topology, graph, slots, seed, shift, concentration, name):
-    topology, g, slots, _ = prepare(topology, graph, slots, seed)
+def _place(topology, g, slots, shift, concentration, name):
     a, hosts = _twisted_target(topology)
     node = twisted_nodes(a, shift=shift, concentration=concentration)
     if node.size != g.n:
@@ -213,6 +212,7 @@ def _place(topology, graph, slots, seed, shift, concentration, name):
     return finish(topology, vertices, slots, label)
 
 
+@validated
 def map_twisted_identity(topology, graph, *, concentration=None, slots=None, seed=None):
     """The identity mapping ``id`` after a concentration, on RT(a)/RTT(a) (Camarero et al., section 3).
 
@@ -248,9 +248,10 @@ def map_twisted_identity(topology, graph, *, concentration=None, slots=None, see
     >>> average_dilation(t, g, m), max_dilation(t, g, m)  # f_2^t: every neighbour one hop away
     (1.0, 1)
     """
-    return _place(topology, graph, slots, seed, False, concentration, "identity")
+    return _place(topology, graph, slots, False, concentration, "identity")
 
 
+@validated
 def map_diagonal_shift(topology, graph, *, concentration=None, slots=None, seed=None):
     """The diagonal shift ``f^d`` (after an optional concentration) on RT(a)/RTT(a) (Camarero et al., section 3).
 
@@ -260,7 +261,7 @@ def map_diagonal_shift(topology, graph, *, concentration=None, slots=None, seed=
 
     Parameters and returns as for :func:`map_twisted_identity`; strategy ``"diagonal-shift[+conc]"``.
     """
-    return _place(topology, graph, slots, seed, True, concentration, "diagonal-shift")
+    return _place(topology, graph, slots, True, concentration, "diagonal-shift")
 
 
 # ----------------------------------------------------------------------- the performance model

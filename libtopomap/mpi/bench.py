@@ -1,6 +1,5 @@
 """An OSU-style benchmark of collectives on the original and the reordered communicator.
 
-import os
 For each collective the communication graph that is mapped is the one that really runs: the explicit
 point-to-point schedule (binomial-tree Bcast, recursive-doubling Allreduce, Bruck Alltoall; Cui 2024
 section 2.3.2, MPICH's orders from :mod:`libtopomap.collectives.schedules`) or, for
@@ -21,12 +20,11 @@ import zlib
 import numpy as np
 from mpi4py import MPI
 
-from ..commgraph import as_commgraph
 from ..errors import ArgumentError, CommError, CommGraphError
-from ..vocabulary import check_choice
+from ..validation import check_choice, check_graph
 from ._report import report as ltm_report
 from .distgraph import Create_dist_graph_adjacent
-from .agreement import collective_call
+from .agreement import agree_arguments, collective_call
 
 __all__ = ["COLLECTIVES", "VARIANTS", "parse_size", "format_size", "graph_lists", "grid_dims", "halo_graph",
            "application_graph", "compare", "run_benchmark", "format_table", "format_rows"]
@@ -115,7 +113,7 @@ def application_graph(graph, p):
     Raises
     ------
     CommGraphError
-        When the graph does not have ``p`` processes.
+        When the graph is not one (:func:`libtopomap.validation.check_graph`) or does not have ``p`` processes.
     """
     if graph is None:
         graph = halo_graph(p)
@@ -123,7 +121,7 @@ def application_graph(graph, p):
         from ..patterns import load_graph
 
         graph = load_graph(graph)
-    graph = as_commgraph(graph)
+    graph = check_graph(graph)
     if graph.n != p:
         raise CommGraphError(f"the graph has {graph.n} processes but the job has {p} ranks")
     return graph
@@ -137,7 +135,7 @@ def graph_lists(graph, rank):
     -------
     sources, destinations, sourceweights, destweights : list of int
     """
-    g = as_commgraph(graph)
+    g = check_graph(graph)
     w = np.maximum(np.rint(g.weights), 1).astype(np.int64)
     lo, hi = g.indptr[rank], g.indptr[rank + 1]
     destinations = g.indices[lo:hi].tolist()
@@ -391,16 +389,30 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
 
     Raises
     ------
+    ChoiceError, CommGraphError, ArgumentError
+        On every rank, before any other MPI call, when every rank was given the same bad collective, graph or
+        sizes (the arguments of the other MPI calls are checked so too).
     CommError
-        On all ranks if reordering failed anywhere, or if a result differed between the two
-        communicators or from the expected value.
+        On all ranks if the ranks' arguments differ or fail differently, if reordering failed anywhere, or if a
+        result differed between the two communicators or from the expected value.
     """
     p = comm.Get_size()
     rank = comm.Get_rank()
-    for c in collectives:
-        check_choice("collective", c, choices=COLLECTIVES)
-    graph = application_graph(graph, p)
-    sizes = [int(s) for s in sizes]
+
+    checked = {}
+
+    def check():
+        for c in collectives:
+            check_choice("collective", c, choices=COLLECTIVES)
+        checked["graph"] = application_graph(graph, p)
+        return checked["graph"], [int(s) for s in sizes]
+
+    def options():  # what every rank must pass alike; the graph compared by a checksum
+        g = checked["graph"]
+        return {"collectives": tuple(collectives), "sizes": tuple(sizes), "iterations": iterations, "warmup": warmup,
+                "graph": zlib.crc32(np.concatenate([g.src, g.dst]).tobytes() + g.weights.tobytes())}
+
+    graph, sizes = agree_arguments(comm, check, what="checking the arguments of run_benchmark", options=options)
     _check_buffers(sizes, collectives, p, graph, comm=comm)
     results = []
     for coll in collectives:
@@ -429,7 +441,7 @@ def run_benchmark(comm, topology, *, graph=None, collectives=COLLECTIVES, sizes=
     name = "ecmp" if routing is None else routing
     if name == "native":
         from ..routing import native_routing
-        from ..validation import as_topology
+        from ..loading import as_topology
 
         name = native_routing(as_topology(topology))
     return {"n_processes": p, "iterations": int(iterations), "routing": name, "results": results}

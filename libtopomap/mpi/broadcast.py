@@ -221,7 +221,7 @@ def _planned(comm, state, root, name, mode, key, hit, every_hit, topology, fake_
     else:
         from ..collectives import dragonfly_bcast
 
-        from ..validation import as_topology
+        from ..loading import as_topology
 
         topo = collective_call(comm, as_topology, topology, what="reading the broadcast topology")
         vertices = locate(comm, topo, fake_names=fake_names, placement=placement)

@@ -20,7 +20,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..cartesian import cart_neighbors, check_cart_args
-from ..validation import as_topology
+from ..loading import as_topology
 from .auto import resolve as resolve_auto
 from ._report import attach_report
 from .pipeline import agree_options, check_agreement, reorder_ranks

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from mpi4py import MPI
 
-from ..validation import as_topology, check_bytes, check_choice, check_choices, check_count, check_seed
+from ..loading import as_topology
+from ..validation import check_bytes, check_choice, check_choices, check_count, check_seed
 from ._report import attach_report
 from .pipeline import check_agreement, topology_fingerprint
 from .driver import race

@@ -17,8 +17,8 @@ from mpi4py import MPI
 
 from ..commgraph import CommGraph
 from ..errors import ArgumentError, ArgumentTypeError, CommError
-from ..validation import (as_topology, check_bytes, check_choice, check_choices, check_count, check_seconds,
-                          check_seed)
+from ..loading import as_topology
+from ..validation import check_bytes, check_choice, check_choices, check_moves, check_seconds, check_seed
 from ..mapping import assign_new_ranks
 from ._report import TopomapReport
 from .auto import resolve as resolve_auto
@@ -150,7 +150,7 @@ def check_options(*, strategies, objective, seed, time_budget, iterations, refin
     check_seed(seed)
     check_seconds(time_budget, name="time_budget")
     check_seconds(total_budget, name="total_budget", finite=False)  # math.inf: no budget
-    check_count(iterations, name="iterations")
+    check_moves(iterations)
     if max_memory is not None:
         check_bytes(max_memory, name="max_memory")
     if routing is not None:

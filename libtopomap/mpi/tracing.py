@@ -19,8 +19,9 @@ import zlib
 import numpy as np
 from mpi4py import MPI
 
-from ..commgraph import CommGraph, as_commgraph
+from ..commgraph import CommGraph
 from ..errors import ArgumentError, ArgumentTypeError
+from ..validation import check_graph
 from .cart import check_everywhere
 from ._report import attach_report
 from .pipeline import check_agreement, check_options, options_to_agree, reorder_ranks
@@ -585,7 +586,7 @@ def reorder(comm, graph, *, topology, strategies=None, objective="congestion", s
 
             g = load_graph(graph)
         else:
-            g = as_commgraph(graph)
+            g = check_graph(graph)  # the door of every graph argument (libtopomap.validation)
         if g.n != size:
             raise ArgumentError(f"the communication graph has {g.n} processes but the communicator has {size} ranks")
         return g, _graph_fingerprint(g)

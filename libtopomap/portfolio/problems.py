@@ -15,7 +15,7 @@ import numpy as np
 
 from .._deprecation import renamed_keyword
 from ..errors import MappingError
-from ..validation import check_choice, check_count, check_graph, check_mapping, check_seconds
+from ..validation import check_choice, check_mapping, check_moves, check_seconds
 from .budget import (CONSTRUCTION_SHARE, DEFAULT_TOTAL_BUDGET, collective_memory, default_iterations, estimate_memory,
                      estimate_seconds)
 from .selection import STRATEGY_ORDER, Outcome, rounded_key
@@ -109,25 +109,25 @@ class MappingProblem:
     def __init__(self, topology, graph, *, slots=None, placement=None, objective="congestion", time_budget=None,
                  iterations=None, total_budget=None, routing=None, concentration=None):
         # the door of every mapping race: checked here once, trusted by construct, refine and polish
-        from ..validation import check_slots
+        from ..mappers._common import prepare
         from ..routing import get_routing
 
-        graph = check_graph(graph)
+        # the strategies' door (graph, slots, more processes than slots): the candidates' constructions trust it
+        topology, graph, self.slots, _ = prepare(topology, graph, slots, None)
         self.topology = topology
         self.graph = graph
         self.objective = check_choice("objective", objective)
         r = get_routing(routing, topology)
         r.check(topology)
         self.routing = r.name
-        self.slots = check_slots(topology, slots).astype(np.int64)
         if placement is None:
             from ..mappers.baselines import map_identity
 
-            placement = map_identity(topology, graph, slots=self.slots).vertices
+            placement = map_identity.trusted(topology, graph, slots=self.slots, seed=None).vertices
         self.placement = check_mapping(topology, placement, graph.n, slots=self.slots).astype(np.int64)
         self.time_budget = check_seconds(time_budget, name="time_budget")
         self.concentration = concentration
-        iterations = check_count(iterations, name="iterations")
+        iterations = check_moves(iterations)
         self.iterations = (default_iterations(graph.n) if iterations is None and time_budget is None
                            else iterations)
         self._bounds = None
@@ -322,9 +322,11 @@ class MappingProblem:
             # constructions' share with their best so far, rather than overrun it
             with deadline_scope(t0 + max(self.construction_time_left(), 0.0)
                                 if math.isfinite(self.total_budget) else None):
-                m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
-                                          placement=self.placement, objective=self.objective, seed=c.seed,
-                                          start=c.start, concentration=self.concentration)
+                # the inputs were checked at this problem's door; only the candidate's strategy is new
+                mappers.check_strategy(c.strategy, concentration=self.concentration)
+                m = mappers.map_processes.trusted(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
+                                                  placement=self.placement, objective=self.objective, seed=c.seed,
+                                                  start=c.start, concentration=self.concentration)
             verts = np.asarray(m.vertices, dtype=np.int64)
             scored = None
             if self._baseline_score is not None and np.array_equal(verts, self.placement):

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import ArgumentError, MappingError
-from ..validation import as_topology
+from ..loading import as_topology
 from ..vocabulary import check_choice
 from .build import SmpiError, build, parse_result, require_tool, tail
 from .collectives import algorithms_of

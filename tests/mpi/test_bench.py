@@ -13,7 +13,7 @@ from mpi4py import MPI
 import libtopomap as ltm
 from libtopomap.collectives import schedule
 from libtopomap.mpi import bench
-from _helpers import COMM, P, RANK, topology_and_names
+from _helpers import COMM, P, RANK, all_same, raised, topology_and_names
 
 
 def _bad_placement():
@@ -248,3 +248,19 @@ def test_cli_bench_prints_simulated_lines(tmp_path_factory, capsys):
                             ("allreduce (recursive doubling)", "4K"), ("allreduce (recursive doubling)", "8")]
     assert all(rows["Neighbor_alltoall", s][1] < rows["Neighbor_alltoall", s][0] for s in ("8", "4K"))
 
+
+
+def test_run_benchmark_checks_its_arguments_on_every_rank_first():
+    # the validation door (check_choice, check_graph) agreed on before any other MPI call, as by the other MPI calls
+    topo = ltm.torus(f"{P // 2}x2")
+    all_same(raised(lambda: bench.run_benchmark(COMM, topo, graph=5, sizes=(8,), iterations=1)),
+             "CommGraphError", "cannot make a communication graph from int")
+    all_same(raised(lambda: bench.run_benchmark(COMM, topo, collectives=["gather"], sizes=(8,), iterations=1)),
+             "ChoiceError", "unknown collective 'gather'")
+    # a graph on one rank only: the same error everywhere, nobody waits in a collective
+    graph = ltm.stencil([P + 1]) if RANK == P - 1 else None
+    all_same(raised(lambda: bench.run_benchmark(COMM, topo, graph=graph, sizes=(8,), iterations=1)),
+             "CommError", f"rank {P - 1}", f"the graph has {P + 1} processes")
+    graph = ltm.random_graph(P, 2, seed=1) if RANK == P - 1 else None
+    all_same(raised(lambda: bench.run_benchmark(COMM, topo, graph=graph, sizes=(8,), iterations=1)),
+             "CommError", "graph", "differ between ranks")

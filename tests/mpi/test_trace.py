@@ -363,6 +363,9 @@ def test_reorder_errors_agree_across_ranks():
     all_same(raised(lambda: ltm.reorder(COMM, ltm.stencil([P]), topology=topo, placement=list(range(P)),
                                           strategies=["nope"])), "ChoiceError", "unknown strategy 'nope'")
     assert issubclass(ltm.ArgumentError, ValueError)
+    # not a graph: the validation door's error (libtopomap.validation.check_graph) on every rank
+    all_same(raised(lambda: ltm.reorder(COMM, [(0, 1, -1.0)] * P, topology=topo, placement=list(range(P)))),
+              "CommGraphError", "weights must be finite and >= 0")
 
 
 def test_graph_errors_agree_across_ranks():
