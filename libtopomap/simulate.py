@@ -31,6 +31,7 @@ __all__ = [
     "simulate", "simulate_many", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
     "simgrid_available", "simgrid_version", "SimGridUnavailable", "SimulationError", "INSTALL_HINT",
     "parse_size", "parse_sizes", "parse_bandwidth", "parse_latency", "ROUTINGS", "DEFAULT_SIZES",
+    "UNIT_LINK_RATE", "unit_bandwidth",
 ]
 
 INSTALL_HINT = (
@@ -120,6 +121,31 @@ def parse_bandwidth(value):
     if not np.isfinite(bw) or bw <= 0:
         raise ArgumentError(f"bandwidth must be positive, got {value!r}")
     return bw
+
+
+#: Rate of a link of capacity 1 where the capacities are relative (generated topologies, Slurm files, edge
+#: lists, ibsim nets without speeds): 100 Gb/s per direction, one 4x EDR InfiniBand link.
+UNIT_LINK_RATE = "100Gbps"
+
+
+def unit_bandwidth(topology, bandwidth=None):
+    """Bytes per second of one unit of ``topology``'s link capacity.
+
+    ``bandwidth`` when given; else the fabric's own rates where the capacities are link rates in Gb/s
+    (``topology.attrs["capacity_unit"] == "Gb/s"``: InfiniBand fabrics ingested from dumps that give
+    the links' width and speed, a 4x QDR link 40), i.e. 1 Gb/s per unit; else :data:`UNIT_LINK_RATE`.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> unit_bandwidth(ltm.torus("3x3")), unit_bandwidth(ltm.torus("3x3"), "1GBps")
+    (12500000000.0, 1000000000.0)
+    """
+    if bandwidth is not None:
+        return parse_bandwidth(bandwidth)
+    if getattr(topology, "attrs", {}).get("capacity_unit") == "Gb/s":
+        return parse_bandwidth("1Gbps")
+    return parse_bandwidth(UNIT_LINK_RATE)
 
 
 def parse_latency(value):

@@ -330,7 +330,7 @@ def _write_hostfile(path, hosts):
 
 
 def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None, strategy="all", routing=None,
-        objective="congestion", refine=None, seed=0, graph=None, bandwidth="100Gbps", latency="100ns",
+        objective="congestion", refine=None, seed=0, graph=None, bandwidth=None, latency="100ns",
         compute=False, workdir=None, timeout=None, extra_config=(), proxies_dir=None):
     """Run an SMPI program in the launcher's order, map its traced graph, rerun it mapped.
 
@@ -363,7 +363,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         Map this graph instead of the traced one (e.g. for collectives on sub-communicators, which
         the trace takes over all ranks: :mod:`libtopomap.smpi.collectives`).
     bandwidth, latency : str or float
-        Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`).
+        Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`; default bandwidth: an ingested
+        fabric's own link rates, else 100 Gb/s).
     compute : bool
         Simulate the computation between MPI calls (``False``: deterministic times).
     workdir : str, optional
