@@ -413,6 +413,9 @@ class Fabric:
                              int(unknown_mask[lk].sum()))
         if fmt != "slurm":
             attrs["fabric"] = self._addresses(vertex_of, all_names, keep)
+        if not unknown_mask[lk].all():
+            # the capacities are the cables' rates: a platform export gives the links these rates
+            attrs["capacity_unit"] = "Gb/s"
         try:
             return Topology(names, links, capacities=caps[lk], slots=self._slots(names, kinds_list), kinds=kinds_list,
                             name=name, attrs=attrs)

@@ -5,8 +5,10 @@
 For every instance (network x machine size x allocation x application) the proxy is run with SimGrid's
 SMPI (:func:`libtopomap.smpi.run_once`: CM02, cross-traffic off, computation not simulated) once per
 placement, on one platform per (network, size, allocation) written by
-:func:`libtopomap.smpi.write_platform` under the platform's routing (``dimension-order`` on the torus,
-``minimal`` on the dragonfly, ``table`` elsewhere, ``dmodk`` on trees once that routing model exists).
+:func:`libtopomap.smpi.write_platform` at its default link rates (the fabric's own rates on avakas, capacity
+in Gb/s: 4x QDR 40 Gb/s; capacity 1 = 100 Gb/s on the generated networks) under the platform's routing
+(``dimension-order`` on the torus, ``minimal`` on the dragonfly, ``table`` elsewhere, ``dmodk`` on trees once
+that routing model exists).
 
 * Networks: a full 4-ary n-tree, two-level trees tapered 2:1 and 4:1 (leaf switches of ``d`` hosts and
   ``d/2`` or ``d/4`` spines, one link from every leaf to every spine), a 3-D torus, a dragonfly (one global
@@ -54,6 +56,7 @@ from libtopomap import Topology
 from libtopomap.metrics import evaluate
 from libtopomap.portfolio import STRATEGY_ORDER, MappingProblem, make_candidates, run_portfolio
 from libtopomap.rankfiles import Allocation, allocation_topology
+from libtopomap.simulate import unit_bandwidth
 from libtopomap.routing import ROUTING_MODELS
 from libtopomap.smpi import SmpiError, build, datatype_sizes, read_ti_trace, run_once, write_platform
 from libtopomap.vocabulary import STRATEGIES
@@ -217,6 +220,7 @@ def run_instance(ctx, label, family, topo, routing, size, alloc_kind, apps, budg
         return [{"network": label, "size": size, "alloc": alloc_kind, "ranks": ranks,
                  "skipped": f"platform: {type(e).__name__}: {e}"}]
     plat_s = time.perf_counter() - t0
+    ctx["gbps_per_capacity"] = unit_bandwidth(topo) * 8 / 1e9   # the rate write_platform gave capacity 1
     prouting = info.routing
     log(f"# {label} size {size} {alloc_kind}: {ranks} ranks, platform {info.zone} ({prouting}) "
         f"{info.bytes / 1e6:.1f} MB in {plat_s:.1f} s")
@@ -239,7 +243,7 @@ def run_app(ctx, wd, info, label, family, size, alloc_kind, app, restricted, lau
     sims = {}        # placement key -> (time, wall)
     row = {"network": label, "family": family, "size": size, "alloc": alloc_kind, "app": app, "ranks": ranks,
            "args": args, "platform": {"zone": info.zone, "routing": prouting, "bytes": info.bytes,
-                                      "seconds": round(plat_s, 2)},
+                                      "seconds": round(plat_s, 2), "gbps_per_capacity": ctx["gbps_per_capacity"]},
            "placements": {}, "skipped": []}
 
     def simulate(p, trace=None):
@@ -383,7 +387,9 @@ def markdown(rows, pool, meta):
     cols += sorted(seen - set(cols))
     L = [f"# SMPI placements benchmark ({meta['date']})", "",
          f"`{meta['command']}`; SimGrid {meta['simgrid']} SMPI, CM02, cross-traffic off, computation not "
-         f"simulated, links 100 Gbps / 100 ns.  Machine: {meta['machine']}; load average at start "
+         f"simulated, links of 100 ns at the platform's default rates (capacity 1 = 100 Gb/s on generated "
+         f"networks, the fabric's own rates on avakas: 4x QDR 40 Gb/s).  Machine: {meta['machine']}; load average "
+         f"at start "
          f"{meta['load_start']}, at end {meta['load_end']}; total wall {meta['wall_s']:.0f} s, "
          f"{meta.get('cpu_s', 0):.0f} CPU s (this process and its children).", "",
          "Simulated time per placement in microseconds (P = the platform's routing: dimension-order on the torus, "
@@ -408,7 +414,8 @@ def markdown(rows, pool, meta):
         for c in cols:
             k = c[:-1] + pr if c.startswith("ltm ") and c.endswith("/P") else c
             v = P.get(k)
-            cells.append("-" if v is None else "err" if "time" not in v else
+            cells.append("-" if v is None else ("timeout" if "did not finish" in v["error"] else "err")
+                         if "time" not in v else
                          (f"**{v['time'] * 1e6:.1f}**" if k == r.get("fastest") else f"{v['time'] * 1e6:.1f}"))
         gr = r.get("gap_recovered", {})
         gb = gr.get(r.get("best_ltm"))

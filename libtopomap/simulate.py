@@ -31,6 +31,7 @@ __all__ = [
     "simulate", "simulate_many", "compare", "build_platform", "Platform", "SimulationResult", "message_steps",
     "simgrid_available", "simgrid_version", "SimGridUnavailable", "SimulationError", "INSTALL_HINT",
     "parse_size", "parse_sizes", "parse_bandwidth", "parse_latency", "ROUTINGS", "DEFAULT_SIZES",
+    "UNIT_LINK_RATE", "unit_bandwidth",
 ]
 
 INSTALL_HINT = (
@@ -120,6 +121,31 @@ def parse_bandwidth(value):
     if not np.isfinite(bw) or bw <= 0:
         raise ArgumentError(f"bandwidth must be positive, got {value!r}")
     return bw
+
+
+#: Rate of a link of capacity 1 where the capacities are relative (generated topologies, Slurm files, edge
+#: lists, ibsim nets without speeds): 100 Gb/s per direction, one 4x EDR InfiniBand link.
+UNIT_LINK_RATE = "100Gbps"
+
+
+def unit_bandwidth(topology, bandwidth=None):
+    """Bytes per second of one unit of ``topology``'s link capacity.
+
+    ``bandwidth`` when given; else the fabric's own rates where the capacities are link rates in Gb/s
+    (``topology.attrs["capacity_unit"] == "Gb/s"``: InfiniBand fabrics ingested from dumps that give
+    the links' width and speed, a 4x QDR link 40), i.e. 1 Gb/s per unit; else :data:`UNIT_LINK_RATE`.
+
+    Examples
+    --------
+    >>> import libtopomap as ltm
+    >>> unit_bandwidth(ltm.torus("3x3")), unit_bandwidth(ltm.torus("3x3"), "1GBps")
+    (12500000000.0, 1000000000.0)
+    """
+    if bandwidth is not None:
+        return parse_bandwidth(bandwidth)
+    if getattr(topology, "attrs", {}).get("capacity_unit") == "Gb/s":
+        return parse_bandwidth("1Gbps")
+    return parse_bandwidth(UNIT_LINK_RATE)
 
 
 def parse_latency(value):
@@ -294,16 +320,17 @@ def _full_links(topology, job, values):
     return out
 
 
-def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="auto", model="CM02",
+def build_platform(topology, *, bandwidth=None, latency="100ns", routing="auto", model="CM02",
                    loopback_bandwidth=None, loopback_latency=None):
     """Describe ``topology`` as a SimGrid platform.
 
     Parameters
     ----------
     topology : Topology
-    bandwidth : float or str
+    bandwidth : float or str, optional
         Bandwidth of a link of capacity 1, per direction (bytes/s, or a string such as ``"100Gbps"``);
-        a link of capacity ``c`` gets ``c x bandwidth``.
+        a link of capacity ``c`` gets ``c x bandwidth``.  Default: :func:`unit_bandwidth` (an ingested
+        fabric's own link rates, else 100 Gb/s).
     latency : float or str
         Latency of every link (seconds or e.g. ``"100ns"``).
     routing : {"auto", "dijkstra", "floyd", "explicit", "minimal"}
@@ -343,7 +370,7 @@ def build_platform(topology, *, bandwidth="100Gbps", latency="100ns", routing="a
         from .generators.dragonfly import dragonfly_queries
 
         dragonfly_queries(topology)  # TopologyError when it is not a dragonfly
-    base = parse_bandwidth(bandwidth)
+    base = unit_bandwidth(topology, bandwidth)
     lat = parse_latency(latency)
     bw = np.asarray(topology.capacity, dtype=np.float64) * base
     return Platform(topology, bw, np.full(topology.n_links, lat), routing, str(model),
@@ -598,7 +625,7 @@ def _simulate_many(topology, communication, placements, *, sizes, bandwidth, lat
     return results
 
 
-def simulate_many(topology, communication, placements, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps",
+def simulate_many(topology, communication, placements, *, sizes=DEFAULT_SIZES, bandwidth=None,
                   latency="100ns", routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
                   loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """:func:`simulate` for several placements of the same communication; all simulations (placements x
@@ -609,7 +636,7 @@ def simulate_many(topology, communication, placements, *, sizes=DEFAULT_SIZES, b
                           load_routing=load_routing)
 
 
-def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps", latency="100ns",
+def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwidth=None, latency="100ns",
              routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
              loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """Simulate ``communication`` with processes placed by ``placement`` and return the times.
@@ -625,7 +652,8 @@ def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwid
     sizes : sequence of int or str
         Message sizes (bytes, or ``"1K,64K,1M"``); one simulation each.
     bandwidth, latency : float or str
-        Per link (see :func:`build_platform`); defaults are Cui 2024 Table 3.3 (100 Gbps, 100 ns).
+        Per link (see :func:`build_platform`); defaults are Cui 2024 Table 3.3 (100 Gbps per unit of
+        capacity, 100 ns), or an ingested fabric's own link rates (:func:`unit_bandwidth`).
     routing : {"auto", "dijkstra", "floyd", "explicit", "minimal"}
         SimGrid's routing of the simulated messages (see :func:`build_platform`).
     load_routing : str or Routing
@@ -674,7 +702,7 @@ def simulate(topology, communication, placement, *, sizes=DEFAULT_SIZES, bandwid
                           load_routing=load_routing)[0]
 
 
-def compare(topology, communication, original, mapped, *, sizes=DEFAULT_SIZES, bandwidth="100Gbps",
+def compare(topology, communication, original, mapped, *, sizes=DEFAULT_SIZES, bandwidth=None,
             latency="100ns", routing="auto", model="CM02", repeat=1, root=0, jobs=None, timeout=600,
             loopback_bandwidth=None, loopback_latency=None, load_routing="ecmp"):
     """Simulate the original and the mapped placement (all simulations in parallel subprocesses).

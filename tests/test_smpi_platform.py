@@ -9,6 +9,7 @@ vertex, to vertex) arcs, so a route that takes the right link the wrong way fail
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +23,12 @@ from libtopomap.errors import ArgumentError, TopologyError
 from libtopomap.smpi import platform, write_platform
 from libtopomap.smpi.platform import DEFAULT_MAX_ROUTES
 
-from _helpers import FABRIC, check_routes, needs_simgrid
+from _helpers import FABRIC, FABRICS, check_routes, needs_simgrid, simgrid_routes
+
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None or not os.path.exists("/usr/include/simgrid/s4u.hpp"),
+                               reason="the platform library needs g++ and SimGrid's headers (apt-get install g++ "
+                                      "libsimgrid-dev)")
 
 
 # ---------------------------------------------------------------------------------------------- route equality
@@ -190,6 +196,82 @@ def test_route_limit_is_checked_before_building():
     with pytest.raises(ArgumentError, match="limit of 100"):
         platform(ltm.fattree(4, 2), routing="table", max_routes=100)
     assert platform(ltm.fattree(4, 2), routing="table", max_routes=240)
+
+
+# ---------------------------------------------------------------------------------------------- link rates
+AVAKAS = os.path.join(os.path.dirname(FABRIC), "open-mpi__hwloc__avakas-ib-subnet-fe80.txt")
+_LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0}
+_PORT = re.compile(r"(CA|SW)\s+\d+\s+(\d+)\s+0x([0-9a-f]{16})\s+(\d+)x\s+(\w+)\s+-\s+(CA|SW)\s+\d+\s+(\d+)\s+"
+                   r"0x([0-9a-f]{16})\s+\(\s+'(.*)'\s+-\s+'(.*)'\s+\)\s*")
+
+
+def _dump_rates(path):
+    """``{(name, name): Gb/s}`` of the cables of an ``ibnetdiscover -p`` report, read here without the adapter:
+    a CA is named by the first word of its description (``node179 HCA-1``), a switch ``S-`` + its port-0
+    GUID; each cable (listed from both ends) counted once, parallel cables between two vertices summed."""
+    cables = {}
+    for line in open(path):
+        m = _PORT.fullmatch(line.rstrip("\n"))
+        if m is None:
+            continue
+        kind, port, guid, lanes, speed, rkind, rport, rguid, desc, rdesc = m.groups()
+        a = desc.split()[0] if kind == "CA" else f"S-{guid}"
+        b = rdesc.split()[0] if rkind == "CA" else f"S-{rguid}"
+        cables[frozenset([(guid, port), (rguid, rport)])] = (tuple(sorted((a, b))), int(lanes) * _LANE_GBPS[speed])
+    rates = {}
+    for pair, gbps in cables.values():
+        rates[pair] = rates.get(pair, 0.0) + gbps
+    return rates
+
+
+def _xml_link_bandwidths(xml):
+    return {int(j): float(bw) for j, bw in re.findall(r'<link id="l(\d+)" bandwidth="([^"]+)Bps"', xml)}
+
+
+def test_ingested_fabric_links_run_at_the_dump_rates():
+    topo = ltm.load(AVAKAS)
+    rates = _dump_rates(AVAKAS)
+    assert len(rates) == topo.n_links == 425 and set(rates.values()) == {20.0, 40.0, 80.0}   # 4xDDR, 4xQDR, 2 x 4xQDR
+    xml = platform(topo, routing="table", hosts=[topo.names[v] for v in topo.hosts[:4]])
+    assert "capacity 1 = 125000000.0 B/s" in xml
+    got = _xml_link_bandwidths(xml)
+    assert sorted(got) == list(range(topo.n_links))
+    for j, bw in got.items():
+        pair = tuple(sorted((topo.names[topo.link_u[j]], topo.names[topo.link_v[j]])))
+        assert bw == rates[pair] * 1e9 / 8, pair
+    # an explicit bandwidth is per unit of capacity, as before
+    again = _xml_link_bandwidths(platform(topo, routing="table", hosts=[topo.names[topo.hosts[0]]], bandwidth="1GBps"))
+    assert all(again[j] == 1e9 * topo.capacity[j] for j in again)
+
+
+@pytest.mark.parametrize("make", [lambda: ltm.fattree(4, 2), lambda: ltm.torus("4x3"),
+                                  lambda: ltm.load(str(FABRICS / "ibsim" / "ftree-4-3.net"))],
+                         ids=["fattree", "torus", "ibsim-net-without-speeds"])
+def test_relative_capacity_1_is_100_gbps(make):
+    topo = make()
+    assert "capacity_unit" not in topo.attrs
+    got = _xml_link_bandwidths(platform(topo, routing="table", hosts=[topo.names[v] for v in topo.hosts[:2]]))
+    assert got and all(bw == 12.5e9 * topo.capacity[j] for j, bw in got.items())
+
+
+@needs_gxx
+@needs_simgrid
+def test_table_zone_links_run_at_the_dump_rates(tmp_path):
+    """What SimGrid loads from the table zone (``bench_smpi``'s platform for the fabric) on the routes of 24 hosts."""
+    topo = ltm.load(AVAKAS)
+    rates = _dump_rates(AVAKAS)
+    rng = np.random.default_rng(5)
+    hosts = [topo.names[v] for v in rng.choice(topo.hosts, 24, replace=False)]
+    info = write_platform(topo, tmp_path / "p.so", routing="table", hosts=hosts)
+    assert info.zone == "table"
+    got = simgrid_routes(info.path)
+    seen = set()
+    for nm, (bw, _) in got["links"].items():
+        j = int(re.fullmatch(r"l(\d+)_(UP|DOWN)", nm).group(1))
+        seen.add(j)
+        assert bw == pytest.approx(rates[tuple(sorted((topo.names[topo.link_u[j]], topo.names[topo.link_v[j]])))]
+                                   * 1e9 / 8, rel=1e-12)
+    assert any(topo.capacity[j] == 80 for j in seen) and any(topo.capacity[j] == 40 for j in seen)
 
 
 # ---------------------------------------------------------------------------------------------- command line

@@ -42,7 +42,8 @@ def add_parser(sub):
     p.add_argument("--from", dest="from_json", metavar="JSON",
                    help="times: read 'libtopomap simulate --json' output instead of simulating")
     p.add_argument("--sizes", default="1K,64K,1M", help="times: message sizes (default 1K,64K,1M)")
-    p.add_argument("--bandwidth", default="100Gbps", help="times/loads: link bandwidth (default 100Gbps)")
+    p.add_argument("--bandwidth", help="times/loads: bandwidth of a capacity-1 link (default: an ingested "
+                   "fabric's own link rates, else 100Gbps)")
     p.add_argument("--latency", default="100ns", help="times/loads: link latency (default 100ns)")
     p.add_argument("--dims", help="loads: draw the network as this grid, e.g. 8x8 (for a torus/mesh file "
                                   "without its generator attributes)")

@@ -237,7 +237,8 @@ def add_parser(sub):
     p.add_argument("--sizes", default="1K,64K,1M",
                    help="message sizes, comma-separated, binary prefixes (default 1K,64K,1M); a graph's heaviest "
                         "edge carries this size, Bruck alltoall moves blocks of this size")
-    p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a capacity-1 link (default 100Gbps)")
+    p.add_argument("--bandwidth", help="bandwidth of a capacity-1 link (default: an ingested fabric's own link "
+                   "rates, its capacities being Gb/s; else 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--routing", default="auto", choices=ROUTINGS,
                    help="SimGrid routing: explicit shortest paths (auto), DijkstraCache or Floyd zones, or a "
@@ -260,15 +261,17 @@ def _fmt_time(t):
 
 
 def run(args):
-    from ..simulate import compare, parse_bandwidth, parse_latency, parse_sizes
+    from ..simulate import compare, parse_bandwidth, parse_latency, parse_sizes, unit_bandwidth
 
     # bad values raise ArgumentError: a usage error (exit 2)
     sizes = parse_sizes(args.sizes)
-    bandwidth = parse_bandwidth(args.bandwidth)
+    if args.bandwidth is not None:
+        parse_bandwidth(args.bandwidth)
     latency = parse_latency(args.latency)
     with for_command(args, "simulate") as progress:
         progress.stage("computing the placements")
         w = resolve_workload(args)
+        bandwidth = unit_bandwidth(w.topology, args.bandwidth)
         progress.stage(f"SimGrid: {len(sizes)} sizes x 2 placements")
         res = compare(w.topology, w.communication, w.original, w.mapped, sizes=sizes, bandwidth=bandwidth,
                       latency=latency, routing=args.routing, model=args.model, repeat=args.repeat, root=w.root,
@@ -295,7 +298,8 @@ def run(args):
     print(f"original       {w.original_label}")
     print(f"mapped         {w.mapped_label}")
     print(f"SimGrid        {a.simgrid_version}, model {a.model}, routing {a.routing}, "
-          f"{bandwidth * 8 / 1e9:g} Gbps and {latency * 1e9:g} ns per link; {a.wall_s + b.wall_s:.1f} s of simulation")
+          f"{bandwidth * 8 / 1e9:g} Gbps per unit of capacity and {latency * 1e9:g} ns per link; "
+          f"{a.wall_s + b.wall_s:.1f} s of simulation")
     from ..plot import format_bytes
 
     print(f"{'size':>10}  {'original':>12}  {'mapped':>12}  {'speed-up':>9}")

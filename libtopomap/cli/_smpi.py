@@ -56,7 +56,8 @@ def _add_platform(actions):
                    help=f"single-path routing model: {', '.join(SINGLE_PATH_ROUTINGS)}, or native (default: the "
                         "topology's native routing when single-path, else dimension-order on generated grids, "
                         "table elsewhere)")
-    p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a link of capacity 1 (default 100Gbps)")
+    p.add_argument("--bandwidth", help="bandwidth of a link of capacity 1 (default: an ingested fabric's own "
+                   "link rates, its capacities being Gb/s; else 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--speed", default="100Gf", help="flop/s of each core (default 100Gf)")
     p.add_argument("--sharing", choices=SHARING_POLICIES, default="SPLITDUPLEX",

@@ -50,7 +50,8 @@ def add_run(actions):
                    help=f"which SMPI trace gives the graph (default paje): {describe('smpi-trace')}")
     p.add_argument("--graph", metavar="GRAPH",
                    help="map this communication graph (file or pattern) instead of the traced one")
-    p.add_argument("--bandwidth", default="100Gbps", help="bandwidth of a link of capacity 1 (default 100Gbps)")
+    p.add_argument("--bandwidth", help="bandwidth of a link of capacity 1 (default: an ingested fabric's own "
+                   "link rates, its capacities being Gb/s; else 100Gbps)")
     p.add_argument("--latency", default="100ns", help="latency of every link (default 100ns)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="base seed of the mapping (default 0)")
     p.add_argument("--compute", action="store_true",

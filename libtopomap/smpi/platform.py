@@ -1,8 +1,9 @@
 """Export a topology as a SimGrid 3.32 platform (XML, DTD 4.1) that routes as a libtopomap routing model.
 
-Links become ``SPLITDUPLEX`` SimGrid links of ``bandwidth x capacity``; the routes are a ``Full`` zone of
-explicit routes from :func:`libtopomap.routing.route_traffic`, or a ``TORUS``/``FAT_TREE`` cluster zone
-where it provably routes as the model; above ``max_routes`` the export is refused.  The details:
+Links become ``SPLITDUPLEX`` SimGrid links of ``bandwidth x capacity`` (by default an ingested fabric's own
+rates, else capacity 1 = 100 Gb/s: :func:`libtopomap.simulate.unit_bandwidth`); the routes are a ``Full``
+zone of explicit routes from :func:`libtopomap.routing.route_traffic`, or a ``TORUS``/``FAT_TREE`` cluster
+zone where it provably routes as the model; above ``max_routes`` the export is refused.  The details:
 docs/simulation.rst, "The SMPI platform export".
 """
 
@@ -418,7 +419,8 @@ def _chunks(topology, name, hv, cluster, *, bandwidth, latency, sharing, speed):
     head = ["<?xml version='1.0'?>\n",
             '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n',
             '<platform version="4.1">\n',
-            f"<!-- libtopomap {__version__}: routing {name}, zone {zone_kind}, {hv.size} hosts"
+            f"<!-- libtopomap {__version__}: routing {name}, zone {zone_kind}, {hv.size} hosts, "
+            f"capacity 1 = {bandwidth!r} B/s"
             + ("" if cluster else "; link lJ is topology link J, UP from link_u[J] to link_v[J]") + " -->\n"]
     if cluster:
         head.append(_cluster_xml(cluster, speed=speed, bandwidth=bandwidth, latency=latency, sharing=sharing))
@@ -458,9 +460,9 @@ def _chunks(topology, name, hv, cluster, *, bandwidth, latency, sharing, speed):
 
 
 def _prepare(topology, routing, bandwidth, latency, hosts, sharing, speed, zone, max_routes):
-    from ..simulate import parse_bandwidth, parse_latency
+    from ..simulate import parse_latency, unit_bandwidth
 
-    bw = parse_bandwidth(bandwidth)
+    bw = unit_bandwidth(topology, bandwidth)
     lat = parse_latency(latency)
     if sharing not in SHARING_POLICIES:
         raise ArgumentError(f"sharing must be one of {', '.join(SHARING_POLICIES)}, got {sharing!r}")
@@ -474,7 +476,7 @@ def _prepare(topology, routing, bandwidth, latency, hosts, sharing, speed, zone,
     return chunks, name, hostnames, n_routes, (cluster["kind"] if cluster else "Full")
 
 
-def platform(topology, *, routing=None, bandwidth="100Gbps", latency="100ns", hosts=None, sharing="SPLITDUPLEX",
+def platform(topology, *, routing=None, bandwidth=None, latency="100ns", hosts=None, sharing="SPLITDUPLEX",
              speed="100Gf", zone="auto", max_routes=None):
     """A SimGrid 3.32 platform (XML text, DTD 4.1) of ``topology`` whose routes are those of ``routing``.
 
@@ -486,9 +488,11 @@ def platform(topology, *, routing=None, bandwidth="100Gbps", latency="100ns", ho
         A single-path model of :data:`SINGLE_PATH_ROUTINGS` (``"lft:PATH"`` included), or ``"native"``.
         Default: the topology's native routing when single-path, else ``dimension-order`` on generated
         tori, meshes and hypercubes, ``dmodk`` on generated fat trees and ``table`` elsewhere.
-    bandwidth : float or str
+    bandwidth : float or str, optional
         Bandwidth of a link of capacity 1, per direction (bytes/s or e.g. ``"100Gbps"``); link ``j``
-        gets ``bandwidth x capacity[j]``.
+        gets ``bandwidth x capacity[j]``.  Default (:func:`libtopomap.simulate.unit_bandwidth`): 1 Gb/s
+        where the capacities are link rates in Gb/s (an ingested InfiniBand fabric: each link gets its
+        cables' rate, 4x QDR 40 Gb/s, 4x EDR 100), else 100 Gb/s (capacity 1 = one 4x EDR link).
     latency : float or str
         Latency of every link (seconds or e.g. ``"100ns"``).
     hosts : sequence of str or int, optional
@@ -555,7 +559,7 @@ def _write_xml(chunks, path):
     return size
 
 
-def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency="100ns", hosts=None,
+def write_platform(topology, path, *, routing=None, bandwidth=None, latency="100ns", hosts=None,
                    sharing="SPLITDUPLEX", speed="100Gf", zone="auto", max_routes=None, format=None,
                    max_table_bytes=None, outdir=None):
     """Write a platform of ``topology`` to ``path``: XML (streamed: one destination's routes in memory at a
@@ -595,7 +599,7 @@ def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency
     SmpiError, SmpiUnavailable
         The platform library could not be compiled (no g++ or no SimGrid headers).
     """
-    from ..simulate import parse_bandwidth, parse_latency
+    from ..simulate import parse_latency, unit_bandwidth
     from .zone import NotDestinationBased, write_table_platform
 
     t0 = time.perf_counter()
@@ -608,7 +612,7 @@ def write_platform(topology, path, *, routing=None, bandwidth="100Gbps", latency
         return PlatformInfo(path, tuple(hostnames), n_routes, size, time.perf_counter() - t0, kind, name)
     if fmt == "so" and zone in ("full", "cluster"):
         raise ArgumentError(f"a platform library (.so) holds the table zone, not zone {zone!r}: write XML")
-    bw, lat = parse_bandwidth(bandwidth), parse_latency(latency)
+    bw, lat = unit_bandwidth(topology, bandwidth), parse_latency(latency)
     if sharing not in SHARING_POLICIES:
         raise ArgumentError(f"sharing must be one of {', '.join(SHARING_POLICIES)}, got {sharing!r}")
     sp = _speed(speed)

@@ -387,7 +387,7 @@ def _write_hostfile(path, hosts):
 
 
 def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None, strategy="all", routing=None,
-        objective="congestion", refine=None, seed=0, graph=None, trace="paje", bandwidth="100Gbps", latency="100ns",
+        objective="congestion", refine=None, seed=0, graph=None, trace="paje", bandwidth=None, latency="100ns",
         compute=False, workdir=None, timeout=None, extra_config=(), proxies_dir=None):
     """Run an SMPI program in the launcher's order, map its traced graph, rerun it mapped.
 
@@ -426,7 +426,8 @@ def run(app, args=(), *, topology, nprocs, allocation=None, ranks_per_host=None,
         as its modelled algorithm (a program's collectives on sub-communicators map 1.00x) and cannot see
         ``MPI_Startall``'s messages.  Measured in docs/simulation.rst, "Which trace".
     bandwidth, latency : str or float
-        Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`).
+        Of a link of capacity 1 (:func:`libtopomap.smpi.write_platform`; default bandwidth: an ingested
+        fabric's own link rates, else 100 Gb/s).
     compute : bool
         Simulate the computation between MPI calls (``False``: deterministic times).
     workdir : str, optional
