@@ -113,6 +113,7 @@ def _drain(fptr, farc, aptr, aflow, used, size, share, cap, left, active, rounds
     fixed = np.zeros(nf, np.bool_)
     room = np.empty(na)
     weight = np.empty(na)
+    free_on = np.empty(na, np.int64)  # free flows crossing each arc: weight's float residue must not count
     tiny = 1e-12 * share.max()
     elapsed = 0.0
     played = 0
@@ -124,6 +125,7 @@ def _drain(fptr, farc, aptr, aflow, used, size, share, cap, left, active, rounds
         for a in used:
             room[a] = cap[a]
             weight[a] = 0.0
+            free_on[a] = 0
         n_free = 0
         for f in range(nf):
             fixed[f] = not active[f]
@@ -132,15 +134,16 @@ def _drain(fptr, farc, aptr, aflow, used, size, share, cap, left, active, rounds
                 n_free += 1
                 for j in range(fptr[f], fptr[f + 1]):
                     weight[farc[j]] += share[f]
+                    free_on[farc[j]] += 1
         while n_free > 0:  # raise every free flow until a link saturates; fix the flows crossing it
             played += 1
             x = np.inf
             for a in used:
-                if weight[a] > tiny and room[a] / weight[a] < x:
+                if free_on[a] > 0 and weight[a] > tiny and room[a] / weight[a] < x:
                     x = room[a] / weight[a]
             lim = x * (1 + 1e-12)
             for a in used:
-                if weight[a] > tiny and room[a] / weight[a] <= lim:
+                if free_on[a] > 0 and weight[a] > tiny and room[a] / weight[a] <= lim:
                     for j in range(aptr[a], aptr[a + 1]):
                         f = aflow[j]
                         if fixed[f]:
@@ -152,6 +155,7 @@ def _drain(fptr, farc, aptr, aflow, used, size, share, cap, left, active, rounds
                             b = farc[k]
                             room[b] = max(room[b] - rate[f], 0.0)
                             weight[b] -= share[f]
+                            free_on[b] -= 1
         dt = np.inf
         for f in range(nf):
             if active[f] and left[f] / rate[f] < dt:
