@@ -48,10 +48,12 @@ def topology(net, size):
     return ltm.torus(NETWORKS[net][size]) if net == "torus" else ltm.fattree(4, NETWORKS[net][size])
 
 
-def _peak_memory(proc):
-    """Poll the smpimain child of ``proc`` until it ends -> (peak RSS kB, peak PSS kB)."""
+def _peak_memory(proc, deadline):
+    """Poll the smpimain child of ``proc`` until it ends or ``deadline`` (``time.monotonic``) passes
+    -> (peak RSS kB, peak PSS kB, CPU seconds of the simulation so far: what a killed run had used)."""
     rss = pss = 0
-    while proc.poll() is None:
+    cpu = 0.0
+    while proc.poll() is None and time.monotonic() < deadline:
         try:
             kids = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
             for k in kids:
@@ -61,10 +63,13 @@ def _peak_memory(proc):
                     m = re.search(r"^Rss:\s+(\d+)", text, re.M), re.search(r"^Pss:\s+(\d+)", text, re.M)
                     if m[0] and m[1]:
                         rss, pss = max(rss, int(m[0][1])), max(pss, int(m[1][1]))
+                    with open(f"/proc/{sub}/stat") as f:
+                        ticks = f.read().rsplit(")", 1)[1].split()[11:13]  # utime, stime
+                    cpu = max(cpu, sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK"))
         except OSError:
             pass
         time.sleep(0.2)
-    return rss, pss
+    return rss, pss, cpu
 
 
 def run_case(binary, platform, hostfile, nprocs, option, iters, tmp, timeout):
@@ -75,22 +80,23 @@ def run_case(binary, platform, hostfile, nprocs, option, iters, tmp, timeout):
     cmd += [*SMPI_CONFIG, "--cfg=smpi/simulate-computation:0", *OPTIONS[option], binary, "2", "65536", str(iters), "1"]
     os.makedirs(os.path.join(tmp, "ti"), exist_ok=True)
     load = os.getloadavg()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    rss_poll, pss = _peak_memory(proc)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    # its own session: on timeout the whole group goes (smpirun is a script that starts smpimain)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    rss_poll, pss, cpu_poll = _peak_memory(proc, time.monotonic() + timeout)
+    killed = proc.poll() is None
+    if killed:
+        os.killpg(proc.pid, 9)
+    out, err = proc.communicate()
     t = re.search(r"LTMTIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)", err)
     sim = re.search(r"time=([0-9.eE+-]+)", out)
     end = re.search(r"Simulated time: ([0-9.eE+-]+)", err)
     return {"option": option, "cfg": OPTIONS[option], "ok": bool(t and sim),
-            "wall_s": float(t[1]) if t else None, "cpu_s": float(t[2]) + float(t[3]) if t else None,
+            "wall_s": float(t[1]) if t else None, "cpu_s": float(t[2]) + float(t[3]) if t else cpu_poll,
             "peak_rss_mb": int(t[4]) / 1024 if t else rss_poll / 1024, "peak_pss_mb": pss / 1024,
             "sim_time": float(sim[1]) if sim else None, "sim_end": float(end[1]) if end else None,
             "load_start": [round(x, 2) for x in load], "load_end": [round(x, 2) for x in os.getloadavg()],
-            "error": None if t and sim else (err.strip().splitlines() or ["no output"])[-1]}
+            "error": f"killed after {timeout:g} s wall" if killed else
+            None if t and sim else (err.strip().splitlines() or ["no output"])[-1]}
 
 
 def main(argv=None):
