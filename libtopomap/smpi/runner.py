@@ -29,7 +29,10 @@ from .traces import rank_files, read_paje_trace, read_ti_trace
 
 __all__ = ["run", "run_once", "SmpiRunResult", "Simulation", "datatype_sizes", "SMPI_CONFIG"]
 
-#: smpirun options of every run (see the module docstring).
+#: smpirun options of every run (see the module docstring).  No speed option is added: on a scrambled halo
+#: SimGrid spends ~90% in its max-min solver, and of the options measured (benchmarks/results/smpi_s11_perf.md)
+#: those that save CPU there change the simulated times (``surf/precision``) or cost 6x on an ordered torus
+#: (``network/optim:Full``); context factories and stack sizes change nothing measurable.
 SMPI_CONFIG = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:1")
 
 _SIMTIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")

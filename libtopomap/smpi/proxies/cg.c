@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     }
     int nbmine = (int)out.n, nbmax;
     MPI_Reduce(&nbmine, &nbmax, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
-    char *sbuf = calloc(maxb, 1), *rbuf = malloc(maxb * (in.n + 1));
+    char *sbuf = ltm_buffer(maxb), *rbuf = ltm_buffer(maxb * (in.n + 1));
     MPI_Request *req = malloc((in.n + out.n + 1) * sizeof(MPI_Request));
     if (!sbuf || !rbuf || !req) {
         fprintf(stderr, "cg: rank %d cannot allocate its buffers\n", rank);

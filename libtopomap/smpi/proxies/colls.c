@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsizes; i++)
         if (list[i] > maxs)
             maxs = list[i];
-    char *sbuf = calloc((size_t)maxs * size, 1), *rbuf = calloc((size_t)maxs * size, 1);
+    char *sbuf = ltm_buffer((size_t)maxs * size), *rbuf = ltm_buffer((size_t)maxs * size);
     if (!sbuf || !rbuf) {
         fprintf(stderr, "colls: rank %d cannot allocate 2 x %ld bytes\n", rank, maxs * size);
         MPI_Abort(MPI_COMM_WORLD, 3);

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     if (cb < 1)
         cb = 1;
     long big = rb * dims[1] > cb * dims[0] ? rb * dims[1] : cb * dims[0];
-    char *s = calloc((size_t)big, 1), *r = malloc((size_t)big);
+    char *s = ltm_buffer((size_t)big), *r = ltm_buffer((size_t)big);
     if (!s || !r || rb > 0x7fffffff || cb > 0x7fffffff) {
         fprintf(stderr, "fft: rank %d cannot allocate %ld bytes\n", rank, 2 * big);
         MPI_Abort(MPI_COMM_WORLD, 3);

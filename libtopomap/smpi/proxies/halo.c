@@ -47,13 +47,12 @@ int main(int argc, char **argv)
     for (int d = 0; d < ndims; d++)
         MPI_Cart_shift(cart, d, 1, &nb[2 * d], &nb[2 * d + 1]);
     int nn = 2 * ndims;
-    char *sbuf = malloc(bytes > 0 ? (size_t)bytes : 1);
-    char *rbuf = malloc((size_t)(bytes > 0 ? bytes : 1) * nn);
+    char *sbuf = ltm_buffer((size_t)bytes);
+    char *rbuf = ltm_buffer((size_t)bytes * nn);
     if (!sbuf || !rbuf) {
         fprintf(stderr, "halo: rank %d cannot allocate %ld bytes\n", rank, bytes * (nn + 1));
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    memset(sbuf, rank & 0xff, bytes > 0 ? (size_t)bytes : 1);
     MPI_Request req[12];
     double x = 1.0, sum;
     MPI_Barrier(cart);

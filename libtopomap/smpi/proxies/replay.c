@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     double total;
     size_t maxb;
     long edges = ltm_read_edges("replay", argv[1], rank, size, &out, &in, &total, &maxb);
-    char *sbuf = calloc(maxb, 1), *rbuf = malloc(maxb);
+    char *sbuf = ltm_buffer(maxb), *rbuf = ltm_buffer(maxb);
     MPI_Request *req = malloc((in.n + out.n + 1) * sizeof(MPI_Request));
     if (!sbuf || !rbuf || !req) {
         fprintf(stderr, "replay: rank %d cannot allocate its buffers\n", rank);
