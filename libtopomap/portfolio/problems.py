@@ -283,13 +283,13 @@ class MappingProblem:
             return out
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
             return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
-        from ..mappers.local_search import deadline_scope
+        from ..mappers.local_search import deadline_scope, past
 
         try:
             # constructions that search (multisection's swap searches) stop at the end of the
             # constructions' share with their best so far, rather than overrun it
-            with deadline_scope(t0 + max(self.construction_time_left(), 0.0)
-                                if math.isfinite(self.total_budget) else None):
+            deadline = t0 + max(self.construction_time_left(), 0.0) if math.isfinite(self.total_budget) else None
+            with deadline_scope(deadline):
                 m = mappers.map_processes(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
                                           placement=self.placement, objective=self.objective, seed=c.seed,
                                           start=c.start, concentration=self.concentration)
@@ -299,7 +299,10 @@ class MappingProblem:
                 # the current placement again (identity): its score is known, scoring it again could
                 # take seconds on a large scrambled start
                 scored = (self._baseline_score[0], dict(self._baseline_score[1]))
-            out = self._outcome(c, verts, m.strategy or c.strategy, t0, scored=scored)
+            # a construction that honours the deadline (greedy, multisection, dual-bisection) has
+            # then been cut short and returned its best so far
+            note = "cut short at the constructions' deadline" if past(deadline) else ""
+            out = self._outcome(c, verts, m.strategy or c.strategy, t0, note=note, scored=scored)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         self._calibrate(c.strategy, out.seconds)
