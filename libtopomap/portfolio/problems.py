@@ -327,7 +327,8 @@ class MappingProblem:
         t0 = time.perf_counter()
         left = self.remaining() if share is None else min(share, self.remaining())
         if left < 3 * self._state_seconds() + 0.05:
-            built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
+            built.note = _joined(built.note, f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the "
+                                             f"{self.total_budget:.3g} s budget")
             return built
         deadline = t0 + left - self._score_seconds  # the result is scored after the search
         try:
@@ -340,7 +341,7 @@ class MappingProblem:
             r = apply_refinement(self.topology, self.graph, built.payload, used, refine=c.refine,
                                  objective=self.objective, rng=np.random.default_rng(c.seed), routing=self.routing,
                                  time_budget=self.time_budget, iterations=self.iterations, deadline=deadline)
-            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0)
+            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0, note=built.note)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         out.seconds += built.seconds
@@ -349,7 +350,7 @@ class MappingProblem:
         # that keeps the objective but adds traffic never wins over its own start
         if rounded_key(out.key) >= rounded_key(built.key) and not (out.at_bound and not built.at_bound):
             out = Outcome(c, out.label, built.key, built.metrics, built.payload, out.seconds,
-                          note=f"{c.refine} kept the construction", at_bound=built.at_bound)
+                          note=_joined(built.note, f"{c.refine} kept the construction"), at_bound=built.at_bound)
         return out
 
     def polish(self, winner):
@@ -495,3 +496,9 @@ class CollectiveProblem:
         self.validate(perm)
         key, metrics = self.score(perm)
         return Outcome(c, label, key, metrics, perm, time.perf_counter() - t0)
+
+
+def _joined(*notes):
+    """Notes of one outcome, in order (a construction cut at its deadline keeps saying so after its
+    refinement)."""
+    return "; ".join(n for n in notes if n)
