@@ -286,7 +286,7 @@ class MappingProblem:
         from ..mappers.local_search import deadline_scope, past
 
         try:
-            # constructions that search (multisection's swap searches) stop at the end of the
+            # constructions that search (multisection's swap searches, greedy's loop) stop at the end of the
             # constructions' share with their best so far, rather than overrun it
             deadline = t0 + max(self.construction_time_left(), 0.0) if math.isfinite(self.total_budget) else None
             with deadline_scope(deadline):
