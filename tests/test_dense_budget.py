@@ -200,3 +200,24 @@ def test_the_capped_descent_is_not_run_where_moves_cannot_be_independent():
     v, stats = capped_hopbytes_descent(t, g, start, slots, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(v, start)
     assert stats["stopped"] == "dense" and stats["accepted"] == 0
+
+
+@pytest.mark.slow
+def test_a_greedy_that_would_not_fit_is_cut_short_within_the_budget():
+    """Greedy on a dense graph on a large torus (each placed process routes its ~100 edges by
+    searches over most of the torus: about 6 s of CPU uncut, several times its estimate) is cut at
+    the constructions' deadline with its best so far, says so, and the race keeps its budget (the
+    margin as in :func:`test_portfolio_on_a_dense_graph_keeps_its_budget`)."""
+    t, g = ltm.torus((16, 16, 16)), ltm.load_graph("random:4096:100:1")
+    budget = 4.0
+    cands = make_candidates(["greedy"], seed=1, refine="ta")
+    cpu, t0 = time.process_time(), time.perf_counter()
+    res = run_portfolio(MappingProblem(t, g, objective="congestion", total_budget=budget), cands)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu
+    greedy = [o for o in res.outcomes if o.label.startswith("greedy")]
+    assert greedy and greedy[0].note.startswith("cut short at the constructions' deadline"), \
+        [(o.label, o.note) for o in res.outcomes]
+    v = np.asarray(greedy[0].payload)
+    assert v.size == g.n and np.unique(v).size == g.n  # one process per host
+    slowdown = max(1.0, wall / max(cpu, 1e-3))
+    assert wall <= 1.1 * budget + 1.0 + 0.5 * slowdown, (wall, cpu, slowdown)

@@ -169,3 +169,83 @@ def test_greedy_on_a_large_fat_tree_beats_its_old_average_dilation():
     q = ltm.evaluate(topo, g, m)
     assert q["avg_dilation"] < 3.8 and q["max_congestion"] == 6.0
     assert greedy_mod._STATS[3] > 0  # the network is over the search budget: the fallback ran
+
+
+# sha256 (first 16 hex digits) of the int64 mapping of map_greedy(topology, graph, seed=seed), recorded
+# on main (e4329a1) before the greedy had a deadline: without one, nothing may change
+_BEFORE_DEADLINE = {
+    "torus8_random": (lambda: ltm.torus("8x8x8"), lambda: random_graph(512, 6, seed=3), 1, "f9c7267a6f8b036c"),
+    "torus16_random": (lambda: ltm.torus("16x16x16"), lambda: random_graph(1024, 8, seed=5), 2, "bb687db34a2a7813"),
+    "torus12_scrambled": (lambda: ltm.torus("12x12x12"), lambda: scrambled_torus("12x12x12", seed=4), 0,
+                          "c2ad5deb58f83fcb"),
+    "fattree": (lambda: ltm.fattree(8, 3), lambda: random_graph(200, 6, seed=2), 2, "7e87429b888a51bc"),
+    "fattree_far": (lambda: ltm.fattree(16, 3), lambda: random_graph(1500, 10, seed=7), 3, "9b9addf2eb9420dc"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BEFORE_DEADLINE))
+def test_greedy_without_a_deadline_is_unchanged(case):
+    import hashlib
+    import time
+
+    from libtopomap.mappers.local_search import deadline_scope
+
+    topo_fn, graph_fn, seed, digest = _BEFORE_DEADLINE[case]
+    topo, g = topo_fn(), graph_fn()
+    v = np.asarray(map_greedy(topo, g, seed=seed).vertices, np.int64)
+    assert hashlib.sha256(v.tobytes()).hexdigest()[:16] == digest
+    assert greedy_mod._STATS[4] == 0
+    with deadline_scope(time.perf_counter() + 3600.0):  # a deadline that does not bind changes nothing
+        w = np.asarray(map_greedy(topo, g, seed=seed).vertices, np.int64)
+    np.testing.assert_array_equal(v, w)
+
+
+def _assert_placement(topo, g, m):
+    v = np.asarray(m.vertices)
+    assert v.size == g.n and np.all(v >= 0)
+    assert np.all(np.bincount(v, minlength=topo.n_vertices) <= np.asarray(topo.slots))
+
+
+@pytest.mark.parametrize("topo", [ltm.torus("8x8x8"), ltm.fattree(8, 3)], ids=["torus", "fattree"])
+def test_greedy_past_its_deadline_places_every_process_without_searching(topo):
+    import time
+
+    from libtopomap.mappers.local_search import deadline_scope
+
+    g = random_graph(300, 8, seed=4)
+    with deadline_scope(time.perf_counter() - 1.0):
+        m = map_greedy(topo, g, seed=1)
+    _assert_placement(topo, g, m)
+    # cut before the first placement: every process placed by the fill, no search or routing work
+    assert greedy_mod._STATS[4] == g.n
+    assert greedy_mod._STATS[0] == 0 and greedy_mod._STATS[1] == 0
+
+
+def test_greedy_cut_midway_keeps_what_it_placed_and_fills_near_neighbours(monkeypatch):
+    """A clock that advances one second per read (plain-Python kernels read ``greedy.time``): the
+    deadline passes at the third read, after 2 x 8 placements; those are the uncut greedy's, and the
+    fill puts the rest near their neighbours (far below a random placement's hops)."""
+    from libtopomap._jit import python_kernels
+    from libtopomap.mappers.local_search import deadline_scope
+
+    class _Clock:
+        t = 0.0
+
+        def perf_counter(self):
+            _Clock.t += 1.0
+            return _Clock.t
+
+    topo, g = ltm.torus("6x6x6"), scrambled_torus("6x6x6", seed=2)
+    with python_kernels():
+        full = np.asarray(map_greedy(topo, g, seed=0).vertices)
+        monkeypatch.setattr(greedy_mod, "_CLOCK_PLACEMENTS", 8)
+        monkeypatch.setattr(greedy_mod, "time", _Clock())
+        with deadline_scope(2.5):
+            m = map_greedy(topo, g, seed=0)
+    _assert_placement(topo, g, m)
+    cut = np.asarray(m.vertices)
+    filled = int(greedy_mod._STATS[4])
+    assert 0 < filled < g.n and g.n - filled >= 16
+    assert np.count_nonzero(cut == full) >= g.n - filled
+    rnd = ltm.evaluate(topo, g, np.random.default_rng(0).permutation(g.n))["avg_dilation"]
+    assert ltm.evaluate(topo, g, m)["avg_dilation"] < 0.75 * rnd

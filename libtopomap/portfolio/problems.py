@@ -315,13 +315,13 @@ class MappingProblem:
             return out
         if self.graph.n_edges == 0:  # nothing to place: every placement is as good as the current one
             return self._outcome(c, self.placement.copy(), c.label, t0, "no communication: current placement")
-        from ..mappers.local_search import deadline_scope
+        from ..mappers.local_search import deadline_scope, past
 
         try:
-            # constructions that search (multisection's swap searches) stop at the end of the
+            # constructions that search (multisection's swap searches, greedy's loop) stop at the end of the
             # constructions' share with their best so far, rather than overrun it
-            with deadline_scope(t0 + max(self.construction_time_left(), 0.0)
-                                if math.isfinite(self.total_budget) else None):
+            deadline = t0 + max(self.construction_time_left(), 0.0) if math.isfinite(self.total_budget) else None
+            with deadline_scope(deadline):
                 # the inputs were checked at this problem's door; only the candidate's strategy is new
                 mappers.check_strategy(c.strategy, concentration=self.concentration)
                 m = mappers.map_processes.trusted(self.topology, self.graph, strategy=c.strategy, slots=self.slots,
@@ -333,7 +333,10 @@ class MappingProblem:
                 # the current placement again (identity): its score is known, scoring it again could
                 # take seconds on a large scrambled start
                 scored = (self._baseline_score[0], dict(self._baseline_score[1]))
-            out = self._outcome(c, verts, m.strategy or c.strategy, t0, scored=scored)
+            # a construction that honours the deadline (greedy, multisection, dual-bisection) has
+            # then been cut short and returned its best so far
+            note = "cut short at the constructions' deadline" if past(deadline) else ""
+            out = self._outcome(c, verts, m.strategy or c.strategy, t0, note=note, scored=scored)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         self._calibrate(c.strategy, out.seconds)
@@ -358,7 +361,8 @@ class MappingProblem:
         t0 = time.perf_counter()
         left = self.remaining() if share is None else min(share, self.remaining())
         if left < 3 * self._state_seconds() + 0.05:
-            built.note = (f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the {self.total_budget:.3g} s budget")
+            built.note = _joined(built.note, f"{c.refine} skipped: {max(left, 0.0):.3g} s left of the "
+                                             f"{self.total_budget:.3g} s budget")
             return built
         deadline = t0 + left - self._score_seconds  # the result is scored after the search
         try:
@@ -371,7 +375,7 @@ class MappingProblem:
             r = apply_refinement(self.topology, self.graph, built.payload, used, refine=c.refine,
                                  objective=self.objective, rng=np.random.default_rng(c.seed), routing=self.routing,
                                  time_budget=self.time_budget, iterations=self.iterations, deadline=deadline)
-            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0)
+            out = self._outcome(c, np.asarray(r, dtype=np.int64), f"{built.label}+{c.refine}", t0, note=built.note)
         except Exception as e:
             raise MappingError(f"{self._where(c)}: {type(e).__name__}: {e}") from e
         out.seconds += built.seconds
@@ -380,7 +384,7 @@ class MappingProblem:
         # that keeps the objective but adds traffic never wins over its own start
         if rounded_key(out.key) >= rounded_key(built.key) and not (out.at_bound and not built.at_bound):
             out = Outcome(c, out.label, built.key, built.metrics, built.payload, out.seconds,
-                          note=f"{c.refine} kept the construction", at_bound=built.at_bound)
+                          note=_joined(built.note, f"{c.refine} kept the construction"), at_bound=built.at_bound)
         return out
 
     def polish(self, winner):
@@ -526,3 +530,9 @@ class CollectiveProblem:
         self.validate(perm)
         key, metrics = self.score(perm)
         return Outcome(c, label, key, metrics, perm, time.perf_counter() - t0)
+
+
+def _joined(*notes):
+    """Notes of one outcome, in order (a construction cut at its deadline keeps saying so after its
+    refinement)."""
+    return "; ".join(n for n in notes if n)
