@@ -11,6 +11,7 @@ from libtopomap._kernels.bfs import multi_source_levels
 from libtopomap.commgraph import SymGraph
 from libtopomap.mappers import map_greedy
 from libtopomap.mappers import greedy as greedy_mod
+from libtopomap.mappers import locality_order
 from libtopomap.patterns import random_graph, scrambled_torus, stencil
 
 
@@ -91,7 +92,7 @@ def test_tree_order_keeps_leaf_switches_and_pods_contiguous(root):
     topo = ltm.fattree(8, 3)  # 512 hosts, 8 per leaf switch, 64 per pod
     ptr, idx = _csr(topo)
     slots = topo.slots.astype(np.int64)
-    order = greedy_mod._tree_order(ptr, idx, multi_source_levels(ptr, idx, topo.n_vertices, [root]), slots)
+    order = locality_order.tree_order(ptr, idx, multi_source_levels(ptr, idx, topo.n_vertices, [root]), slots)
     assert np.array_equal(np.sort(order), np.flatnonzero(slots > 0))  # every slot vertex once
     hosts = np.flatnonzero(slots > 0)
     leaf = np.full(topo.n_vertices, -1, np.int64)
@@ -111,7 +112,7 @@ def test_tree_order_of_a_torus_is_a_permutation_of_its_slots():
     ptr, idx = _csr(topo)
     slots = np.ones(30, np.int64)
     slots[[3, 17]] = 0
-    order = greedy_mod._tree_order(ptr, idx, multi_source_levels(ptr, idx, 30, [4]), slots)
+    order = locality_order.tree_order(ptr, idx, multi_source_levels(ptr, idx, 30, [4]), slots)
     assert order[0] == 4 and np.array_equal(np.sort(order), np.flatnonzero(slots))
 
 

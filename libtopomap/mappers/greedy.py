@@ -22,6 +22,7 @@ from .._kernels.oracle import (KIND_SEARCH, KIND_TABLE, NEEDS_SEARCH, hop_distan
 from ..commgraph import sym_graph
 from ._common import finish, validated
 from .local_search import current_deadline
+from .locality_order import fill_rest, nearest_free, tree_order
 from .._jit import njit
 
 __all__ = ["map_greedy"]
@@ -38,7 +39,7 @@ _CLOCK_PLACEMENTS = 64
 _CLOCK_WORK = 1 << 16
 #: Vertices a search may reach (checked before each level, :func:`_reach_bound`): a candidate
 #: search that has found no free vertex by then falls back to the locality order
-#: (:func:`_order_candidates`); a routing search from the placed process leaves the targets it has
+#: (:func:`nearest_free`); a routing search from the placed process leaves the targets it has
 #: not reached to bidirectional searches (:func:`_route_all`), and one of those that has not met by
 #: then adds no load (:func:`_route`).
 _BUDGET = 2048
@@ -172,42 +173,6 @@ def _free_candidates(anchor, load, h_ptr, h_idx, h_src, h_rev, free, window, max
         L += 1
     ctr[1] += tail
     return ncand if first >= 0 else -1
-
-
-@njit(cache=True)
-def _find(parent, i):
-    """Root of ``i`` in a union-find forest stored as parent pointers (with path compression)."""
-    r = i
-    while parent[r] != r:
-        r = parent[r]
-    while parent[i] != r:
-        nxt = parent[i]
-        parent[i] = r
-        i = nxt
-    return r
-
-
-@njit(cache=True)
-def _order_candidates(anchor, opos, order, right, left, max_cand, cand):
-    """Free vertices nearest to ``anchor`` in a locality order of the network (:func:`_tree_order`;
-    fallback of :func:`_free_candidates` when the free vertices are far): alternately the next
-    free one after and before ``anchor``'s position, up to ``max_cand``; ``right``/``left`` are
-    union-find "next free position" pointers, so each query is nearly constant time."""
-    S = order.size
-    p0 = opos[anchor] if opos[anchor] >= 0 else 0
-    i = _find(right, p0)
-    j = _find(left, p0)  # shifted: left index j is position j - 1
-    ncand = 0
-    while ncand < max_cand and (i < S or j > 0):
-        if i < S:
-            cand[ncand] = order[i]
-            ncand += 1
-            i = _find(right, i + 1)
-        if ncand < max_cand and j > 0:
-            cand[ncand] = order[j - 1]
-            ncand += 1
-            j = _find(left, j - 1)
-    return ncand
 
 
 @njit(cache=True)
@@ -386,80 +351,6 @@ def _axis_depths(ptr, idx, root, max_level, stamp, lvl, sig, branch, queue, c):
         tail = new_tail
         L += 1
     return depth
-
-
-@njit(cache=True)
-def _tree_order(h_ptr, h_idx, level, slots):
-    """Locality order of the vertices with ``slots > 0``: depth-first preorder of a breadth-first
-    spanning tree of H, given its levels ``level`` (hops from the root,
-    :func:`libtopomap._kernels.bfs.multi_source_levels`; -1 for vertices it does not reach).
-
-    A vertex's parent is its first neighbour (in link order) one level up; children are visited
-    from the smallest subtree to the largest (index order on ties), so the order finishes what is
-    near before it goes far.  Every subtree is one contiguous run: on a tree-like network the hosts
-    under one leaf switch, then those of one pod, are neighbours in the order (a Cuthill-McKee
-    order interleaves the subtrees of one level).  ``O(vertices + arcs)`` plus a sort of each
-    vertex's children.
-    """
-    n = h_ptr.size - 1
-    cptr = np.zeros(n + 1, np.int64)
-    parent = np.full(n, -1, np.int64)
-    depth = 0
-    for v in range(n):
-        depth = max(depth, level[v])
-        if level[v] > 0:
-            for a in range(h_ptr[v], h_ptr[v + 1]):
-                if level[h_idx[a]] == level[v] - 1:
-                    parent[v] = h_idx[a]
-                    cptr[h_idx[a] + 1] += 1
-                    break
-    for v in range(n):
-        cptr[v + 1] += cptr[v]
-    fill = cptr[:-1].copy()
-    child = np.empty(max(cptr[n], 1), np.int64)
-    for v in range(n):
-        if parent[v] >= 0:
-            child[fill[parent[v]]] = v
-            fill[parent[v]] += 1
-    # subtree sizes, deepest level first (vertices bucketed by level)
-    lptr = np.zeros(depth + 2, np.int64)
-    for v in range(n):
-        if level[v] >= 0:
-            lptr[level[v] + 1] += 1
-    for L in range(depth + 1):
-        lptr[L + 1] += lptr[L]
-    by_level = np.empty(lptr[depth + 1], np.int64)
-    for v in range(n):
-        if level[v] >= 0:
-            by_level[lptr[level[v]]] = v
-            lptr[level[v]] += 1
-    size = np.ones(n, np.int64)
-    for j in range(by_level.size - 1, -1, -1):
-        v = by_level[j]
-        if parent[v] >= 0:
-            size[parent[v]] += size[v]
-    for v in range(n):
-        if cptr[v + 1] - cptr[v] > 1:
-            kids = child[cptr[v]:cptr[v + 1]]
-            child[cptr[v]:cptr[v + 1]] = kids[np.argsort(size[kids], kind="mergesort")]
-    order = np.empty(n, np.int64)
-    norder = 0
-    stack = np.empty(n, np.int64)
-    for r in range(n):
-        if level[r] != 0:
-            continue
-        stack[0] = r
-        top = 1
-        while top > 0:
-            top -= 1
-            v = stack[top]
-            if slots[v] > 0:
-                order[norder] = v
-                norder += 1
-            for k in range(cptr[v + 1] - 1, cptr[v] - 1, -1):  # pushed reversed: popped in order
-                stack[top] = child[k]
-                top += 1
-    return order[:norder]
 
 
 @njit(cache=True)
@@ -653,7 +544,7 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                                      budget, hmax)
             if ncand <= 0:
                 # no free slot near the anchor (or none reachable): the nearest in the locality order
-                ncand = _order_candidates(anchor, opos, order, right, left, max_cand, cand)
+                ncand = nearest_free(anchor, opos, order, right, left, max_cand, cand)
                 stats[3] += 1
             best = cand[0]
             if ncand > 1:
@@ -746,73 +637,11 @@ def _greedy(g_ptr, g_idx, g_wout, g_win, g_wsum, heavy_order, h_ptr, h_idx, h_sr
                 root_p = m
                 _orient(m, best, g_ptr, g_idx, h_ptr, h_idx, gaxis, haxis, rs)
     if cut:
-        stats[4] = _fill_rest(heap, heavy_order, g_ptr, g_idx, gamma, free, s, order, opos, right, left, cand)
+        stats[4] = fill_rest(heap, heavy_order, g_ptr, g_idx, gamma, free, s, order, opos, right, left, cand)
     stats[0] = ws[4][1]
     stats[1] = rs[10][1]
     stats[2] = counter
     return gamma
-
-
-@njit(cache=True)
-def _fill_rest(heap, heavy_order, g_ptr, g_idx, gamma, free, s, order, opos, right, left, cand):
-    """Place the processes the greedy has not placed when its deadline passed, cheaply: a
-    breadth-first growth over G from the queue's pending entries (then from the heaviest unplaced
-    process), each process on the free vertex nearest to its anchor's in the locality order
-    (:func:`_order_candidates`), so neighbours stay near each other; no searches, no routing.
-    ``O(P + edges + queue)``; returns the number of processes placed."""
-    P = g_ptr.size - 1
-    fq = np.empty(P, np.int64)  # FIFO of (process, anchor process); each process enters once
-    fa = np.empty(P, np.int64)
-    queued = np.zeros(P, np.bool_)
-    head = 0
-    tail = 0
-    while len(heap) > 0:
-        _negw, _c, m, anchor_p = heapq.heappop(heap)
-        if gamma[m] < 0 and not queued[m]:
-            queued[m] = True
-            fq[tail] = m
-            fa[tail] = anchor_p
-            tail += 1
-    n_placed = 0
-    scan = 0
-    hp = 0
-    while True:
-        if head == tail:
-            while hp < P and (gamma[heavy_order[hp]] >= 0 or queued[heavy_order[hp]]):
-                hp += 1
-            if hp == P:
-                break
-            queued[heavy_order[hp]] = True
-            fq[tail] = heavy_order[hp]
-            fa[tail] = -1
-            tail += 1
-        m = fq[head]
-        anchor_p = fa[head]
-        head += 1
-        if gamma[m] >= 0:
-            continue
-        anchor = s if anchor_p < 0 else gamma[anchor_p]
-        if _order_candidates(anchor, opos, order, right, left, 1, cand) > 0:
-            v = cand[0]
-        else:  # a free vertex the locality order does not hold (another component of H)
-            while free[scan] <= 0:
-                scan += 1
-            v = scan
-        gamma[m] = v
-        free[v] -= 1
-        if free[v] == 0 and opos[v] >= 0:
-            right[opos[v]] = opos[v] + 1
-            left[opos[v] + 1] = opos[v]
-        s = v
-        n_placed += 1
-        for k in range(g_ptr[m], g_ptr[m + 1]):
-            x = g_idx[k]
-            if gamma[x] < 0 and not queued[x]:
-                queued[x] = True
-                fq[tail] = x
-                fa[tail] = m
-                tail += 1
-    return n_placed
 
 
 @validated
@@ -883,7 +712,7 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     take it past ``_BUDGET`` vertices (:func:`_reach_bound`).  A candidate search stopped so
     without a free vertex (a full region, e.g. a full leaf switch of a fat tree) takes the free
     vertices next to the anchor in a depth-first order of a breadth-first tree of H instead
-    (:func:`_tree_order`: subtrees such as leaf switches and pods are contiguous; union-find
+    (:func:`tree_order`: subtrees such as leaf switches and pods are contiguous; union-find
     "next free" pointers), still scored by the distance to the mapped neighbours; an edge to a
     neighbour beyond the routing search is routed by a bidirectional search, which adds no load
     when it too exceeds the budget.  Networks of at most ``_BUDGET`` vertices never take these
@@ -892,7 +721,7 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     Deadline: inside :func:`~libtopomap.mappers.local_search.deadline_scope` (the portfolio sets it
     around each construction) the construction reads the clock every ``_CLOCK_PLACEMENTS``
     placements or ``_CLOCK_WORK`` vertices reached by its searches; past the deadline it stops and
-    places the rest without searches or routing (:func:`_fill_rest`: breadth-first over G from the
+    places the rest without searches or routing (:func:`fill_rest`: breadth-first over G from the
     pending queue, each process at the free vertex nearest its anchor's in the locality order), so
     the result is still a placement of every process, the greedy's best so far (``_STATS[4]``: the
     processes placed so).  Without a deadline the clock is never read and nothing changes.
@@ -920,11 +749,11 @@ def map_greedy(topology, graph, *, slots=None, seed=None, start=None, window=1, 
     indptr, indices = topology.indptr.astype(np.int64), topology.indices.astype(np.int64)
     # locality order of the slot vertices for the far-candidate fallback (O(n), like the searches'
     # scratch; only networks larger than the search budget take that fallback)
-    lorder = _tree_order(indptr, indices, multi_source_levels(indptr, indices, topology.n_vertices, [start_v]), free)
+    lorder = tree_order(indptr, indices, multi_source_levels(indptr, indices, topology.n_vertices, [start_v]), free)
     opos = np.full(topology.n_vertices, -1, np.int64)
     opos[lorder] = np.arange(lorder.size)
     # the race's deadline (deadline_scope, set by the portfolio around each construction): past it
-    # the construction is cut short and the rest placed cheaply (_fill_rest), see Notes
+    # the construction is cut short and the rest placed cheaply (fill_rest), see Notes
     deadline = current_deadline()
     gamma = _greedy(sym.indptr, sym.indices, sym.wout, sym.win, sym.wsum, heavy_order,
                     indptr, indices, topology.arc_source.astype(np.int64), topology.arc_reverse.astype(np.int64),
