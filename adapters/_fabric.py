@@ -413,9 +413,7 @@ class Fabric:
                              int(unknown_mask[lk].sum()))
         if fmt != "slurm":
             attrs["fabric"] = self._addresses(vertex_of, all_names, keep)
-        if not unknown_mask[lk].all():
-            # the capacities are the cables' rates: a platform export gives the links these rates
-            attrs["capacity_unit"] = "Gb/s"
+        attrs.update(_capacity_unit(unknown_mask[lk]))
         try:
             return Topology(names, links, capacities=caps[lk], slots=self._slots(names, kinds_list), kinds=kinds_list,
                             name=name, attrs=attrs)
@@ -597,6 +595,12 @@ class Fabric:
             "excluded": self.excluded,
             "warnings": self.diag.warnings,
         }
+
+
+def _capacity_unit(unknown_speed):
+    """``{"capacity_unit": "Gb/s"}`` when a kept cable has a known speed (the capacities are then the cables'
+    rates, which a platform export gives its links), else nothing."""
+    return {} if unknown_speed.all() else {"capacity_unit": "Gb/s"}
 
 
 def _keep_vertices(names, keep, u, v):
